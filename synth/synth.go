@@ -1,0 +1,81 @@
+// Package synth generates SYNTH-1 checkpoints: deterministic synthetic weights computed from a
+// model's config.json, bit-identical in any language that follows the specification in
+// shared/golden/README.md. They let every test and benchmark use full-size models that nobody
+// has to download.
+//
+// Per tensor: s0 = FNV-1a-64(name) XOR seed; element i (row-major) is splitmix64's finaliser of
+// s0 + (i+1)*0x9E3779B97F4A7C15, mapped to v in [-1, 1), scaled by role in float64, rounded to
+// float32 (round-to-nearest-even) and then to bfloat16 with (bits + 0x7FFF + ((bits>>16)&1)) >> 16.
+package synth
+
+import (
+	"math"
+	"strings"
+)
+
+const (
+	gamma = 0x9E3779B97F4A7C15
+	mix1  = 0xBF58476D1CE4E5B9
+	mix2  = 0x94D049BB133111EB
+)
+
+// FNV1a64 is the 64-bit FNV-1a hash of s's UTF-8 bytes.
+func FNV1a64(s string) uint64 {
+	h := uint64(0xCBF29CE484222325)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 0x100000001B3
+	}
+	return h
+}
+
+// scaler maps v in [-1, 1) to a tensor's value by its role, as the spec defines by name suffix.
+type scaler struct {
+	mul, add float64
+}
+
+func scalerFor(name string, shape []int) scaler {
+	switch {
+	case strings.HasSuffix(name, "norm.weight"):
+		return scaler{0.1, 1}
+	case strings.HasSuffix(name, ".bias"):
+		return scaler{0.1, 0}
+	case strings.HasSuffix(name, "embed_tokens.weight"):
+		return scaler{0.25, 0}
+	default: // a linear weight [out, in]
+		return scaler{math.Sqrt(3.0 / float64(shape[len(shape)-1])), 0}
+	}
+}
+
+// apply computes the value exactly as numpy does it: 1.0 + 0.1*v for norms (add then), v*s otherwise.
+func (s scaler) apply(v float64) float64 {
+	if s.add != 0 {
+		return s.add + s.mul*v
+	}
+	return v * s.mul
+}
+
+// BF16FromFloat32 rounds a float32 to bfloat16 bits with the SYNTH-1 rule (round to nearest even;
+// NaN is not produced by the generator, so it is not special-cased).
+func BF16FromFloat32(f float32) uint16 {
+	b := math.Float32bits(f)
+	return uint16((b + 0x7FFF + ((b >> 16) & 1)) >> 16)
+}
+
+// fill writes elements [first, first+len(dst)/2) of tensor name as little-endian BF16 bytes.
+func fill(dst []byte, name string, shape []int, seed uint64, first int) {
+	s0 := FNV1a64(name) ^ seed
+	sc := scalerFor(name, shape)
+	for k := 0; k+1 < len(dst); k += 2 {
+		i := uint64(first + k/2)
+		z := s0 + (i+1)*gamma
+		z = (z ^ z>>30) * mix1
+		z = (z ^ z>>27) * mix2
+		z ^= z >> 31
+		u := float64(z>>11) * (1.0 / 9007199254740992.0)
+		v := sc.apply(2*u - 1)
+		bf := BF16FromFloat32(float32(v))
+		dst[k] = byte(bf)
+		dst[k+1] = byte(bf >> 8)
+	}
+}
