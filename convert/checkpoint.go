@@ -1,0 +1,188 @@
+package convert
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/anepack/anepack/arch"
+)
+
+// Checkpoint is an open Hugging Face safetensors checkpoint: one model.safetensors or the shards
+// named by model.safetensors.index.json. Close unmaps every file.
+type Checkpoint struct {
+	Dir     string
+	Files   []string // the safetensors files, relative to Dir, in order
+	tensors map[string]*TensorRef
+	mapped  []*stFile
+}
+
+// Index file and single-file names Hugging Face uses.
+const (
+	SingleFile = "model.safetensors"
+	IndexFile  = "model.safetensors.index.json"
+)
+
+// OpenCheckpoint opens the safetensors files of dir. With an index file, every shard it names
+// must be a plain file name inside dir, and a tensor listed in the index must be in its shard.
+func OpenCheckpoint(dir string) (*Checkpoint, error) {
+	c := &Checkpoint{Dir: dir, tensors: make(map[string]*TensorRef)}
+	indexPath := filepath.Join(dir, IndexFile)
+	weightMap, err := readIndex(indexPath)
+	switch {
+	case err == nil:
+		shards := make([]string, 0)
+		for _, f := range weightMap {
+			if !slices.Contains(shards, f) {
+				shards = append(shards, f)
+			}
+		}
+		sort.Strings(shards)
+		c.Files = shards
+	case errors.Is(err, fs.ErrNotExist):
+		if _, err := os.Stat(filepath.Join(dir, SingleFile)); err != nil {
+			return nil, fmt.Errorf("%s: no %s and no %s: expected a Hugging Face safetensors checkpoint", dir, SingleFile, IndexFile)
+		}
+		c.Files = []string{SingleFile}
+	default:
+		return nil, err
+	}
+	var all []*TensorRef
+	for _, name := range c.Files {
+		path := filepath.Join(dir, name)
+		f, refs, err := openSafetensors(path)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.mapped = append(c.mapped, f)
+		for i := range refs {
+			r := &refs[i]
+			if prev, dup := c.tensors[r.Name]; dup {
+				c.Close()
+				return nil, &FileError{File: path, Tensor: r.Name, Msg: "duplicate: also in " + prev.File, Err: ErrFormat}
+			}
+			c.tensors[r.Name] = r
+			all = append(all, r)
+		}
+	}
+	for _, r := range all {
+		shard := filepath.Base(r.File)
+		if weightMap != nil && weightMap[r.Name] != shard {
+			c.Close()
+			if weightMap[r.Name] == "" {
+				return nil, &FileError{File: r.File, Tensor: r.Name, Msg: "not listed in " + IndexFile, Err: ErrFormat}
+			}
+			return nil, &FileError{File: r.File, Tensor: r.Name, Msg: IndexFile + " places it in " + weightMap[r.Name], Err: ErrFormat}
+		}
+	}
+	for name, shard := range weightMap {
+		if c.tensors[name] == nil {
+			c.Close()
+			return nil, &FileError{File: filepath.Join(dir, shard), Tensor: name, Msg: "listed in " + IndexFile + " but missing from the shard", Err: ErrFormat}
+		}
+	}
+	return c, nil
+}
+
+// readIndex reads model.safetensors.index.json's weight_map and checks that each shard is a
+// plain file name (never a path that could leave the checkpoint directory).
+func readIndex(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var idx struct {
+		WeightMap map[string]string `json:"weight_map"`
+	}
+	if err := json.Unmarshal(b, &idx); err != nil {
+		return nil, &FileError{File: path, Msg: "not valid JSON: " + err.Error(), Err: ErrFormat}
+	}
+	if len(idx.WeightMap) == 0 {
+		return nil, &FileError{File: path, Msg: `field "weight_map": missing or empty; expected {"tensor name": "model-00001-of-0000N.safetensors", ...}`, Err: ErrFormat}
+	}
+	for name, shard := range idx.WeightMap {
+		if shard == "" || shard != filepath.Base(shard) || strings.ContainsAny(shard, `/\`) || shard == "." || shard == ".." || !strings.HasSuffix(shard, ".safetensors") {
+			return nil, &FileError{File: path, Tensor: name, Msg: fmt.Sprintf("weight_map names shard %q; expected a .safetensors file name inside the checkpoint directory", shard), Err: ErrFormat}
+		}
+	}
+	return idx.WeightMap, nil
+}
+
+// Tensor returns the tensor called name, or nil.
+func (c *Checkpoint) Tensor(name string) *TensorRef { return c.tensors[name] }
+
+// Names lists every tensor name, sorted.
+func (c *Checkpoint) Names() []string {
+	names := make([]string, 0, len(c.tensors))
+	for n := range c.tensors {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Check compares the checkpoint with the tensors the architecture expects: every expected tensor
+// must exist with the exact shape. It returns the names of tensors the architecture does not use
+// (ignored, like transformers does; the caller warns), e.g. lm_head.weight in a tied checkpoint.
+func (c *Checkpoint) Check(cfg *arch.Config) (unused []string, err error) {
+	fam, err := arch.Lookup(cfg)
+	if err != nil {
+		return nil, err
+	}
+	want := fam.Tensors(cfg)
+	expected := make(map[string]bool, len(want))
+	for _, t := range want {
+		expected[t.Name] = true
+		r := c.tensors[t.Name]
+		if r == nil {
+			return nil, fmt.Errorf("%s: tensor %s is missing; %s with this config.json needs it (shape %v)", c.Dir, t.Name, cfg.Architecture, t.Shape)
+		}
+		if !slices.Equal(r.Shape, t.Shape) {
+			return nil, &FileError{File: r.File, Tensor: t.Name, Msg: fmt.Sprintf("shape %v does not match config.json; expected %v", r.Shape, t.Shape)}
+		}
+	}
+	for _, n := range c.Names() {
+		if !expected[n] {
+			unused = append(unused, n)
+		}
+	}
+	return unused, nil
+}
+
+// Done releases the resident pages of a tensor that has been converted, so converting a
+// multi-gigabyte checkpoint keeps a small resident set. The data stay readable (they are paged
+// back in from the page cache if touched again).
+func (c *Checkpoint) Done(r *TensorRef) {
+	for _, f := range c.mapped {
+		if f.path != r.File || len(f.data) == 0 || len(r.Data) == 0 {
+			continue
+		}
+		start := int(uintptrDiff(r.Data, f.data))
+		end := start + len(r.Data)
+		page := os.Getpagesize()
+		lo := (start + page - 1) / page * page // only whole pages owned by this tensor
+		hi := end / page * page
+		if hi > lo {
+			dropPages(f.data[lo:hi])
+		}
+	}
+}
+
+// Close unmaps all files. Tensor data must not be used afterwards.
+func (c *Checkpoint) Close() error {
+	var first error
+	for _, f := range c.mapped {
+		if err := unmapFile(f.data); err != nil && first == nil {
+			first = err
+		}
+	}
+	c.mapped = nil
+	return first
+}

@@ -1,0 +1,256 @@
+package convert
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/half"
+)
+
+// stTensor is a tensor to put in a hand-made safetensors file.
+type stTensor struct {
+	name  string
+	dtype string
+	shape []int
+	data  []byte
+}
+
+// buildST renders a safetensors file; header entries are written in the given order, so tests
+// can also produce duplicates.
+func buildST(tensors []stTensor) []byte {
+	var hdr bytes.Buffer
+	var data []byte
+	hdr.WriteString(`{"__metadata__":{"format":"pt"}`)
+	for _, t := range tensors {
+		sh, _ := json.Marshal(t.shape)
+		fmt.Fprintf(&hdr, `,%q:{"dtype":%q,"shape":%s,"data_offsets":[%d,%d]}`, t.name, t.dtype, sh, len(data), len(data)+len(t.data))
+		data = append(data, t.data...)
+	}
+	hdr.WriteByte('}')
+	for hdr.Len()%8 != 0 {
+		hdr.WriteByte(' ')
+	}
+	out := binary.LittleEndian.AppendUint64(nil, uint64(hdr.Len()))
+	out = append(out, hdr.Bytes()...)
+	return append(out, data...)
+}
+
+func bf16Bytes(vals ...float32) []byte {
+	var b []byte
+	for _, v := range vals {
+		b = binary.LittleEndian.AppendUint16(b, half.F32ToBF16Scalar(v))
+	}
+	return b
+}
+
+func writeFile(t *testing.T, dir, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func goodTensors() []stTensor {
+	return []stTensor{
+		{"a.weight", "BF16", []int{2, 3}, bf16Bytes(1, -2.5, 3.140625, 0.0078125, 65536, 1e-8)},
+		{"b.bias", "F32", []int{2}, binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, math.Float32bits(0.5)), math.Float32bits(-1))},
+	}
+}
+
+func TestOpenSingleFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, SingleFile, buildST(goodTensors()))
+	c, err := OpenCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	a := c.Tensor("a.weight")
+	if a == nil || a.DType != BF16 || len(a.Shape) != 2 || a.Shape[1] != 3 || len(a.Data) != 12 {
+		t.Fatalf("a.weight = %+v", a)
+	}
+	var buf bytes.Buffer
+	var conv Converter
+	if err := conv.WriteTensor(&buf, a, F16); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.Bytes()
+	want := []float32{1, -2.5, 3.140625, 0.0078125, float32(math.Inf(1)), 0}
+	for i, w := range want {
+		h := binary.LittleEndian.Uint16(got[2*i:])
+		if f := half.F16ToF32Scalar(h); f != w && !(i == 5 && f < 1e-7) {
+			t.Errorf("element %d = %v; want %v", i, f, w)
+		}
+	}
+	if conv.Stats.Overflow != 1 {
+		t.Errorf("overflow count %d; want 1 (65536 does not fit FP16)", conv.Stats.Overflow)
+	}
+	buf.Reset()
+	if err := conv.WriteTensor(&buf, a, F32); err != nil {
+		t.Fatal(err)
+	}
+	if f := math.Float32frombits(binary.LittleEndian.Uint32(buf.Bytes()[16:])); f != 65536 {
+		t.Errorf("BF16->F32 of 65536 = %v", f)
+	}
+}
+
+func TestShardedCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	g := goodTensors()
+	writeFile(t, dir, "model-00001-of-00002.safetensors", buildST(g[:1]))
+	writeFile(t, dir, "model-00002-of-00002.safetensors", buildST(g[1:]))
+	writeFile(t, dir, IndexFile, []byte(`{"metadata":{"total_size":20},"weight_map":{"a.weight":"model-00001-of-00002.safetensors","b.bias":"model-00002-of-00002.safetensors"}}`))
+	c, err := OpenCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if len(c.Files) != 2 || c.Tensor("b.bias") == nil || c.Tensor("a.weight") == nil {
+		t.Fatalf("files %v names %v", c.Files, c.Names())
+	}
+}
+
+// TestBadCheckpoints covers the malformed inputs the issue lists; each must give a clear error
+// naming the file (and the tensor or field where there is one).
+func TestBadCheckpoints(t *testing.T) {
+	good := buildST(goodTensors())
+	cases := []struct {
+		name  string
+		files map[string][]byte
+		want  string // substring of the error
+	}{
+		{"truncated", map[string][]byte{SingleFile: good[:len(good)-3]}, "model.safetensors"},
+		{"header longer than file", map[string][]byte{SingleFile: append(binary.LittleEndian.AppendUint64(nil, 1000), good[8:40]...)}, "larger than the"},
+		{"absurd header length", map[string][]byte{SingleFile: append(binary.LittleEndian.AppendUint64(nil, 1<<62), good[8:]...)}, "absurd"},
+		{"tiny file", map[string][]byte{SingleFile: {1, 2, 3}}, "8-byte header length"},
+		{"unknown dtype", map[string][]byte{SingleFile: buildST([]stTensor{{"x.weight", "F8_E4M3", []int{4}, make([]byte, 4)}})}, `tensor x.weight: dtype "F8_E4M3" is not supported`},
+		{"duplicate in header", map[string][]byte{SingleFile: buildST([]stTensor{goodTensors()[0], goodTensors()[0]})}, "tensor a.weight: appears twice"},
+		{"duplicate across shards", map[string][]byte{
+			"s1.safetensors": good, "s2.safetensors": good,
+			IndexFile: []byte(`{"weight_map":{"a.weight":"s1.safetensors","b.bias":"s2.safetensors"}}`)}, "a.weight"},
+		{"shard outside directory", map[string][]byte{IndexFile: []byte(`{"weight_map":{"a.weight":"../x.safetensors"}}`)}, `shard "../x.safetensors"`},
+		{"absolute shard", map[string][]byte{IndexFile: []byte(`{"weight_map":{"a.weight":"/etc/passwd"}}`)}, `shard "/etc/passwd"`},
+		{"index without weight_map", map[string][]byte{IndexFile: []byte(`{"metadata":{}}`)}, "weight_map"},
+		{"index names a missing tensor", map[string][]byte{
+			"s1.safetensors": good,
+			IndexFile:        []byte(`{"weight_map":{"a.weight":"s1.safetensors","b.bias":"s1.safetensors","c.weight":"s1.safetensors"}}`)}, "c.weight"},
+		{"no weights", map[string][]byte{}, "no model.safetensors"},
+		{"bad offsets", map[string][]byte{SingleFile: []byte(strings.Replace(string(good), `"data_offsets":[0,12]`, `"data_offsets":[0,14]`, 1))}, "model.safetensors"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, data := range tc.files {
+				writeFile(t, dir, name, data)
+			}
+			c, err := OpenCheckpoint(dir)
+			if err == nil {
+				c.Close()
+				t.Fatal("opened a bad checkpoint")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q does not mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func tinyConfig(t *testing.T) *arch.Config {
+	t.Helper()
+	cfg, err := arch.ParseConfig([]byte(`{"architectures":["Qwen2ForCausalLM"],"hidden_size":8,"intermediate_size":16,
+		"num_hidden_layers":1,"num_attention_heads":2,"num_key_value_heads":1,"vocab_size":10,
+		"max_position_embeddings":64,"tie_word_embeddings":true}`), "config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// checkpointFor builds tensors matching cfg, letting mutate change them.
+func checkpointFor(cfg *arch.Config, mutate func([]stTensor) []stTensor) []byte {
+	fam, _ := arch.Lookup(cfg)
+	var ts []stTensor
+	for _, s := range fam.Tensors(cfg) {
+		ts = append(ts, stTensor{s.Name, "BF16", s.Shape, make([]byte, 2*arch.Elements(s.Shape))})
+	}
+	if mutate != nil {
+		ts = mutate(ts)
+	}
+	return buildST(ts)
+}
+
+func TestCheckAgainstArchitecture(t *testing.T) {
+	cfg := tinyConfig(t)
+	open := func(data []byte) *Checkpoint {
+		dir := t.TempDir()
+		writeFile(t, dir, SingleFile, data)
+		c, err := OpenCheckpoint(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	c := open(checkpointFor(cfg, func(ts []stTensor) []stTensor {
+		return append(ts, stTensor{"lm_head.weight", "BF16", []int{10, 8}, make([]byte, 160)})
+	}))
+	unused, err := c.Check(cfg)
+	if err != nil || len(unused) != 1 || unused[0] != "lm_head.weight" {
+		t.Fatalf("unused %v err %v; want lm_head.weight reported unused in a tied model", unused, err)
+	}
+	c = open(checkpointFor(cfg, func(ts []stTensor) []stTensor {
+		for i := range ts {
+			if strings.HasSuffix(ts[i].name, "k_proj.weight") {
+				ts[i].shape = []int{8, 8}
+				ts[i].data = make([]byte, 128)
+			}
+		}
+		return ts
+	}))
+	if _, err := c.Check(cfg); err == nil || !strings.Contains(err.Error(), "k_proj.weight: shape [8 8] does not match config.json; expected [4 8]") {
+		t.Fatalf("shape mismatch error = %v", err)
+	}
+	c = open(checkpointFor(cfg, func(ts []stTensor) []stTensor { return ts[1:] }))
+	if _, err := c.Check(cfg); err == nil || !strings.Contains(err.Error(), "model.embed_tokens.weight is missing") {
+		t.Fatalf("missing tensor error = %v", err)
+	}
+}
+
+func TestFormatErrorsWrap(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, SingleFile, []byte{1, 2, 3})
+	_, err := OpenCheckpoint(dir)
+	if !errors.Is(err, ErrFormat) {
+		t.Fatalf("err %v does not wrap ErrFormat", err)
+	}
+}
+
+// FuzzSafetensorsHeader feeds arbitrary bytes to the header parser: it must return an error or
+// tensors whose data lie inside the input, never panic.
+func FuzzSafetensorsHeader(f *testing.F) {
+	f.Add(buildST(goodTensors()))
+	f.Add(buildST([]stTensor{{"x", "F8_E4M3", []int{4}, make([]byte, 4)}}))
+	f.Add(binary.LittleEndian.AppendUint64(nil, 1<<40))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		refs, err := parseFile("x.safetensors", data)
+		if err != nil {
+			return
+		}
+		for _, r := range refs {
+			if r.DType.Size() == 0 || len(r.Data)%r.DType.Size() != 0 {
+				t.Fatalf("tensor %s: %d bytes of %s", r.Name, len(r.Data), r.DType)
+			}
+		}
+	})
+}
