@@ -1,0 +1,16 @@
+//go:build !amd64 || noasm
+
+package kernels
+
+// Without assembly every fast path does nothing and returns 0, so the
+// pure-Go twins do all the work.
+
+// HasAsm reports whether the kernels use assembly on this machine.
+func HasAsm() bool { return false }
+
+func matVecF16Fast(y []float32, w []uint16, x []float32, rows, cols int) int  { return 0 }
+func matVecF32Fast(y []float32, w []float32, x []float32, rows, cols int) int { return 0 }
+func matMulF16Fast(y, x []float32, w []uint16, n, rows, cols, lo, hi int) int { return 0 }
+func matMulF32Fast(y, x, w []float32, n, rows, cols, lo, hi int) int          { return 0 }
+func sumFast(x []float32) (float32, int)                                      { return 0, 0 }
+func dotFast(x, y []float32) (float32, int)                                   { return 0, 0 }

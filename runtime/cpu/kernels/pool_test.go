@@ -1,0 +1,111 @@
+package kernels
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+	"testing"
+)
+
+// TestPoolMatchesSerial requires the pooled kernels to give exactly the
+// serial results: every output is computed by the same code in the same
+// order, only on another goroutine.
+func TestPoolMatchesSerial(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, threads := range []int{1, 2, 3, 8} {
+		p := NewPool(threads)
+		for _, shape := range [][3]int{{1, 1, 1}, {1, 301, 67}, {5, 300, 64}, {9, 97, 33}, {2, 1000, 8}} {
+			n, rows, cols := shape[0], shape[1], shape[2]
+			m := newMats(r, n, rows, cols, false)
+			want, got := make([]float32, n*rows), make([]float32, n*rows)
+
+			MatMulF16(want, m.x, m.w16, n, rows, cols)
+			p.MatMulF16(got, m.x, m.w16, n, rows, cols)
+			if !slices.Equal(got, want) {
+				t.Fatalf("threads %d shape %v: Pool.MatMulF16 differs from MatMulF16", threads, shape)
+			}
+			MatMulF32(want, m.x, m.w32, n, rows, cols)
+			p.MatMulF32(got, m.x, m.w32, n, rows, cols)
+			if !slices.Equal(got, want) {
+				t.Fatalf("threads %d shape %v: Pool.MatMulF32 differs", threads, shape)
+			}
+			MatVecF16(want[:rows], m.w16, m.x, rows, cols)
+			p.MatVecF16(got[:rows], m.w16, m.x, rows, cols)
+			if !slices.Equal(got[:rows], want[:rows]) {
+				t.Fatalf("threads %d shape %v: Pool.MatVecF16 differs", threads, shape)
+			}
+			MatVecF32(want[:rows], m.w32, m.x, rows, cols)
+			p.MatVecF32(got[:rows], m.w32, m.x, rows, cols)
+			if !slices.Equal(got[:rows], want[:rows]) {
+				t.Fatalf("threads %d shape %v: Pool.MatVecF32 differs", threads, shape)
+			}
+		}
+		p.Close()
+	}
+}
+
+// TestPoolParallelCoversRange checks that Parallel hands out every index
+// exactly once, in ranges no longer than the grain, and that a closed pool
+// still completes work on the caller.
+func TestPoolParallelCoversRange(t *testing.T) {
+	p := NewPool(4)
+	for _, n := range []int{0, 1, 7, 100, 1001} {
+		for _, grain := range []int{0, 1, 3, 64, 5000} {
+			hits := make([]atomic.Int32, n)
+			p.Parallel(n, grain, func(lo, hi int) {
+				if hi-lo > max(grain, 1) || lo >= hi {
+					t.Errorf("n %d grain %d: range [%d, %d)", n, grain, lo, hi)
+				}
+				for i := lo; i < hi; i++ {
+					hits[i].Add(1)
+				}
+			})
+			for i := range hits {
+				if hits[i].Load() != 1 {
+					t.Fatalf("n %d grain %d: index %d ran %d times", n, grain, i, hits[i].Load())
+				}
+			}
+		}
+	}
+	p.Close()
+	p.Close() // idempotent
+	var sum atomic.Int64
+	p.Parallel(10, 1, func(lo, hi int) { sum.Add(int64(hi - lo)) })
+	if sum.Load() != 10 {
+		t.Fatalf("closed pool did %d of 10 items", sum.Load())
+	}
+}
+
+// TestNoAllocs holds the per-token hot paths to zero allocations.
+func TestNoAllocs(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	const n, rows, cols = 5, 200, 72
+	m := newMats(r, n, rows, cols, false)
+	p := NewPool(2)
+	defer p.Close()
+	body := func(lo, hi int) {}
+	v, w := randVec(r, cols), randVec(r, cols)
+	cos, sin := randVec(r, 8), randVec(r, 8)
+	for name, f := range map[string]func(){
+		"MatVecF16":      func() { MatVecF16(m.y, m.w16, m.x, rows, cols) },
+		"MatVecF32":      func() { MatVecF32(m.y, m.w32, m.x, rows, cols) },
+		"MatMulF16":      func() { MatMulF16(m.y, m.x, m.w16, n, rows, cols) },
+		"MatMulF32":      func() { MatMulF32(m.y, m.x, m.w32, n, rows, cols) },
+		"Pool.MatVecF16": func() { p.MatVecF16(m.y, m.w16, m.x, rows, cols) },
+		"Pool.MatMulF16": func() { p.MatMulF16(m.y, m.x, m.w16, n, rows, cols) },
+		"Pool.Parallel":  func() { p.Parallel(100, 10, body) },
+		"vector ops": func() {
+			_ = Dot(v, w) + Sum(v)
+			RMSNorm(v, v, w, 1e-6)
+			Softmax(v)
+			SwiGLU(v, v, w)
+			RoPE(v, 9, 8, cos, sin)
+			Axpy(v, 0.5, w)
+			RowF16(v, m.w16, 1, cols)
+		},
+	} {
+		if a := testing.AllocsPerRun(20, f); a != 0 {
+			t.Errorf("%s allocates %v times per call", name, a)
+		}
+	}
+}

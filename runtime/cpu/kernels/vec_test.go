@@ -1,0 +1,182 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/anepack/anepack/half"
+)
+
+func randVec(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
+}
+
+func TestDotAndSum(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for n := 0; n < 300; n += 1 + n/8 {
+		x, y := randVec(r, n), randVec(r, n+3)
+		var ref, mag, sref, smag float64
+		for i := range x {
+			ref += float64(x[i]) * float64(y[i])
+			mag += math.Abs(float64(x[i]) * float64(y[i]))
+			sref += float64(x[i])
+			smag += math.Abs(float64(x[i]))
+		}
+		tol := float64(n+16) * u
+		if d := math.Abs(float64(Dot(x, y)) - ref); !(d <= tol*mag) {
+			t.Fatalf("Dot n=%d: %g, want %g", n, Dot(x, y), ref)
+		}
+		if d := math.Abs(float64(dotGeneric(x, y)) - ref); !(d <= tol*mag) {
+			t.Fatalf("dotGeneric n=%d: %g, want %g", n, dotGeneric(x, y), ref)
+		}
+		if d := math.Abs(float64(Sum(x)) - sref); !(d <= tol*smag) {
+			t.Fatalf("Sum n=%d: %g, want %g", n, Sum(x), sref)
+		}
+		if d := math.Abs(float64(sumGeneric(x)) - sref); !(d <= tol*smag) {
+			t.Fatalf("sumGeneric n=%d: %g, want %g", n, sumGeneric(x), sref)
+		}
+	}
+}
+
+func TestElementwise(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	x, y := randVec(r, 37), randVec(r, 37)
+	y0 := append([]float32(nil), y...)
+	Axpy(y, 0.5, x)
+	for i := range y {
+		if y[i] != y0[i]+0.5*x[i] {
+			t.Fatalf("Axpy [%d] = %g", i, y[i])
+		}
+	}
+	copy(y, y0)
+	Add(y, x)
+	for i := range y {
+		if y[i] != y0[i]+x[i] {
+			t.Fatalf("Add [%d] = %g", i, y[i])
+		}
+	}
+	copy(y, y0)
+	Scale(y, -3)
+	for i := range y {
+		if y[i] != y0[i]*-3 {
+			t.Fatalf("Scale [%d] = %g", i, y[i])
+		}
+	}
+}
+
+func TestRMSNorm(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	x, w := randVec(r, 896), randVec(r, 896)
+	dst := make([]float32, 896)
+	RMSNorm(dst, x, w, 1e-6)
+	var ss float64
+	for _, v := range x {
+		ss += float64(v) * float64(v)
+	}
+	rs := 1 / math.Sqrt(ss/896+1e-6)
+	for i := range x {
+		want := float64(w[i]) * float64(x[i]) * rs
+		if d := math.Abs(float64(dst[i]) - want); d > 4*u*math.Abs(want) {
+			t.Fatalf("RMSNorm [%d] = %g, want %g", i, dst[i], want)
+		}
+	}
+	RMSNorm(x, x, w, 1e-6) // in place
+	for i := range x {
+		if x[i] != dst[i] {
+			t.Fatalf("RMSNorm in place differs at %d", i)
+		}
+	}
+}
+
+func TestSoftmax(t *testing.T) {
+	x := []float32{1, 2, 3, float32(math.Inf(-1)), 1000, 999}
+	Softmax(x)
+	ref := []float64{1, 2, 3, math.Inf(-1), 1000, 999}
+	var s float64
+	for i := range ref {
+		ref[i] = math.Exp(ref[i] - 1000)
+		s += ref[i]
+	}
+	var total float64
+	for i := range x {
+		want := ref[i] / s
+		if d := math.Abs(float64(x[i]) - want); d > 1e-7*math.Max(want, 1e-30) && d > 1e-38 {
+			t.Fatalf("Softmax [%d] = %g, want %g", i, x[i], want)
+		}
+		total += float64(x[i])
+	}
+	if x[3] != 0 || math.Abs(total-1) > 1e-6 {
+		t.Fatalf("Softmax: masked entry %g, total %g", x[3], total)
+	}
+}
+
+func TestSwiGLU(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	g, up := randVec(r, 100), randVec(r, 100)
+	g[0], g[1] = -100, 100 // saturated sigmoid both ways
+	dst := make([]float32, 100)
+	SwiGLU(dst, g, up)
+	for i := range dst {
+		gg := float64(g[i])
+		want := gg / (1 + math.Exp(-gg)) * float64(up[i])
+		if d := math.Abs(float64(dst[i]) - want); d > 3*u*math.Abs(want)+1e-40 {
+			t.Fatalf("SwiGLU [%d] = %g, want %g", i, dst[i], want)
+		}
+	}
+}
+
+func TestRoPE(t *testing.T) {
+	const heads, d, pos, theta = 3, 8, 5, 10000.0
+	cos, sin := make([]float32, d), make([]float32, d)
+	for i := 0; i < d/2; i++ { // HF: inv_freq, freqs = pos*inv_freq, emb = cat(freqs, freqs)
+		f := float64(pos) / math.Pow(theta, float64(2*i)/d)
+		cos[i], cos[i+d/2] = float32(math.Cos(f)), float32(math.Cos(f))
+		sin[i], sin[i+d/2] = float32(math.Sin(f)), float32(math.Sin(f))
+	}
+	r := rand.New(rand.NewPCG(15, 16))
+	x := randVec(r, heads*d)
+	x0 := append([]float32(nil), x...)
+	RoPE(x, heads, d, cos, sin)
+	for h := 0; h < heads; h++ {
+		for i := 0; i < d; i++ {
+			j := (i + d/2) % d
+			rot := float64(x0[h*d+j]) // rotate_half: (-x2, x1)
+			if i < d/2 {
+				rot = -rot
+			}
+			want := float64(x0[h*d+i])*float64(cos[i]) + rot*float64(sin[i])
+			if diff := math.Abs(float64(x[h*d+i]) - want); diff > 1e-6 {
+				t.Fatalf("RoPE head %d [%d] = %g, want %g", h, i, x[h*d+i], want)
+			}
+		}
+	}
+	// A rotation keeps each pair's length.
+	for h := 0; h < heads; h++ {
+		for i := 0; i < d/2; i++ {
+			a := math.Hypot(float64(x[h*d+i]), float64(x[h*d+i+d/2]))
+			b := math.Hypot(float64(x0[h*d+i]), float64(x0[h*d+i+d/2]))
+			if math.Abs(a-b) > 1e-5*b {
+				t.Fatalf("RoPE changed a pair's norm: %g -> %g", b, a)
+			}
+		}
+	}
+}
+
+func TestRowF16(t *testing.T) {
+	w := make([]uint16, 3*5)
+	for i := range w {
+		w[i] = half.F32ToF16Scalar(float32(i) / 4)
+	}
+	dst := make([]float32, 5)
+	RowF16(dst, w, 2, 5)
+	for i, v := range dst {
+		if v != float32(10+i)/4 {
+			t.Fatalf("RowF16 [%d] = %g", i, v)
+		}
+	}
+}
