@@ -3,9 +3,7 @@ package convert
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,35 +12,8 @@ import (
 
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/half"
+	"github.com/anepack/anepack/internal/sttest"
 )
-
-// stTensor is a tensor to put in a hand-made safetensors file.
-type stTensor struct {
-	name  string
-	dtype string
-	shape []int
-	data  []byte
-}
-
-// buildST renders a safetensors file; header entries are written in the given order, so tests
-// can also produce duplicates.
-func buildST(tensors []stTensor) []byte {
-	var hdr bytes.Buffer
-	var data []byte
-	hdr.WriteString(`{"__metadata__":{"format":"pt"}`)
-	for _, t := range tensors {
-		sh, _ := json.Marshal(t.shape)
-		fmt.Fprintf(&hdr, `,%q:{"dtype":%q,"shape":%s,"data_offsets":[%d,%d]}`, t.name, t.dtype, sh, len(data), len(data)+len(t.data))
-		data = append(data, t.data...)
-	}
-	hdr.WriteByte('}')
-	for hdr.Len()%8 != 0 {
-		hdr.WriteByte(' ')
-	}
-	out := binary.LittleEndian.AppendUint64(nil, uint64(hdr.Len()))
-	out = append(out, hdr.Bytes()...)
-	return append(out, data...)
-}
 
 func bf16Bytes(vals ...float32) []byte {
 	var b []byte
@@ -61,8 +32,8 @@ func writeFile(t *testing.T, dir, name string, data []byte) string {
 	return p
 }
 
-func goodTensors() []stTensor {
-	return []stTensor{
+func goodTensors() []sttest.Tensor {
+	return []sttest.Tensor{
 		{"a.weight", "BF16", []int{2, 3}, bf16Bytes(1, -2.5, 3.140625, 0.0078125, 65536, 1e-8)},
 		{"b.bias", "F32", []int{2}, binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, math.Float32bits(0.5)), math.Float32bits(-1))},
 	}
@@ -70,7 +41,7 @@ func goodTensors() []stTensor {
 
 func TestOpenSingleFile(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, dir, SingleFile, buildST(goodTensors()))
+	writeFile(t, dir, SingleFile, sttest.Build(goodTensors()))
 	c, err := OpenCheckpoint(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -108,8 +79,8 @@ func TestOpenSingleFile(t *testing.T) {
 func TestShardedCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	g := goodTensors()
-	writeFile(t, dir, "model-00001-of-00002.safetensors", buildST(g[:1]))
-	writeFile(t, dir, "model-00002-of-00002.safetensors", buildST(g[1:]))
+	writeFile(t, dir, "model-00001-of-00002.safetensors", sttest.Build(g[:1]))
+	writeFile(t, dir, "model-00002-of-00002.safetensors", sttest.Build(g[1:]))
 	writeFile(t, dir, IndexFile, []byte(`{"metadata":{"total_size":20},"weight_map":{"a.weight":"model-00001-of-00002.safetensors","b.bias":"model-00002-of-00002.safetensors"}}`))
 	c, err := OpenCheckpoint(dir)
 	if err != nil {
@@ -124,7 +95,7 @@ func TestShardedCheckpoint(t *testing.T) {
 // TestBadCheckpoints covers the malformed inputs the issue lists; each must give a clear error
 // naming the file (and the tensor or field where there is one).
 func TestBadCheckpoints(t *testing.T) {
-	good := buildST(goodTensors())
+	good := sttest.Build(goodTensors())
 	cases := []struct {
 		name  string
 		files map[string][]byte
@@ -134,8 +105,8 @@ func TestBadCheckpoints(t *testing.T) {
 		{"header longer than file", map[string][]byte{SingleFile: append(binary.LittleEndian.AppendUint64(nil, 1000), good[8:40]...)}, "larger than the"},
 		{"absurd header length", map[string][]byte{SingleFile: append(binary.LittleEndian.AppendUint64(nil, 1<<62), good[8:]...)}, "absurd"},
 		{"tiny file", map[string][]byte{SingleFile: {1, 2, 3}}, "8-byte header length"},
-		{"unknown dtype", map[string][]byte{SingleFile: buildST([]stTensor{{"x.weight", "F8_E4M3", []int{4}, make([]byte, 4)}})}, `tensor x.weight: dtype "F8_E4M3" is not supported`},
-		{"duplicate in header", map[string][]byte{SingleFile: buildST([]stTensor{goodTensors()[0], goodTensors()[0]})}, "tensor a.weight: appears twice"},
+		{"unknown dtype", map[string][]byte{SingleFile: sttest.Build([]sttest.Tensor{{"x.weight", "F8_E4M3", []int{4}, make([]byte, 4)}})}, `tensor x.weight: dtype "F8_E4M3" is not supported`},
+		{"duplicate in header", map[string][]byte{SingleFile: sttest.Build([]sttest.Tensor{goodTensors()[0], goodTensors()[0]})}, "tensor a.weight: appears twice"},
 		{"duplicate across shards", map[string][]byte{
 			"s1.safetensors": good, "s2.safetensors": good,
 			IndexFile: []byte(`{"weight_map":{"a.weight":"s1.safetensors","b.bias":"s2.safetensors"}}`)}, "a.weight"},
@@ -178,16 +149,16 @@ func tinyConfig(t *testing.T) *arch.Config {
 }
 
 // checkpointFor builds tensors matching cfg, letting mutate change them.
-func checkpointFor(cfg *arch.Config, mutate func([]stTensor) []stTensor) []byte {
+func checkpointFor(cfg *arch.Config, mutate func([]sttest.Tensor) []sttest.Tensor) []byte {
 	fam, _ := arch.Lookup(cfg)
-	var ts []stTensor
+	var ts []sttest.Tensor
 	for _, s := range fam.Tensors(cfg) {
-		ts = append(ts, stTensor{s.Name, "BF16", s.Shape, make([]byte, 2*arch.Elements(s.Shape))})
+		ts = append(ts, sttest.New(s.Name, "BF16", s.Shape, make([]byte, 2*arch.Elements(s.Shape))))
 	}
 	if mutate != nil {
 		ts = mutate(ts)
 	}
-	return buildST(ts)
+	return sttest.Build(ts)
 }
 
 func TestCheckAgainstArchitecture(t *testing.T) {
@@ -202,18 +173,18 @@ func TestCheckAgainstArchitecture(t *testing.T) {
 		t.Cleanup(func() { c.Close() })
 		return c
 	}
-	c := open(checkpointFor(cfg, func(ts []stTensor) []stTensor {
-		return append(ts, stTensor{"lm_head.weight", "BF16", []int{10, 8}, make([]byte, 160)})
+	c := open(checkpointFor(cfg, func(ts []sttest.Tensor) []sttest.Tensor {
+		return append(ts, sttest.New("lm_head.weight", "BF16", []int{10, 8}, make([]byte, 160)))
 	}))
 	unused, err := c.Check(cfg)
 	if err != nil || len(unused) != 1 || unused[0] != "lm_head.weight" {
 		t.Fatalf("unused %v err %v; want lm_head.weight reported unused in a tied model", unused, err)
 	}
-	c = open(checkpointFor(cfg, func(ts []stTensor) []stTensor {
+	c = open(checkpointFor(cfg, func(ts []sttest.Tensor) []sttest.Tensor {
 		for i := range ts {
-			if strings.HasSuffix(ts[i].name, "k_proj.weight") {
-				ts[i].shape = []int{8, 8}
-				ts[i].data = make([]byte, 128)
+			if strings.HasSuffix(ts[i].Name, "k_proj.weight") {
+				ts[i].Shape = []int{8, 8}
+				ts[i].Data = make([]byte, 128)
 			}
 		}
 		return ts
@@ -221,7 +192,7 @@ func TestCheckAgainstArchitecture(t *testing.T) {
 	if _, err := c.Check(cfg); err == nil || !strings.Contains(err.Error(), "k_proj.weight: shape [8 8] does not match config.json; expected [4 8]") {
 		t.Fatalf("shape mismatch error = %v", err)
 	}
-	c = open(checkpointFor(cfg, func(ts []stTensor) []stTensor { return ts[1:] }))
+	c = open(checkpointFor(cfg, func(ts []sttest.Tensor) []sttest.Tensor { return ts[1:] }))
 	if _, err := c.Check(cfg); err == nil || !strings.Contains(err.Error(), "model.embed_tokens.weight is missing") {
 		t.Fatalf("missing tensor error = %v", err)
 	}
@@ -239,8 +210,8 @@ func TestFormatErrorsWrap(t *testing.T) {
 // FuzzSafetensorsHeader feeds arbitrary bytes to the header parser: it must return an error or
 // tensors whose data lie inside the input, never panic.
 func FuzzSafetensorsHeader(f *testing.F) {
-	f.Add(buildST(goodTensors()))
-	f.Add(buildST([]stTensor{{"x", "F8_E4M3", []int{4}, make([]byte, 4)}}))
+	f.Add(sttest.Build(goodTensors()))
+	f.Add(sttest.Build([]sttest.Tensor{{"x", "F8_E4M3", []int{4}, make([]byte, 4)}}))
 	f.Add(binary.LittleEndian.AppendUint64(nil, 1<<40))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		refs, err := parseFile("x.safetensors", data)
