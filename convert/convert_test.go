@@ -34,8 +34,8 @@ func writeFile(t *testing.T, dir, name string, data []byte) string {
 
 func goodTensors() []sttest.Tensor {
 	return []sttest.Tensor{
-		{"a.weight", "BF16", []int{2, 3}, bf16Bytes(1, -2.5, 3.140625, 0.0078125, 65536, 1e-8)},
-		{"b.bias", "F32", []int{2}, binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, math.Float32bits(0.5)), math.Float32bits(-1))},
+		sttest.New("a.weight", "BF16", []int{2, 3}, bf16Bytes(1, -2.5, 3.140625, 0.0078125, 65536, 1e-8)),
+		sttest.New("b.bias", "F32", []int{2}, binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, math.Float32bits(0.5)), math.Float32bits(-1))),
 	}
 }
 
@@ -105,7 +105,7 @@ func TestBadCheckpoints(t *testing.T) {
 		{"header longer than file", map[string][]byte{SingleFile: append(binary.LittleEndian.AppendUint64(nil, 1000), good[8:40]...)}, "larger than the"},
 		{"absurd header length", map[string][]byte{SingleFile: append(binary.LittleEndian.AppendUint64(nil, 1<<62), good[8:]...)}, "absurd"},
 		{"tiny file", map[string][]byte{SingleFile: {1, 2, 3}}, "8-byte header length"},
-		{"unknown dtype", map[string][]byte{SingleFile: sttest.Build([]sttest.Tensor{{"x.weight", "F8_E4M3", []int{4}, make([]byte, 4)}})}, `tensor x.weight: dtype "F8_E4M3" is not supported`},
+		{"unknown dtype", map[string][]byte{SingleFile: sttest.Build([]sttest.Tensor{sttest.New("x.weight", "F8_E4M3", []int{4}, make([]byte, 4))})}, `tensor x.weight: dtype "F8_E4M3" is not supported`},
 		{"duplicate in header", map[string][]byte{SingleFile: sttest.Build([]sttest.Tensor{goodTensors()[0], goodTensors()[0]})}, "tensor a.weight: appears twice"},
 		{"duplicate across shards", map[string][]byte{
 			"s1.safetensors": good, "s2.safetensors": good,
@@ -211,7 +211,7 @@ func TestFormatErrorsWrap(t *testing.T) {
 // tensors whose data lie inside the input, never panic.
 func FuzzSafetensorsHeader(f *testing.F) {
 	f.Add(sttest.Build(goodTensors()))
-	f.Add(sttest.Build([]sttest.Tensor{{"x", "F8_E4M3", []int{4}, make([]byte, 4)}}))
+	f.Add(sttest.Build([]sttest.Tensor{sttest.New("x", "F8_E4M3", []int{4}, make([]byte, 4))}))
 	f.Add(binary.LittleEndian.AppendUint64(nil, 1<<40))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		refs, err := parseFile("x.safetensors", data)
