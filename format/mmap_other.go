@@ -1,0 +1,42 @@
+//go:build !(linux || darwin)
+
+package format
+
+import (
+	"fmt"
+	"os"
+)
+
+// Open opens the bundle at path and checks its header, section table, manifest and root
+// digest. On this platform the file is read through io.ReaderAt (Bytes copies); on Linux and
+// macOS it is memory-mapped. Section digests are checked by VerifySection and Verify.
+func Open(path string) (*Bundle, error) {
+	b, err := openFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("format: open %s: %w", path, err)
+	}
+	return b, nil
+}
+
+func openFile(path string) (*Bundle, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("not a regular file (%v)", fi.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	b, err := parse(f, fi.Size(), true)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	b.closer = f.Close
+	b.name = path
+	return b, nil
+}

@@ -1,0 +1,69 @@
+//go:build linux || darwin
+
+package format
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime/debug"
+
+	"golang.org/x/sys/unix"
+)
+
+// Open opens the bundle at path by mapping it read-only into memory, and checks its header,
+// section table, manifest and root digest. Section bytes are not read until used: Bytes
+// returns slices of the mapping without copying. Section digests are checked by
+// VerifySection and Verify.
+//
+// If the file is truncated or rewritten in place while mapped, reading a section crashes the
+// process (SIGBUS), except inside Verify, VerifySection and FileDigest, which report an
+// error. Bundles are replaced by rename, never rewritten in place, so this does not happen
+// in normal use.
+func Open(path string) (*Bundle, error) {
+	b, err := openMapped(path)
+	if err != nil {
+		return nil, fmt.Errorf("format: open %s: %w", path, err)
+	}
+	return b, nil
+}
+
+func openMapped(path string) (b *Bundle, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close() // the mapping outlives the descriptor
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%v)", fi.Mode().Type())
+	}
+	size := fi.Size()
+	if size < HeaderSize {
+		return parse(f, size, true) // cannot succeed; reports wrong magic or truncation
+	}
+	if uint64(size) > uint64(maxInt) {
+		return nil, fmt.Errorf("file is %d bytes, too large to map on this platform", size)
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("mmap: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			unix.Munmap(data)
+		}
+	}()
+	defer catchFault(&err, debug.SetPanicOnFault(true)) // the file may shrink between Stat and the reads
+	b, err = parse(bytes.NewReader(data), size, true)
+	if err != nil {
+		return nil, err
+	}
+	b.data = data
+	b.name = path
+	b.closer = func() error { return unix.Munmap(data) }
+	return b, nil
+}
