@@ -1,0 +1,35 @@
+# anepack: the two commands a new machine needs are `make demo` and `make test`.
+GO       ?= go
+BIN      := bin
+OUT      := out
+DEMO_CFG := configs/qwen2-tiny.json
+
+.PHONY: all build demo test vet bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+# The whole pipeline on a synthetic model: SYNTH-1 checkpoint -> .aneb -> inspect -> verify.
+demo: build
+	@mkdir -p $(OUT)
+	$(BIN)/anepack synth --config $(DEMO_CFG) --seed 1 -o $(OUT)/qwen2-tiny
+	$(BIN)/anepack $(OUT)/qwen2-tiny -o $(OUT)/qwen2-tiny.aneb --force
+	$(BIN)/anepack inspect $(OUT)/qwen2-tiny.aneb
+	$(BIN)/anepack verify $(OUT)/qwen2-tiny.aneb
+
+vet:
+	$(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet ./...
+
+# Every test, then the pure-Go kernels again with the assembly switched off.
+test: vet
+	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -tags noasm ./half/... ./runtime/cpu/...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./half/ ./format/ ./synth/
+
+clean:
+	rm -rf $(BIN) $(OUT)

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/pack"
+)
+
+// packFlags are the root command's flags.
+type packFlags struct {
+	output string
+	dtype  string
+	force  bool
+	quiet  bool
+}
+
+func (f *packFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.output, "output", "o", "", "bundle path (default: <model name>.aneb)")
+	cmd.Flags().StringVar(&f.dtype, "dtype", "f16", "storage type of weights and embeddings: f16 or f32")
+	cmd.Flags().BoolVar(&f.force, "force", false, "overwrite an existing output file")
+	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors")
+}
+
+func runPack(cmd *cobra.Command, model string, f *packFlags) error {
+	ctx, cancel := cli.SignalContext(cmd.Context())
+	defer cancel()
+	start := time.Now()
+	var prog *cli.Progress
+	res, err := pack.Pack(ctx, model, pack.Options{
+		DType:  f.dtype,
+		Output: f.output,
+		Force:  f.force,
+		Progress: func(done, total int64) {
+			if prog == nil {
+				prog = cli.NewProgress("converting weights", total, true, f.quiet)
+			}
+			prog.Set(done, total)
+		},
+		Warn: func(msg string) { fmt.Fprintln(os.Stderr, "warning:", msg) },
+	})
+	if err != nil {
+		return err
+	}
+	if prog != nil {
+		prog.Finish()
+	}
+	if !f.quiet {
+		m := res.Manifest
+		fmt.Fprintf(os.Stderr, "wrote %s: %s, %s weights, %d tensors, %s in %.2fs\n",
+			res.Path, m.Model.Architecture, m.Model.DType, len(m.Tensors), cli.FormatBytes(res.Size), time.Since(start).Seconds())
+	}
+	fmt.Println(res.Path)
+	return nil
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// newRootCmd builds the anepack command tree. The root itself packs: its one positional argument
+// is a checkpoint directory (or, later, a Hugging Face repo id).
+func newRootCmd() *cobra.Command {
+	var opts packFlags
+	root := &cobra.Command{
+		Use:   "anepack MODEL [-o out.aneb]",
+		Short: "Pack a Hugging Face model into one memory-mappable .aneb bundle",
+		Long: `anepack converts a Hugging Face checkpoint (config.json, tokenizer files and safetensors
+weights) into one versioned .aneb bundle that anerun memory-maps and runs.
+
+MODEL is a local checkpoint directory (use ./name for a directory called like a subcommand).`,
+		Example: `  anepack ./Qwen2.5-0.5B-Instruct -o qwen.aneb
+  anepack synth --config cfg.json --seed 1 -o ./synth-model
+  anepack inspect qwen.aneb
+  anepack verify qwen.aneb`,
+		Args:          rootArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return runPack(cmd, args[0], &opts)
+		},
+	}
+	root.CompletionOptions.HiddenDefaultCmd = true
+	opts.register(root)
+	root.AddCommand(newSynthCmd(), newInspectCmd(), newVerifyCmd())
+	return root
+}
+
+// rootArgs accepts one model argument; a word that looks like a mistyped subcommand gets a
+// suggestion instead of being packed.
+func rootArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 1 {
+		return fmt.Errorf("expected one model (a checkpoint directory), got %d arguments: %s", len(args), strings.Join(args, " "))
+	}
+	if len(args) == 1 {
+		a := args[0]
+		if _, err := os.Stat(a); err != nil && !strings.ContainsAny(a, "/.") {
+			if s := cmd.SuggestionsFor(a); len(s) > 0 {
+				return fmt.Errorf("unknown command %q; did you mean %q?", a, s[0])
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,356 @@
+package pack
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/blobfile"
+	"github.com/anepack/anepack/convert"
+	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/internal/qwentok"
+	"github.com/anepack/anepack/internal/sttest"
+	"github.com/anepack/anepack/synth"
+)
+
+// synthCheckpoint writes a SYNTH-1 checkpoint of configs/<name>.json into a temp dir.
+func synthCheckpoint(t testing.TB, name string, seed uint64) string {
+	t.Helper()
+	cfg, err := os.ReadFile(filepath.Join("..", "configs", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := qwentok.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), name)
+	if err := synth.WriteCheckpoint(context.Background(), dir, cfg, tok, synth.Options{Seed: seed}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func packTo(t *testing.T, dir string, opts Options) (*Result, *format.Bundle) {
+	t.Helper()
+	if opts.Output == "" {
+		opts.Output = filepath.Join(t.TempDir(), "model.aneb")
+	}
+	res, err := Pack(context.Background(), dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := format.Open(res.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if err := b.Verify(nil); err != nil {
+		t.Fatal(err)
+	}
+	return res, b
+}
+
+// viewBytes concatenates a tensor view's parts.
+func viewBytes(t *testing.T, b *format.Bundle, v *format.Tensor) []byte {
+	t.Helper()
+	var out []byte
+	rows := 0
+	for _, p := range v.Parts {
+		s, ok := b.Section(p.Section)
+		if !ok {
+			t.Fatalf("%s: section %s missing", v.Name, p.Section)
+		}
+		data, err := b.Bytes(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Offset%64 != 0 || p.Offset+p.Size > int64(len(data)) {
+			t.Fatalf("%s: part at %d+%d outside section %s (%d bytes) or unaligned", v.Name, p.Offset, p.Size, p.Section, len(data))
+		}
+		out = append(out, data[p.Offset:p.Offset+p.Size]...)
+		rows += p.Rows
+	}
+	if rows != v.Shape[0] {
+		t.Fatalf("%s: parts hold %d rows; shape %v", v.Name, rows, v.Shape)
+	}
+	return out
+}
+
+// checkViews compares every tensor view with the source tensor converted independently.
+func checkViews(t *testing.T, dir string, b *format.Bundle, linear convert.DType) {
+	t.Helper()
+	ckpt, err := convert.OpenCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ckpt.Close()
+	m := b.Manifest()
+	var cfg arch.Config
+	if err := json.Unmarshal(m.Model.Config, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	fam, _ := arch.Lookup(&cfg)
+	for _, spec := range fam.Tensors(&cfg) {
+		v := m.FindTensor(spec.Name)
+		if v == nil {
+			t.Fatalf("manifest lacks %s", spec.Name)
+		}
+		want := linear
+		if spec.Role == arch.RoleNorm || spec.Role == arch.RoleBias {
+			want = convert.F32
+		}
+		if v.DType != elemDType(want) {
+			t.Errorf("%s stored as %s; want %s", spec.Name, v.DType, elemDType(want))
+		}
+		var conv convert.Converter
+		var buf bytes.Buffer
+		if err := conv.WriteTensor(&buf, ckpt.Tensor(spec.Name), want); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(viewBytes(t, b, v), buf.Bytes()) {
+			t.Errorf("%s: bundle bytes differ from the converted checkpoint tensor", spec.Name)
+		}
+	}
+}
+
+func TestPackTiedFP16(t *testing.T) {
+	dir := synthCheckpoint(t, "qwen2-tiny", 1)
+	res, b := packTo(t, dir, Options{})
+	checkViews(t, dir, b, convert.F16)
+	m := b.Manifest()
+	if m.Model.Name != "qwen2-tiny" || m.Model.DType != "f16" || m.Provenance.Source != "local" {
+		t.Errorf("model %+v provenance %+v", m.Model, m.Provenance)
+	}
+	// The tied embedding is stored once, in the LM-head blobs.
+	emb := m.FindTensor(arch.EmbedTokens)
+	if len(emb.Parts) != len(LMHeadChunks(151936)) || !strings.HasPrefix(emb.Parts[0].Section, "blob/lm_head.") {
+		t.Errorf("tied embedding parts %+v", emb.Parts)
+	}
+	// Every linear weight's view is the payload of a 0xDEADBEEF record of an fp16 blob.
+	for _, v := range m.Tensors {
+		s, _ := b.Section(v.Parts[0].Section)
+		if s.Kind != format.KindBlob {
+			continue
+		}
+		data, _ := b.Bytes(s)
+		f, err := blobfile.Parse(data)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
+		}
+		rec, err := f.RecordAt(v.Parts[0].Offset - blobfile.RecordSize)
+		if err != nil || rec.DType != blobfile.FP16 || rec.Size != v.Parts[0].Size {
+			t.Errorf("%s: record %+v err %v", v.Name, rec, err)
+		}
+	}
+	names := map[string]bool{}
+	for _, s := range b.Sections() {
+		names[s.Name] = true
+	}
+	for _, want := range []string{"file/config.json", "file/tokenizer.json", "file/tokenizer_config.json", "tokenizer", "tensors", "blob/layers.0.attn_qkv", "blob/layers.1.mlp", "blob/layers.0.attn_o", "blob/lm_head.2"} {
+		if !names[want] {
+			t.Errorf("section %s missing", want)
+		}
+	}
+	var files []string
+	for _, f := range m.Provenance.Files {
+		files = append(files, f.Name)
+		if len(f.SHA256) != 64 {
+			t.Errorf("%s: digest %q", f.Name, f.SHA256)
+		}
+	}
+	if strings.Join(files, ",") != "config.json,tokenizer.json,tokenizer_config.json,model.safetensors" {
+		t.Errorf("provenance files %v", files)
+	}
+	if res.Size != int64(b.Header().FileSize) {
+		t.Errorf("result size %d, header %d", res.Size, b.Header().FileSize)
+	}
+	raw, _ := json.Marshal(m)
+	if bytes.Contains(raw, []byte(dir)) {
+		t.Error("manifest contains the local checkpoint path")
+	}
+}
+
+func TestPackUntiedF32(t *testing.T) {
+	dir := synthCheckpoint(t, "qwen2-tiny-untied", 2)
+	_, b := packTo(t, dir, Options{DType: "f32"})
+	checkViews(t, dir, b, convert.F32)
+	if b.Manifest().Conversion != nil {
+		t.Error("an f32 bundle reports FP16 conversion losses")
+	}
+	if v := b.Manifest().FindTensor(arch.LMHead); v == nil || len(v.Parts) != 3 {
+		t.Errorf("lm_head view %+v", v)
+	}
+}
+
+// TestShardedMatchesSingleFile splits the checkpoint into shards with an index; the bundle's
+// weight sections must be identical to packing the single file.
+func TestShardedMatchesSingleFile(t *testing.T) {
+	dir := synthCheckpoint(t, "qwen2-tiny-untied", 2)
+	_, single := packTo(t, dir, Options{})
+	shardDir := filepath.Join(t.TempDir(), "sharded")
+	splitIntoShards(t, dir, shardDir)
+	_, sharded := packTo(t, shardDir, Options{Name: "qwen2-tiny-untied"})
+	a, c := single.Sections(), sharded.Sections()
+	if len(a) != len(c) {
+		t.Fatalf("%d sections vs %d", len(a), len(c))
+	}
+	for i := range a {
+		if a[i].Name != c[i].Name || a[i].SHA256 != c[i].SHA256 {
+			t.Errorf("section %s differs from %s", a[i].Name, c[i].Name)
+		}
+	}
+}
+
+// splitIntoShards rewrites dir's model.safetensors as two shards plus an index in out.
+func splitIntoShards(t *testing.T, dir, out string) {
+	t.Helper()
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ckpt, err := convert.OpenCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ckpt.Close()
+	names := ckpt.Names()
+	weightMap := map[string]string{}
+	for k, part := range [][]string{names[:len(names)/2], names[len(names)/2:]} {
+		shard := []string{"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}[k]
+		var ts []sttest.Tensor
+		for _, n := range part {
+			r := ckpt.Tensor(n)
+			ts = append(ts, sttest.New(n, string(r.DType), r.Shape, r.Data))
+			weightMap[n] = shard
+		}
+		if err := os.WriteFile(filepath.Join(out, shard), sttest.Build(ts), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idx, _ := json.Marshal(map[string]any{"metadata": map[string]any{}, "weight_map": weightMap})
+	os.WriteFile(filepath.Join(out, convert.IndexFile), idx, 0o644)
+	for _, f := range []string{ConfigFile, TokenizerFile, TokenizerConfigFile} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(out, f), b, 0o644)
+	}
+}
+
+func TestBadInputs(t *testing.T) {
+	dir := synthCheckpoint(t, "qwen2-tiny", 1)
+	copyDir := func(t *testing.T, mutate func(d string)) string {
+		d := filepath.Join(t.TempDir(), "ckpt")
+		os.MkdirAll(d, 0o755)
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+			os.WriteFile(filepath.Join(d, e.Name()), b, 0o644)
+		}
+		mutate(d)
+		return d
+	}
+	editConfig := func(f func(map[string]any)) func(string) {
+		return func(d string) {
+			var m map[string]any
+			b, _ := os.ReadFile(filepath.Join(d, ConfigFile))
+			json.Unmarshal(b, &m)
+			f(m)
+			b, _ = json.Marshal(m)
+			os.WriteFile(filepath.Join(d, ConfigFile), b, 0o644)
+		}
+	}
+	cases := []struct {
+		name   string
+		dir    string
+		output string
+		want   string
+	}{
+		{"missing config field", copyDir(t, editConfig(func(m map[string]any) { delete(m, "hidden_size") })), "", `config.json: field "hidden_size": missing`},
+		{"unsupported architecture", copyDir(t, editConfig(func(m map[string]any) { m["architectures"] = []string{"GPT2LMHeadModel"} })), "", `"GPT2LMHeadModel" is not supported`},
+		{"shape does not match config", copyDir(t, editConfig(func(m map[string]any) { m["intermediate_size"] = 128 })), "", "does not match config.json"},
+		{"missing tokenizer", copyDir(t, func(d string) { os.Remove(filepath.Join(d, TokenizerFile)) }), "", "tokenizer.json: missing"},
+		{"unsupported tokenizer model", copyDir(t, func(d string) {
+			os.WriteFile(filepath.Join(d, TokenizerFile), []byte(`{"version":"1.0","model":{"type":"Unigram","vocab":[]}}`), 0o644)
+		}), "", "Unigram"},
+		{"output in a missing directory", dir, filepath.Join(t.TempDir(), "no", "such", "x.aneb"), "does not exist"},
+		{"bad dtype", dir, "", "dtype"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out := tc.output
+			if out == "" {
+				out = filepath.Join(t.TempDir(), "x.aneb")
+			}
+			opts := Options{Output: out}
+			if tc.name == "bad dtype" {
+				opts.DType = "int3"
+			}
+			_, err := Pack(context.Background(), tc.dir, opts)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v; want it to mention %q", err, tc.want)
+			}
+			if _, serr := os.Stat(out); serr == nil {
+				t.Error("a bundle was written despite the error")
+			}
+		})
+	}
+}
+
+func TestRefusesToOverwrite(t *testing.T) {
+	dir := synthCheckpoint(t, "qwen2-tiny", 1)
+	out := filepath.Join(t.TempDir(), "m.aneb")
+	os.WriteFile(out, []byte("precious"), 0o644)
+	if _, err := Pack(context.Background(), dir, Options{Output: out}); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("err = %v", err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "precious" {
+		t.Fatal("existing file was changed")
+	}
+	if _, err := Pack(context.Background(), dir, Options{Output: out, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCancelMidWrite cancels while weights are being written: no bundle and no temp file remain.
+func TestCancelMidWrite(t *testing.T) {
+	dir := synthCheckpoint(t, "qwen2-tiny", 1)
+	outDir := t.TempDir()
+	out := filepath.Join(outDir, "m.aneb")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := Pack(ctx, dir, Options{Output: out, Progress: func(done, total int64) {
+		if done > total/3 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v; want context.Canceled", err)
+	}
+	ents, _ := os.ReadDir(outDir)
+	for _, e := range ents {
+		t.Errorf("left behind %s", e.Name())
+	}
+}
+
+func TestLMHeadChunks(t *testing.T) {
+	cases := map[int][]int{151936: {50646, 50645, 50645}, 65536: {65536}, 65537: {32769, 32768}, 10: {10}}
+	for vocab, want := range cases {
+		got := LMHeadChunks(vocab)
+		if len(got) != len(want) {
+			t.Fatalf("%d: %v", vocab, got)
+		}
+		for i := range got {
+			if got[i] != want[i] || got[i] > MaxLMHeadRows {
+				t.Errorf("%d: %v; want %v", vocab, got, want)
+			}
+		}
+	}
+}

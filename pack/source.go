@@ -1,0 +1,133 @@
+package pack
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/format"
+)
+
+// Source file names of a Hugging Face checkpoint directory.
+const (
+	ConfigFile           = "config.json"
+	GenerationConfigFile = "generation_config.json"
+	TokenizerFile        = "tokenizer.json"
+	TokenizerConfigFile  = "tokenizer_config.json"
+)
+
+// source is a checkpoint directory's small files, read and validated.
+type source struct {
+	dir          string
+	configJSON   []byte
+	config       *arch.Config
+	genJSON      []byte // nil when generation_config.json is absent
+	tokJSON      []byte
+	tokConfigRaw []byte
+}
+
+func readSource(dir string) (*source, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint directory: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory; expected a Hugging Face checkpoint directory", dir)
+	}
+	s := &source{dir: dir}
+	read := func(name string, required bool) ([]byte, error) {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) && !required {
+			return nil, nil
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: missing; a checkpoint needs %s", filepath.Join(dir, name), name)
+		}
+		return b, err
+	}
+	if s.configJSON, err = read(ConfigFile, true); err != nil {
+		return nil, err
+	}
+	if s.config, err = arch.ParseConfig(s.configJSON, filepath.Join(dir, ConfigFile)); err != nil {
+		return nil, err
+	}
+	if s.genJSON, err = read(GenerationConfigFile, false); err != nil {
+		return nil, err
+	}
+	if s.tokJSON, err = read(TokenizerFile, true); err != nil {
+		return nil, err
+	}
+	if s.tokConfigRaw, err = read(TokenizerConfigFile, true); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// generation merges config.json's token ids with generation_config.json, which wins where both
+// set a value (as transformers' GenerationConfig does).
+func (s *source) generation() (format.Generation, error) {
+	var g format.Generation
+	if s.config.BOSTokenID >= 0 {
+		id := s.config.BOSTokenID
+		g.BOSTokenID = &id
+	}
+	g.EOSTokenIDs = s.config.EOSTokenIDs
+	if s.genJSON == nil {
+		return g, nil
+	}
+	var raw struct {
+		BOSTokenID        *int            `json:"bos_token_id"`
+		EOSTokenID        json.RawMessage `json:"eos_token_id"`
+		PadTokenID        *int            `json:"pad_token_id"`
+		DoSample          *bool           `json:"do_sample"`
+		Temperature       *float64        `json:"temperature"`
+		TopK              *int            `json:"top_k"`
+		TopP              *float64        `json:"top_p"`
+		MinP              *float64        `json:"min_p"`
+		RepetitionPenalty *float64        `json:"repetition_penalty"`
+		MaxNewTokens      *int            `json:"max_new_tokens"`
+	}
+	file := filepath.Join(s.dir, GenerationConfigFile)
+	if err := json.Unmarshal(s.genJSON, &raw); err != nil {
+		return g, fmt.Errorf("%s: %w", file, err)
+	}
+	if raw.BOSTokenID != nil {
+		g.BOSTokenID = raw.BOSTokenID
+	}
+	if len(raw.EOSTokenID) > 0 && string(raw.EOSTokenID) != "null" {
+		var one int
+		var many []int
+		if json.Unmarshal(raw.EOSTokenID, &one) == nil {
+			g.EOSTokenIDs = []int{one}
+		} else if json.Unmarshal(raw.EOSTokenID, &many) == nil {
+			g.EOSTokenIDs = many
+		} else {
+			return g, fmt.Errorf("%s: field \"eos_token_id\": expected an integer or a list of integers, got %s", file, raw.EOSTokenID)
+		}
+	}
+	g.PadTokenID, g.DoSample, g.Temperature, g.TopK = raw.PadTokenID, raw.DoSample, raw.Temperature, raw.TopK
+	g.TopP, g.MinP, g.RepetitionPenalty, g.MaxNewTokens = raw.TopP, raw.MinP, raw.RepetitionPenalty, raw.MaxNewTokens
+	for _, f := range []struct {
+		name string
+		v    *float64
+		ok   func(float64) bool
+		want string
+	}{
+		{"temperature", g.Temperature, func(v float64) bool { return v >= 0 }, "a number >= 0"},
+		{"top_p", g.TopP, func(v float64) bool { return v > 0 && v <= 1 }, "a number in (0, 1]"},
+		{"min_p", g.MinP, func(v float64) bool { return v >= 0 && v <= 1 }, "a number in [0, 1]"},
+		{"repetition_penalty", g.RepetitionPenalty, func(v float64) bool { return v > 0 }, "a number > 0"},
+	} {
+		if f.v != nil && !f.ok(*f.v) {
+			return g, fmt.Errorf("%s: field %q: %v; expected %s", file, f.name, *f.v, f.want)
+		}
+	}
+	if g.TopK != nil && *g.TopK < 0 {
+		return g, fmt.Errorf("%s: field \"top_k\": %d; expected an integer >= 0", file, *g.TopK)
+	}
+	return g, nil
+}
