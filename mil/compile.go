@@ -1,0 +1,318 @@
+package mil
+
+import (
+	"fmt"
+
+	"github.com/anepack/anepack/blobfile"
+)
+
+// CompileOptions tunes Compile. The zero value is ready to use.
+type CompileOptions struct {
+	// Function names the function to compile; empty means "main", or the only function.
+	Function string
+	// Cache shares decoded weights between executables compiled from the same blob bytes
+	// (the prefill buckets of one layer all read the same blob); nil means no sharing.
+	Cache *WeightCache
+	// MaxElements bounds every tensor (inputs, constants, intermediates); 0 means 1<<30.
+	// Fuzzing lowers it so that hostile shapes cannot exhaust memory.
+	MaxElements int
+}
+
+// kernelFn computes one op: in holds the float data of the op's tensor inputs (constants or
+// buffers), out the result buffer. It must not retain the slices beyond the call.
+type kernelFn func(in [][]float32, out []float32)
+
+// val is a variable during compilation: a constant (data known now) or a runtime tensor.
+type val struct {
+	name  string
+	typ   Type
+	konst bool
+	f     []float32 // float data: constant data, or decoded lazily from raw
+	ints  []int64   // integer/bool constant data
+	str   string    // string constant
+	raw   []byte    // BLOBFILE payload of a constant, decoded on demand
+	// Runtime tensors only.
+	last   int // index of the last step reading it; -1 if none
+	buf    []float32
+	input  bool
+	output bool
+}
+
+type pending struct {
+	st     *Stmt
+	ins    []*val
+	out    *val
+	kernel kernelFn
+}
+
+type compiler struct {
+	prog    *Program
+	fn      *Func
+	opts    CompileOptions
+	weights map[string][]byte
+	files   map[string]*blobfile.File
+	vars    map[string]*val
+	names   map[string]Pos
+	steps   []*pending
+	ios18   bool
+}
+
+// Compile checks the program against the ANE's rules and the types of every statement,
+// resolves its BLOBFILE constants in weights (MIL path, e.g. "@model_path/weights/mlp.bin",
+// to the whole blob file), folds constants, and returns an executable. weights is only read;
+// the executable keeps sub-slices of it.
+func (p *Program) Compile(weights map[string][]byte) (*Executable, error) {
+	return p.CompileWith(weights, CompileOptions{})
+}
+
+// CompileWith is Compile with options.
+func (p *Program) CompileWith(weights map[string][]byte, opts CompileOptions) (*Executable, error) {
+	if opts.MaxElements <= 0 {
+		opts.MaxElements = 1 << 30
+	}
+	fn, err := p.checkHeader(opts.Function)
+	if err != nil {
+		return nil, err
+	}
+	c := &compiler{
+		prog: p, fn: fn, opts: opts, weights: weights,
+		files: map[string]*blobfile.File{},
+		vars:  map[string]*val{},
+		names: map[string]Pos{},
+		ios18: fn.Opset == "ios18",
+	}
+	ins, err := c.inputs()
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range fn.Stmts {
+		if err := c.stmt(st); err != nil {
+			return nil, err
+		}
+	}
+	outs, err := c.outputs()
+	if err != nil {
+		return nil, err
+	}
+	return c.link(ins, outs), nil
+}
+
+func (c *compiler) inputs() ([]*val, error) {
+	var ins []*val
+	for _, prm := range c.fn.Params {
+		if err := checkIO(prm.Pos, "input", prm.Name, prm.Type); err != nil {
+			return nil, err
+		}
+		if err := c.checkSize(prm.Pos, prm.Name, prm.Type); err != nil {
+			return nil, err
+		}
+		if _, dup := c.vars[prm.Name]; dup {
+			return nil, &CompileError{Pos: prm.Pos, Var: prm.Name, Op: "input", Msg: "declared twice", Kind: ErrType}
+		}
+		v := &val{name: prm.Name, typ: prm.Type, input: true, last: -1}
+		c.vars[prm.Name] = v
+		ins = append(ins, v)
+	}
+	if err := checkSorted(c.fn.Pos, "inputs", c.fn.Params, func(p Param) string { return p.Name }); err != nil {
+		return nil, err
+	}
+	return ins, nil
+}
+
+func (c *compiler) outputs() ([]*val, error) {
+	if len(c.fn.Outputs) == 0 {
+		return nil, &CompileError{Pos: c.fn.Pos, Var: c.fn.Name, Op: "func", Msg: "has no outputs", Kind: ErrType}
+	}
+	var outs []*val
+	seen := map[string]bool{}
+	for _, o := range c.fn.Outputs {
+		v, ok := c.vars[o.Name]
+		if !ok {
+			return nil, &CompileError{Pos: o.Pos, Var: o.Name, Op: "output", Msg: "is not defined", Kind: ErrType}
+		}
+		if seen[o.Name] {
+			return nil, &CompileError{Pos: o.Pos, Var: o.Name, Op: "output", Msg: "is listed twice", Kind: ErrType}
+		}
+		seen[o.Name] = true
+		if err := checkIO(o.Pos, "output", o.Name, v.typ); err != nil {
+			return nil, err
+		}
+		v.output = true
+		outs = append(outs, v)
+	}
+	if len(outs) > 1 {
+		first := outs[0]
+		for i, v := range outs[1:] {
+			if v.typ.Elements()*v.typ.DType.Bits() != first.typ.Elements()*first.typ.DType.Bits() {
+				return nil, &CompileError{Pos: c.fn.Outputs[i+1].Pos, Var: v.name, Op: "output", Kind: ErrANE,
+					Msg: fmt.Sprintf("is %s but output %s is %s; several outputs must have equal sizes (ane-facts §2.3: 0x1d or wrong data); concatenate them along channels instead", v.typ, first.name, first.typ)}
+			}
+		}
+	}
+	if err := checkSorted(c.fn.Pos, "outputs", c.fn.Outputs, func(r Ref) string { return r.Name }); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
+func (c *compiler) checkSize(pos Pos, name string, t Type) error {
+	n := 1
+	for _, d := range t.Shape {
+		if d != 0 && n > c.opts.MaxElements/d {
+			return &CompileError{Pos: pos, Var: name, Op: "type", Kind: ErrUnsupported,
+				Msg: fmt.Sprintf("%s has more than %d elements", t, c.opts.MaxElements)}
+		}
+		n *= d
+	}
+	return nil
+}
+
+// stmt compiles one statement and defines its variable.
+func (c *compiler) stmt(st *Stmt) error {
+	if _, dup := c.vars[st.Var]; dup {
+		return stmtErr(st, ErrType, "variable %s is defined twice (MIL is SSA)", st.Var)
+	}
+	if a := st.attr("name"); a != nil {
+		if a.Val.Type.DType != String || a.Val.Type.Rank() != 0 {
+			return stmtErr(st, ErrType, "attribute name must be a string, not %s", a.Val.Type)
+		}
+		if prev, dup := c.names[a.Val.Str]; dup {
+			return stmtErr(st, ErrANE, "op name %q is already used at %s; names must be unique within a function (ane-facts §4.2)", a.Val.Str, prev)
+		}
+		c.names[a.Val.Str] = st.Pos
+	}
+	if err := c.checkSize(st.Pos, st.Var, st.Type); err != nil {
+		return err
+	}
+	def, ok := ops[st.Op]
+	if !ok {
+		return stmtErr(st, ErrANE, "unknown op %q", st.Op)
+	}
+	args, err := c.collectArgs(st, def)
+	if err != nil {
+		return err
+	}
+	v, err := def.compile(c, st, args)
+	if err != nil {
+		return err
+	}
+	if err := args.finish(); err != nil {
+		return err
+	}
+	if !v.typ.Equal(st.Type) {
+		return stmtErr(st, ErrType, "declared %s but %s produces %s", st.Type, st.Op, v.typ)
+	}
+	v.name = st.Var
+	c.vars[st.Var] = v
+	return nil
+}
+
+// emit records a runtime op producing a tensor of type out from ins, or runs it now when
+// every input is a constant (constant folding).
+func (c *compiler) emit(st *Stmt, out Type, ins []*val, k kernelFn) (*val, error) {
+	if out.DType != FP16 && out.DType != FP32 {
+		return nil, stmtErr(st, ErrUnsupported, "produces %s; only fp16 and fp32 tensors can be computed", out)
+	}
+	if err := c.checkSize(st.Pos, st.Var, out); err != nil {
+		return nil, err
+	}
+	v := &val{typ: out, last: -1}
+	allConst := true
+	for _, in := range ins {
+		allConst = allConst && in.konst
+	}
+	if allConst {
+		data := make([]float32, out.Elements())
+		in := make([][]float32, len(ins))
+		for i, x := range ins {
+			in[i] = c.floats(x)
+		}
+		k(in, data)
+		if out.DType == FP16 {
+			roundSlice16(data)
+		}
+		v.konst, v.f = true, data
+		return v, nil
+	}
+	for _, in := range ins {
+		if !in.konst {
+			in.last = len(c.steps)
+		}
+	}
+	c.steps = append(c.steps, &pending{st: st, ins: ins, out: v, kernel: k})
+	return v, nil
+}
+
+// floats returns the float data of a constant or the buffer of a runtime tensor.
+func (c *compiler) floats(v *val) []float32 {
+	if !v.konst {
+		return v.buf[:v.typ.Elements()]
+	}
+	if v.f == nil && v.raw != nil {
+		v.f = c.opts.Cache.decode(v.raw, v.typ.DType, v.typ.Elements())
+	}
+	return v.f
+}
+
+// link assigns buffers to runtime tensors, reusing a buffer once its tensor is dead, and binds
+// every step to its buffers.
+func (c *compiler) link(ins, outs []*val) *Executable {
+	e := &Executable{}
+	var free [][]float32
+	take := func(n int) []float32 {
+		best := -1
+		for i, b := range free {
+			if cap(b) >= n && (best < 0 || cap(b) < cap(free[best])) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return make([]float32, n)
+		}
+		b := free[best]
+		free = append(free[:best], free[best+1:]...)
+		return b[:n]
+	}
+	release := func(v *val) {
+		if !v.konst && !v.input && !v.output && v.buf != nil {
+			free = append(free, v.buf[:cap(v.buf)])
+			v.buf = nil
+		}
+	}
+	for _, v := range ins {
+		v.buf = make([]float32, v.typ.Elements())
+	}
+	bufs := make([][]float32, len(c.steps)) // output buffer of each step, kept for binding
+	inBufs := make([][][]float32, len(c.steps))
+	for i, s := range c.steps {
+		in := make([][]float32, len(s.ins))
+		for j, x := range s.ins {
+			in[j] = c.floats(x)
+		}
+		inBufs[i] = in
+		s.out.buf = take(s.out.typ.Elements())
+		bufs[i] = s.out.buf
+		for _, x := range s.ins {
+			if !x.konst && x.last == i {
+				release(x)
+			}
+		}
+		if s.out.last < 0 {
+			release(s.out)
+		}
+	}
+	for i, s := range c.steps {
+		e.steps = append(e.steps, step{
+			kernel: s.kernel, in: inBufs[i], out: bufs[i],
+			round: s.out.typ.DType == FP16,
+			name:  s.st.Var, op: s.st.Op,
+		})
+	}
+	for _, v := range ins {
+		e.inputs = append(e.inputs, ioBuf{IO: IO{Name: v.name, Type: v.typ}, data: v.buf})
+	}
+	for _, v := range outs {
+		e.outputs = append(e.outputs, ioBuf{IO: IO{Name: v.name, Type: v.typ}, data: c.floats(v)})
+	}
+	return e
+}

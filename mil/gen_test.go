@@ -1,0 +1,331 @@
+package mil
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/blobfile"
+)
+
+func sectionName(b BlobSpec) string { return "blob/" + b.Key.String() }
+
+func smallKernels(t *testing.T, opts Options) (*arch.Config, []BlobSpec, []Kernel) {
+	t.Helper()
+	cfg := parseConfig(t, smallConfigJSON)
+	specs, err := BlobSpecs(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := Programs(cfg, opts, Place(specs, sectionName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, specs, ks
+}
+
+func findKernel(t *testing.T, ks []Kernel, name string) Kernel {
+	t.Helper()
+	for _, k := range ks {
+		if k.Name == name {
+			return k
+		}
+	}
+	t.Fatalf("no kernel %s", name)
+	return Kernel{}
+}
+
+// TestGoldenMIL compares generated programs with hand-written files in testdata. The files
+// were derived from ane-facts §4.1-4.4 (header, statement syntax, conv constants in MDX's
+// order and spelling, BLOBFILE offsets pointing at records: 64, then 64 + Σ(64 + padded
+// payload)), not from this generator's output.
+func TestGoldenMIL(t *testing.T) {
+	_, _, ks := smallKernels(t, Options{MaxLMHeadRows: 128})
+	_, _, ks32 := smallKernels(t, Options{MaxLMHeadRows: 128, WeightDType: blobfile.FP32})
+	for _, c := range []struct {
+		kernels []Kernel
+		name    string
+		file    string
+	}{
+		{ks, "layers.0.attn_o.s32", "gen_attn_o_s32.mil"},
+		{ks, "layers.1.attn_qkv.s32", "gen_attn_qkv_s32.mil"},
+		{ks, "layers.0.mlp.s32", "gen_mlp_s32.mil"},
+		{ks, "lm_head.1.s32", "gen_lm_head_1_s32.mil"},
+		{ks32, "layers.0.attn_o.s32", "gen_attn_o_s32_fp32.mil"},
+	} {
+		got := findKernel(t, c.kernels, c.name).MIL
+		want := string(readTestdata(t, c.file))
+		if got != want {
+			t.Errorf("%s differs from testdata/%s at %s", c.name, c.file, firstDiff(got, want))
+		}
+	}
+}
+
+// TestGeneratedDeterministic checks that generating twice gives identical text.
+func TestGeneratedDeterministic(t *testing.T) {
+	_, _, a := smallKernels(t, Options{})
+	_, _, b := smallKernels(t, Options{})
+	for i := range a {
+		if a[i].MIL != b[i].MIL || a[i].Name != b[i].Name {
+			t.Fatalf("kernel %d differs between runs", i)
+		}
+	}
+}
+
+// TestProgramsList checks the kernel list: every layer × group × bucket, the LM head chunks
+// at S = 32 only, names unique, Decode exactly at S = 32, shapes and weight bindings.
+func TestProgramsList(t *testing.T) {
+	_, specs, ks := smallKernels(t, Options{Seqs: []int{64, 128}, MaxLMHeadRows: 128})
+	// Buckets become 32 (decode, always), 64, 128; 2 layers × 3 groups × 3 + 2 chunks × 1.
+	if len(ks) != 2*3*3+2 {
+		t.Fatalf("%d kernels; want 20", len(ks))
+	}
+	seen := map[string]bool{}
+	for _, k := range ks {
+		if seen[k.Name] {
+			t.Errorf("duplicate kernel name %s", k.Name)
+		}
+		seen[k.Name] = true
+		if k.Decode != (k.Seq == 32) {
+			t.Errorf("%s: Decode = %v at S = %d", k.Name, k.Decode, k.Seq)
+		}
+		if len(k.Weights) != 1 || k.Weights[0].Path != "@model_path/weights/"+k.Kind+".bin" {
+			t.Errorf("%s: weights %+v", k.Name, k.Weights)
+		}
+		if !strings.Contains(k.MIL, k.Weights[0].Path) {
+			t.Errorf("%s: MIL does not name %s", k.Name, k.Weights[0].Path)
+		}
+		in, out := k.Inputs[0].Shape, k.Outputs[0].Shape
+		if in[3] != k.Seq || out[3] != k.Seq || in[0] != 1 || in[2] != 1 || k.Inputs[0].Name != "x" || k.Outputs[0].Name != "y" {
+			t.Errorf("%s: I/O %v -> %v", k.Name, in, out)
+		}
+		wantIn, wantOut := map[string][2]int{
+			arch.GroupQKV: {96, 128}, arch.GroupO: {64, 96}, arch.GroupMLP: {96, 96},
+		}[k.Kind][0], map[string][2]int{arch.GroupQKV: {96, 128}, arch.GroupO: {64, 96}, arch.GroupMLP: {96, 96}}[k.Kind][1]
+		if k.Kind == GroupLMHead {
+			wantIn, wantOut = 96, []int{128, 72}[k.Chunk]
+			if k.Seq != 32 || k.Layer != -1 {
+				t.Errorf("%s: LM head kernel at S = %d, layer %d", k.Name, k.Seq, k.Layer)
+			}
+		}
+		if in[1] != wantIn || out[1] != wantOut {
+			t.Errorf("%s: channels %d -> %d; want %d -> %d", k.Name, in[1], out[1], wantIn, wantOut)
+		}
+	}
+	if !seen["layers.1.mlp.s128"] || !seen["lm_head.0.s32"] || !seen["layers.0.attn_qkv.s32"] {
+		t.Errorf("missing expected names; have %v", seen)
+	}
+	if len(specs) != 2*3+2 {
+		t.Errorf("%d blob specs; want 8", len(specs))
+	}
+}
+
+// TestGroupRecords checks the record layout pack must write.
+func TestGroupRecords(t *testing.T) {
+	cfg := parseConfig(t, smallConfigJSON)
+	recs, err := GroupRecords(cfg, arch.GroupQKV, 1, blobfile.FP32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		name  string
+		shape []int
+		dt    blobfile.DType
+		n     int
+	}{
+		{"q", []int{64, 96, 1, 1}, blobfile.FP32, 1},
+		{"k", []int{32, 96, 1, 1}, blobfile.FP32, 1},
+		{"v", []int{32, 96, 1, 1}, blobfile.FP32, 1},
+		{"qkv_bias", []int{1, 128, 1, 1}, blobfile.FP16, 3},
+	}
+	if len(recs) != len(want) {
+		t.Fatalf("%d records; want %d", len(recs), len(want))
+	}
+	for i, w := range want {
+		r := recs[i]
+		if r.Name != w.name || !equalInts(r.Shape, w.shape) || r.DType != w.dt || len(r.Tensors) != w.n {
+			t.Errorf("record %d = %+v; want %s %v %s", i, r, w.name, w.shape, w.dt)
+		}
+	}
+	if recs[3].Tensors[1] != "model.layers.1.self_attn.k_proj.bias" || recs[0].Tensors[0] != "model.layers.1.self_attn.q_proj.weight" {
+		t.Errorf("tensor names %v %v", recs[0].Tensors, recs[3].Tensors)
+	}
+	if recs[3].Size() != 256 || recs[0].Size() != 64*96*4 {
+		t.Errorf("sizes %d %d", recs[3].Size(), recs[0].Size())
+	}
+	mlp, _ := GroupRecords(cfg, arch.GroupMLP, 0, blobfile.FP16)
+	if len(mlp) != 3 || mlp[2].Name != "down" || !equalInts(mlp[2].Shape, []int{96, 160, 1, 1}) {
+		t.Errorf("mlp records %+v", mlp)
+	}
+	if _, err := GroupRecords(cfg, "attn", 0, blobfile.FP16); err == nil {
+		t.Error("unknown group accepted")
+	}
+	if _, err := GroupRecords(cfg, arch.GroupO, 2, blobfile.FP16); err == nil {
+		t.Error("layer 2 of 2 accepted")
+	}
+	if _, err := GroupRecords(cfg, arch.GroupO, 0, blobfile.Int8); err == nil {
+		t.Error("int8 weights accepted")
+	}
+}
+
+func TestLMHeadChunks(t *testing.T) {
+	for _, c := range []struct {
+		vocab, max int
+		want       [][2]int
+	}{
+		{151936, 0, [][2]int{{0, 50688}, {50688, 101376}, {101376, 151936}}},
+		{200, 128, [][2]int{{0, 128}, {128, 200}}},
+		{65536, 0, [][2]int{{0, 65536}}},
+		{65537, 0, [][2]int{{0, 32832}, {32832, 65537}}},
+		{100, 30, [][2]int{{0, 25}, {25, 50}, {50, 75}, {75, 100}}},
+	} {
+		got, err := LMHeadChunks(c.vocab, c.max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("LMHeadChunks(%d, %d) = %v; want %v", c.vocab, c.max, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("LMHeadChunks(%d, %d) = %v; want %v", c.vocab, c.max, got, c.want)
+			}
+		}
+	}
+	for _, bad := range [][2]int{{0, 10}, {100, 65537}, {100, -1}} {
+		if _, err := LMHeadChunks(bad[0], bad[1]); err == nil {
+			t.Errorf("LMHeadChunks(%d, %d) accepted", bad[0], bad[1])
+		}
+	}
+}
+
+func TestOptionsRefused(t *testing.T) {
+	cfg := parseConfig(t, smallConfigJSON)
+	for _, o := range []Options{{Seqs: []int{48}}, {Seqs: []int{0}}, {LMHeadSeqs: []int{16}}, {WeightDType: blobfile.BF16}, {MaxLMHeadRows: 70000}} {
+		if _, err := BlobSpecs(cfg, o); err == nil {
+			if _, err := Programs(cfg, o, nil); err == nil {
+				t.Errorf("options %+v accepted", o)
+			}
+		}
+	}
+}
+
+// TestPlacementChecked refuses placements that disagree with the record specs.
+func TestPlacementChecked(t *testing.T) {
+	cfg := parseConfig(t, smallConfigJSON)
+	specs, _ := BlobSpecs(cfg, Options{})
+	key := BlobKey{Group: arch.GroupMLP, Layer: 1}
+	for name, mutate := range map[string]func(p *Placement){
+		"missing": nil,
+		"count":   func(p *Placement) { p.Records = p.Records[:2] },
+		"dtype":   func(p *Placement) { p.Records[1].DType = blobfile.FP32 },
+		"size":    func(p *Placement) { p.Records[2].Size-- },
+		"offset":  func(p *Placement) { p.Records[0].Offset = 32 },
+	} {
+		placed := Place(specs, sectionName)
+		if mutate == nil {
+			delete(placed, key)
+		} else {
+			p := placed[key]
+			p.Records = append([]blobfile.Record(nil), p.Records...)
+			mutate(&p)
+			placed[key] = p
+		}
+		if _, err := Programs(cfg, Options{}, placed); err == nil {
+			t.Errorf("%s: bad placement accepted", name)
+		}
+	}
+}
+
+// TestProjectionBlobBytes writes the attn_o blob of the golden projection (in 64, out 96)
+// with blobfile.Writer from the record specs and checks its bytes against the layout derived
+// by hand from ane-facts §3: 64-byte header (count 1, version 2), record at 64 (EF BE AD DE,
+// dtype 1, size 96·64·2 = 12288, payload offset 128), payload at 128, file 128 + 12288 bytes
+// (already a multiple of 64). Then the golden MIL runs on it in the sim.
+func TestProjectionBlobBytes(t *testing.T) {
+	cfg := parseConfig(t, smallConfigJSON)
+	recs, err := GroupRecords(cfg, arch.GroupO, 0, blobfile.FP16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := BlobSpec{Records: recs}
+	r := newRand(1)
+	w := randF16(r, 96*64, 0.25)
+	var buf bytes.Buffer
+	bw, err := blobfile.NewWriter(&buf, spec.Entries())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bw.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bw.Write(f16Bytes(w)); err != nil {
+		t.Fatal(err)
+	}
+	if err := bw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	if len(b) != 12416 {
+		t.Fatalf("blob is %d bytes; want 12416", len(b))
+	}
+	want := []struct {
+		off  int
+		size int
+		v    uint64
+	}{{0, 4, 1}, {4, 4, 2}, {64, 4, 0xDEADBEEF}, {68, 4, 1}, {72, 8, 12288}, {80, 8, 128}, {88, 8, 0}}
+	for _, f := range want {
+		var got uint64
+		if f.size == 4 {
+			got = uint64(binary.LittleEndian.Uint32(b[f.off:]))
+		} else {
+			got = binary.LittleEndian.Uint64(b[f.off:])
+		}
+		if got != f.v {
+			t.Errorf("bytes %d..%d = %#x; want %#x", f.off, f.off+f.size, got, f.v)
+		}
+	}
+	if !bytes.Equal(b[64:68], []byte{0xEF, 0xBE, 0xAD, 0xDE}) || !bytes.Equal(b[128:], f16Bytes(w)) {
+		t.Error("sentinel or payload bytes differ")
+	}
+	for i := 8; i < 64; i++ {
+		if b[i] != 0 || b[96+i-8] != 0 && i < 40 {
+			t.Fatalf("reserved byte not zero near %d", i)
+		}
+	}
+
+	e := compileText(t, readTestdata(t, "gen_attn_o_s32.mil"), map[string][]byte{"@model_path/weights/attn_o.bin": b})
+	x := randF16(r, 64*32, 1)
+	y := make([]uint16, 96*32)
+	if err := e.Eval([][]uint16{x}, [][]uint16{y}); err != nil {
+		t.Fatal(err)
+	}
+	wf, xf := f64s(w), f64s(x)
+	for o := 0; o < 96; o++ {
+		for s := 0; s < 32; s++ {
+			var ref, mag float64
+			for i := 0; i < 64; i++ {
+				ref += wf[o*64+i] * xf[i*32+s]
+				mag += abs(wf[o*64+i] * xf[i*32+s])
+			}
+			// One rounding of the result to fp16 (half an ulp) plus float32 accumulation.
+			if got := float64(f16ToF32(y[o*32+s])); abs(got-ref) > ulp16(ref)/2+mag*1e-6 {
+				t.Fatalf("y[%d,%d] = %g; float64 reference %g", o, s, got, ref)
+			}
+		}
+	}
+	if _, err := Programs(cfg, Options{}, map[BlobKey]Placement{}); err == nil || errors.Is(err, ErrANE) {
+		t.Errorf("empty placement: %v", err)
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

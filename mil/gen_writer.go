@@ -1,0 +1,121 @@
+package mil
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/anepack/anepack/blobfile"
+)
+
+// The header every generated program starts with (ane-facts §4.1), byte for byte what MDX,
+// AI and M0AT hand to the compiler.
+const (
+	milVersionLine = "program(1.3)"
+	milBuildInfo   = `[buildInfo = dict<string, string>({{"coremlc-component-MIL", "3510.2.1"}, {"coremlc-version", "3505.4.1"}, {"coremltools-component-milinternal", ""}, {"coremltools-version", "9.0"}})]`
+)
+
+// milWriter builds one program's text: 4-space indented function, 8-space statements, every
+// op parameter a named const, every statement named after its variable (names are unique
+// because variables are).
+type milWriter struct {
+	b    strings.Builder
+	seen map[string]bool
+}
+
+func newMILWriter() *milWriter {
+	w := &milWriter{seen: map[string]bool{}}
+	w.b.WriteString(milVersionLine + "\n" + milBuildInfo + "\n{\n")
+	return w
+}
+
+// open writes `func main<ios18>(<inputs>) {`.
+func (w *milWriter) open(inputs ...IO) {
+	w.b.WriteString("    func main<ios18>(")
+	for i, in := range inputs {
+		if i > 0 {
+			w.b.WriteString(", ")
+		}
+		w.b.WriteString(in.Type.String() + " " + in.Name)
+		w.seen[in.Name] = true
+	}
+	w.b.WriteString(") {\n")
+}
+
+// close writes the output list and the closing braces and returns the text.
+func (w *milWriter) close(outputs ...string) string {
+	w.b.WriteString("    } -> (" + strings.Join(outputs, ", ") + ");\n}\n")
+	return w.b.String()
+}
+
+func (w *milWriter) define(name string) {
+	if w.seen[name] {
+		panic("mil: generator defines " + name + " twice") // a bug in this package, not bad input
+	}
+	w.seen[name] = true
+}
+
+// constant writes `<type> <name> = const()[name = string("<name>"), val = <literal>];`.
+func (w *milWriter) constant(t Type, name, literal string) {
+	w.define(name)
+	fmt.Fprintf(&w.b, "        %s %s = const()[name = string(%q), val = %s];\n", t, name, name, literal)
+}
+
+// op writes `<type> <name> = <op>(<k> = <v>, ...)[name = string("<name>")];`; args alternate
+// parameter names and values, in the order given (callers pass them alphabetically).
+func (w *milWriter) op(t Type, name, op string, args ...string) {
+	w.define(name)
+	fmt.Fprintf(&w.b, "        %s %s = %s(", t, name, op)
+	for i := 0; i+1 < len(args); i += 2 {
+		if i > 0 {
+			w.b.WriteString(", ")
+		}
+		w.b.WriteString(args[i] + " = " + args[i+1])
+	}
+	fmt.Fprintf(&w.b, ")[name = string(%q)];\n", name)
+}
+
+// convConsts writes the five conv parameters of a 1x1 linear layer (ane-facts §4.4 step 3).
+func (w *milWriter) convConsts() {
+	w.constant(TensorType(String), "c_pad_type", `string("valid")`)
+	w.constant(TensorType(Int32, 2), "c_strides", intsLiteral(1, 1))
+	w.constant(TensorType(Int32, 4), "c_pad", intsLiteral(0, 0, 0, 0))
+	w.constant(TensorType(Int32, 2), "c_dilations", intsLiteral(1, 1))
+	w.constant(TensorType(Int32), "c_groups", "int32(1)")
+}
+
+// conv writes a 1x1 convolution of x by weight into an [1, out, 1, seq] fp16 tensor.
+func (w *milWriter) conv(name, weight, x string, out, seq int) {
+	w.op(TensorType(FP16, 1, out, 1, seq), name, "conv",
+		"dilations", "c_dilations", "groups", "c_groups", "pad", "c_pad", "pad_type", "c_pad_type",
+		"strides", "c_strides", "weight", weight, "x", x)
+}
+
+// weight writes the fp16 constant name from a blob record. fp32 records (--dtype f32 bundles)
+// are declared fp32 and cast to fp16, since the ANE computes in fp16; the compiler folds the
+// cast, the blob stays the one the CPU reads.
+func (w *milWriter) weight(name string, r placedRecord) {
+	shape := r.spec.Shape
+	if r.spec.DType == blobfile.FP16 {
+		w.constant(TensorType(FP16, shape...), name, blobLiteral(TensorType(FP16, shape...), r.path, r.offset))
+		return
+	}
+	if !w.seen["c_to_fp16"] {
+		w.constant(TensorType(String), "c_to_fp16", `string("fp16")`)
+	}
+	raw := name + "_fp32"
+	w.constant(TensorType(FP32, shape...), raw, blobLiteral(TensorType(FP32, shape...), r.path, r.offset))
+	w.op(TensorType(FP16, shape...), name, "cast", "dtype", "c_to_fp16", "x", raw)
+}
+
+func intsLiteral(v ...int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return fmt.Sprintf("tensor<int32, [%d]>([%s])", len(v), strings.Join(s, ", "))
+}
+
+func blobLiteral(t Type, path string, offset int64) string {
+	return fmt.Sprintf("%s(BLOBFILE(path = string(%q), offset = uint64(%d)))", t, path, offset)
+}
