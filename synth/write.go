@@ -201,6 +201,9 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
 	if err = write(f); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -130,6 +130,9 @@ func compactJSON(b json.RawMessage) string {
 	if json.Unmarshal(b, &v) != nil {
 		return string(b)
 	}
-	c, _ := json.Marshal(v)
-	return string(c)
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return strings.TrimSpace(buf.String())
 }
