@@ -1,0 +1,31 @@
+package runtime
+
+// Backend computes a model's forward pass. It is deliberately small: one call runs a batch of
+// tokens and returns logits, so a backend is free to fuse, tile and schedule its work however it
+// likes (the CPU runs GEMMs over the whole batch; the ANE runs fused programs in sequence-length
+// buckets), and the session, sampling and generation code above it is shared by all of them.
+// cmd/anerun chooses the backend; nothing in this package does.
+type Backend interface {
+	// Name is the backend's name as users select it: "cpu", "ane", "sim".
+	Name() string
+	// NewState allocates the state of one sequence — its KV cache — for positions
+	// [0, maxTokens). maxTokens is at most the model's max_position_embeddings.
+	NewState(maxTokens int) (State, error)
+	// Close releases the backend's resources (worker threads, compiled programs). States must
+	// be closed first.
+	Close() error
+}
+
+// State is one sequence's cache of keys and values inside a backend.
+type State interface {
+	// Forward runs tokens at positions pos, pos+1, ... pos+len(tokens)-1. Attention sees the
+	// cached positions below pos and, causally, the new tokens; the new tokens' keys and values
+	// replace whatever the cache held at their positions, so moving back (a smaller pos than
+	// last time) discards the cached tail. It writes the logits of the last len(logits)/vocab
+	// tokens, row after row, into logits; len(logits) must be a multiple of the vocabulary size
+	// and at most len(tokens) rows. pos+len(tokens) must not exceed the state's maxTokens.
+	// Forward must not allocate per call once warmed up, so that decoding is allocation-free.
+	Forward(tokens []int, pos int, logits []float32) error
+	// Close releases the cache.
+	Close() error
+}

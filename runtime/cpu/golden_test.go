@@ -1,0 +1,212 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/runtime/internal/testmodel"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testmodel.Cleanup()
+	os.Exit(code)
+}
+
+// Tolerances of golden/README.md "How to compare".
+const (
+	logitTol = 1e-3         // on every compared logit
+	gapTol   = 2 * logitTol // argmax must match where HF's top-1/top-2 gap exceeds this
+)
+
+// open returns the golden model's bundle packed with dtype, a 2-thread backend and its model.
+func open(t *testing.T, name, dtype string) (*runtime.Model, *Backend) {
+	t.Helper()
+	m, err := runtime.Open(testmodel.Bundle(t, name, dtype))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(m, Options{Threads: 2})
+	if err != nil {
+		m.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		b.Close()
+		m.Close()
+	})
+	return m, b
+}
+
+// checkTop compares logits (one row) with HF's top-k list: each listed id's logit within
+// logitTol, and our own k largest values within logitTol of HF's (so a token HF did not rank
+// cannot sneak in above them). It returns the largest difference seen.
+func checkTop(logits []float32, want [][2]float64) (float64, error) {
+	worst := 0.0
+	for _, p := range want {
+		id, w := int(p[0]), p[1]
+		d := math.Abs(float64(logits[id]) - w)
+		worst = max(worst, d)
+		if d > logitTol {
+			return worst, fmt.Errorf("logit of id %d is %.6f; HF has %.6f (diff %.2e)", id, logits[id], w, d)
+		}
+	}
+	got := topK(logits, len(want))
+	for i, p := range want {
+		d := math.Abs(float64(logits[got[i]]) - p[1])
+		worst = max(worst, d)
+		if d > logitTol {
+			return worst, fmt.Errorf("rank %d: our id %d has %.6f; HF's rank %d is id %d with %.6f", i, got[i], logits[got[i]], i, int(p[0]), p[1])
+		}
+	}
+	return worst, nil
+}
+
+// topK returns the ids of the k largest logits, largest first.
+func topK(logits []float32, k int) []int {
+	ids := make([]int, 0, k+1)
+	for id, v := range logits {
+		if len(ids) == k && v <= logits[ids[k-1]] {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(ids, v, func(a int, v float32) int {
+			if logits[a] > v {
+				return -1
+			}
+			return 1
+		})
+		ids = slices.Insert(ids, i, id)
+		if len(ids) > k {
+			ids = ids[:k]
+		}
+	}
+	return ids
+}
+
+func argmax(logits []float32) int {
+	best := 0
+	for i, v := range logits {
+		if v > logits[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// wideGaps reports whether every step's HF top-1/top-2 gap exceeds gapTol, so greedy decoding
+// cannot legitimately flip anywhere.
+func wideGaps(c testmodel.Case) bool {
+	for _, s := range c.StepsTop8 {
+		if s[0][1]-s[1][1] <= gapTol {
+			return false
+		}
+	}
+	return true
+}
+
+// TestGoldenTeacherForcing feeds each golden prompt (batched prefill) and then HF's generated ids
+// one at a time (decode with the KV cache), comparing the logits at every prompt position HF
+// recorded and at every step, for both golden models and both storage types.
+func TestGoldenTeacherForcing(t *testing.T) {
+	for _, name := range testmodel.Models {
+		g := testmodel.LoadGolden(t, name)
+		for _, dtype := range []string{"f16", "f32"} {
+			t.Run(name+"/"+dtype, func(t *testing.T) {
+				m, b := open(t, name, dtype)
+				vocab := m.Config.VocabSize
+				worst := 0.0
+				for _, c := range g.Cases {
+					st, err := b.NewState(len(c.PromptIDs) + len(c.GeneratedIDs))
+					if err != nil {
+						t.Fatal(err)
+					}
+					// Prefill in one call, asking for the logits of the positions HF recorded.
+					np := len(c.PrefillTop4)
+					logits := make([]float32, np*vocab)
+					if err := st.Forward(c.PromptIDs, 0, logits); err != nil {
+						t.Fatal(err)
+					}
+					first := len(c.PromptIDs) - np
+					for j, want := range c.PrefillTop4 {
+						d, err := checkTop(logits[j*vocab:(j+1)*vocab], want)
+						worst = max(worst, d)
+						if err != nil {
+							t.Errorf("%s: prefill position %d: %v", c.Name, first+j, err)
+						}
+					}
+					// Decode: step j's logits come from the last prompt token, then from generated id j-1.
+					step := slices.Clone(logits[(np-1)*vocab:])
+					pos := len(c.PromptIDs)
+					for j, want := range c.StepsTop8 {
+						if j > 0 {
+							if err := st.Forward(c.GeneratedIDs[j-1:j], pos, step); err != nil {
+								t.Fatal(err)
+							}
+							pos++
+						}
+						d, err := checkTop(step, want)
+						worst = max(worst, d)
+						if err != nil {
+							t.Errorf("%s: step %d: %v", c.Name, j, err)
+						}
+						if gap := want[0][1] - want[1][1]; gap > gapTol {
+							if got := argmax(step); got != c.GeneratedIDs[j] {
+								t.Errorf("%s: step %d: argmax %d, HF chose %d (gap %.4f)", c.Name, j, got, c.GeneratedIDs[j], gap)
+							}
+						}
+					}
+					st.Close()
+				}
+				t.Logf("largest logit difference from HF: %.2e", worst)
+			})
+		}
+	}
+}
+
+// TestGoldenGreedy generates greedily from each golden prompt whose every step has a wide top-1
+// gap and expects HF's ids exactly.
+func TestGoldenGreedy(t *testing.T) {
+	for _, name := range testmodel.Models {
+		g := testmodel.LoadGolden(t, name)
+		for _, dtype := range []string{"f16", "f32"} {
+			t.Run(name+"/"+dtype, func(t *testing.T) {
+				m, b := open(t, name, dtype)
+				logits := make([]float32, m.Config.VocabSize)
+				ran := 0
+				for _, c := range g.Cases {
+					if !wideGaps(c) {
+						continue
+					}
+					ran++
+					st, err := b.NewState(len(c.PromptIDs) + len(c.GeneratedIDs))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := st.Forward(c.PromptIDs, 0, logits); err != nil {
+						t.Fatal(err)
+					}
+					var got []int
+					for pos := len(c.PromptIDs); len(got) < len(c.GeneratedIDs); pos++ {
+						id := argmax(logits)
+						got = append(got, id)
+						if err := st.Forward([]int{id}, pos, logits); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if !slices.Equal(got, c.GeneratedIDs) {
+						t.Errorf("%s: greedy ids\n got %v\nwant %v", c.Name, got, c.GeneratedIDs)
+					}
+					st.Close()
+				}
+				if ran == 0 {
+					t.Fatalf("no case of %s has only wide gaps; the test would check nothing", name)
+				}
+				t.Logf("%d case(s) with wide gaps matched", ran)
+			})
+		}
+	}
+}

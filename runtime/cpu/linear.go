@@ -1,0 +1,180 @@
+package cpu
+
+import (
+	"github.com/anepack/anepack/runtime/cpu/kernels"
+)
+
+// mul computes rows [r0, r1) of x·wᵀ for n tokens into y, laid out [n, r1-r0]:
+// y[t*(r1-r0)+j] = sum_c x[t*cols+c] * w[(r0+j)*cols+c]. One token is a GEMV, more a GEMM.
+func (l *linear) mul(y, x []float32, n, r0, r1 int) {
+	c, rows := l.cols, r1-r0
+	switch {
+	case l.f16 != nil && n == 1:
+		kernels.MatVecF16(y, l.f16[r0*c:r1*c], x, rows, c)
+	case l.f16 != nil:
+		kernels.MatMulF16(y, x, l.f16[r0*c:r1*c], n, rows, c)
+	case n == 1:
+		kernels.MatVecF32(y, l.f32[r0*c:r1*c], x, rows, c)
+	default:
+		kernels.MatMulF32(y, x, l.f32[r0*c:r1*c], n, rows, c)
+	}
+}
+
+// output is one linear layer's share of a fused dispatch:
+//
+//	y[t*ldy + col + r] = x[t]·w[r] + bias[r]   for t < n, r < w.rows
+//
+// so several layers can write side by side into one matrix (the LM head chunks into the logits).
+type output struct {
+	w        *linear
+	bias     []float32 // nil for none
+	y        []float32
+	ldy, col int
+	first    int // the first row of this output in the dispatch's concatenated row range
+}
+
+// maxOutputs bounds the layers of one dispatch (Q, K, V; or the LM head's row chunks).
+const maxOutputs = 8
+
+// prefillGrain is the number of weight rows a prefill work item multiplies: a multiple of the
+// kernels' 3-row GEMM tile, small enough that the item's [n, grain] result fits in L2.
+const prefillGrain = 48
+
+// maxDecodeGrain bounds the rows of one decode work item (a multiple of 4).
+const maxDecodeGrain = 4096
+
+// dispatch computes linear layers that share one input as a single parallel job over the
+// concatenation of their output rows, so Q, K and V (or gate and up) cost one wake-up of the
+// worker pool instead of three. The job's func value is built once, so a dispatch allocates
+// nothing.
+type dispatch struct {
+	pool *kernels.Pool
+	fn   func(lo, hi int)
+	// scratch holds one buffer per pool thread for prefill results before they are scattered
+	// (and for the up projection of SwiGLU); a work item takes one and gives it back.
+	scratch chan []float32
+
+	// The current job.
+	x      []float32 // [n, cols]
+	n      int
+	outs   [maxOutputs]output
+	nout   int
+	swiglu bool // outs[0] is gate, outs[1] up; y = silu(gate)*up goes to outs[0].y
+}
+
+func newDispatch(pool *kernels.Pool, batch int) *dispatch {
+	d := &dispatch{pool: pool, scratch: make(chan []float32, pool.Threads())}
+	for range pool.Threads() {
+		// A prefill item holds two [batch, prefillGrain] results; a decode item one GEMV
+		// result of up to maxDecodeGrain rows.
+		d.scratch <- make([]float32, max(2*batch*prefillGrain, maxDecodeGrain))
+	}
+	d.fn = d.run
+	return d
+}
+
+// add appends an output to the current job.
+func (d *dispatch) add(w *linear, bias, y []float32, ldy, col int) {
+	first := 0
+	if d.nout > 0 {
+		prev := &d.outs[d.nout-1]
+		first = prev.first + prev.w.rows
+	}
+	d.outs[d.nout] = output{w: w, bias: bias, y: y, ldy: ldy, col: col, first: first}
+	d.nout++
+}
+
+// linear computes every output added since the last call, for the n tokens of x.
+func (d *dispatch) linear(x []float32, n int) {
+	last := &d.outs[d.nout-1]
+	d.x, d.n, d.swiglu = x, n, false
+	d.pool.Parallel(last.first+last.w.rows, d.grain(last.first+last.w.rows), d.fn)
+	d.reset()
+}
+
+// swiGLU computes y[t*rows+r] = silu(x[t]·gate[r]) * (x[t]·up[r]), Qwen2's MLP before the down
+// projection, in one dispatch; the activation is applied to each work item's rows as soon as
+// both products are done.
+func (d *dispatch) swiGLU(y, x []float32, n int, gate, up *linear) {
+	d.outs[0] = output{w: gate, y: y, ldy: gate.rows}
+	d.outs[1] = output{w: up}
+	d.nout, d.x, d.n, d.swiglu = 2, x, n, true
+	d.pool.Parallel(gate.rows, d.grain(gate.rows), d.fn)
+	d.reset()
+}
+
+func (d *dispatch) reset() {
+	d.x, d.nout = nil, 0
+	d.outs = [maxOutputs]output{}
+}
+
+// grain picks the rows per work item: for decode about 8 items per thread (a busy core takes
+// fewer), in multiples of the GEMV's 4-row block; for prefill a fixed tile that bounds scratch.
+func (d *dispatch) grain(rows int) int {
+	if d.n > 1 {
+		return prefillGrain
+	}
+	g := rows / (8 * d.pool.Threads())
+	g = min(max(g, 16), maxDecodeGrain)
+	return (g + 3) &^ 3
+}
+
+// run is the work item: rows [lo, hi) of the concatenated outputs.
+func (d *dispatch) run(lo, hi int) {
+	if d.swiglu {
+		d.runSwiGLU(lo, hi)
+		return
+	}
+	var tmp []float32
+	for i := range d.outs[:d.nout] {
+		o := &d.outs[i]
+		a, b := max(lo, o.first)-o.first, min(hi, o.first+o.w.rows)-o.first
+		if a >= b {
+			continue
+		}
+		if d.n == 1 {
+			y := o.y[o.col+a : o.col+b]
+			o.w.mul(y, d.x, 1, a, b)
+			if o.bias != nil {
+				kernels.Add(y, o.bias[a:b])
+			}
+			continue
+		}
+		if tmp == nil {
+			tmp = <-d.scratch
+		}
+		rows := b - a
+		o.w.mul(tmp[:d.n*rows], d.x, d.n, a, b)
+		for t := 0; t < d.n; t++ {
+			y := o.y[t*o.ldy+o.col+a : t*o.ldy+o.col+b]
+			copy(y, tmp[t*rows:(t+1)*rows])
+			if o.bias != nil {
+				kernels.Add(y, o.bias[a:b])
+			}
+		}
+	}
+	if tmp != nil {
+		d.scratch <- tmp
+	}
+}
+
+func (d *dispatch) runSwiGLU(lo, hi int) {
+	gate, up := &d.outs[0], &d.outs[1]
+	rows := hi - lo
+	tmp := <-d.scratch
+	if d.n == 1 {
+		y := gate.y[lo:hi]
+		gate.w.mul(y, d.x, 1, lo, hi)
+		u := tmp[:rows]
+		up.w.mul(u, d.x, 1, lo, hi)
+		kernels.SwiGLU(y, y, u)
+	} else {
+		g, u := tmp[:d.n*rows], tmp[d.n*rows:2*d.n*rows]
+		gate.w.mul(g, d.x, d.n, lo, hi)
+		up.w.mul(u, d.x, d.n, lo, hi)
+		for t := 0; t < d.n; t++ {
+			kernels.SwiGLU(gate.y[t*gate.ldy+lo:t*gate.ldy+hi], g[t*rows:(t+1)*rows], u[t*rows:(t+1)*rows])
+		}
+	}
+	d.scratch <- tmp
+}

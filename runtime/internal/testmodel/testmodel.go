@@ -1,0 +1,189 @@
+// Package testmodel builds real bundles for the runtime's tests and reads the golden references
+// Hugging Face produced for them (testdata/model-*.json at the repository root). A bundle is made
+// the way users make one — a SYNTH-1 checkpoint written by package synth, packed by package pack
+// — once per test process and dtype, and shared by every test of the package (call Cleanup from
+// TestMain to remove it).
+package testmodel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/anepack/anepack/internal/qwentok"
+	"github.com/anepack/anepack/pack"
+	"github.com/anepack/anepack/synth"
+)
+
+// Golden is one golden reference file: a SYNTH-1 model and Hugging Face's outputs for it.
+type Golden struct {
+	Model  string          `json:"model"`
+	Seed   uint64          `json:"seed"`
+	Config json.RawMessage `json:"config"`
+	Cases  []Case          `json:"cases"`
+}
+
+// Case is one prompt and HF's outputs for it (fp32, eager attention, KV cache).
+type Case struct {
+	Name         string `json:"name"`
+	PromptIDs    []int  `json:"prompt_ids"`
+	GeneratedIDs []int  `json:"generated_ids"` // greedy
+	// StepsTop8[j] is the top 8 (id, logit) of the logits that chose GeneratedIDs[j].
+	StepsTop8 [][][2]float64 `json:"steps_top8"`
+	// PrefillTop4[j] is the top 4 (id, logit) at prompt position
+	// len(PromptIDs)-len(PrefillTop4)+j: every position, or the last few of a long prompt.
+	PrefillTop4 [][][2]float64 `json:"prefill_top4"`
+}
+
+// Models are the golden reference files, by model name.
+var Models = []string{"qwen2-tiny", "qwen2-tiny-untied"}
+
+// Root returns the repository root (the directory holding go.mod), found from the working
+// directory, which `go test` sets to the package's directory.
+func Root() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("testmodel: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// LoadGolden reads testdata/model-<name>.json.
+func LoadGolden(tb testing.TB, name string) *Golden {
+	tb.Helper()
+	g, err := loadGolden(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}
+
+func loadGolden(name string) (*Golden, error) {
+	root, err := Root()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(root, "testdata", "model-"+name+".json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	g := new(Golden)
+	if err := json.Unmarshal(data, g); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(g.Cases) == 0 {
+		return nil, fmt.Errorf("%s: no cases", path)
+	}
+	return g, nil
+}
+
+var (
+	mu      sync.Mutex
+	dir     string                // the process's build directory
+	bundles = map[string]*build{} // "name/dtype" -> build
+)
+
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Bundle returns the path of a bundle of golden model name ("qwen2-tiny", ...) packed with
+// dtype ("f16" or "f32"), building it on first use. The file must not be modified.
+func Bundle(tb testing.TB, name, dtype string) string {
+	tb.Helper()
+	mu.Lock()
+	key := name + "/" + dtype
+	b := bundles[key]
+	if b == nil {
+		b = new(build)
+		bundles[key] = b
+	}
+	mu.Unlock()
+	b.once.Do(func() { b.path, b.err = buildGolden(name, dtype) })
+	if b.err != nil {
+		tb.Fatalf("building the %s bundle (%s): %v", name, dtype, b.err)
+	}
+	return b.path
+}
+
+// Config returns the path of configs/<name>.json, for models without a golden file (the
+// full-size Qwen2.5-0.5B of the benchmarks).
+func Config(name string) (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "configs", name+".json"), nil
+}
+
+func buildDir() (string, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if dir == "" {
+		d, err := os.MkdirTemp("", "anepack-testmodel-")
+		if err != nil {
+			return "", err
+		}
+		dir = d
+	}
+	return dir, nil
+}
+
+func buildGolden(name, dtype string) (string, error) {
+	g, err := loadGolden(name)
+	if err != nil {
+		return "", err
+	}
+	return Build(g.Config, g.Seed, name, dtype)
+}
+
+// Build writes a SYNTH-1 checkpoint of configJSON with seed and packs it with dtype into the
+// process's build directory as <name>-<dtype>.aneb; the checkpoint is removed afterwards.
+func Build(configJSON []byte, seed uint64, name, dtype string) (string, error) {
+	root, err := buildDir()
+	if err != nil {
+		return "", err
+	}
+	ckpt := filepath.Join(root, name+"-"+dtype+"-checkpoint")
+	defer os.RemoveAll(ckpt)
+	files, err := qwentok.Files()
+	if err != nil {
+		return "", err
+	}
+	ctx := context.Background()
+	if err := synth.WriteCheckpoint(ctx, ckpt, configJSON, files, synth.Options{Seed: seed}); err != nil {
+		return "", err
+	}
+	out := filepath.Join(root, name+"-"+dtype+".aneb")
+	if _, err := pack.Pack(ctx, ckpt, pack.Options{Output: out, DType: dtype, Name: name, Force: true}); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// Cleanup removes every bundle built by this process. Call it from TestMain after m.Run.
+func Cleanup() {
+	mu.Lock()
+	defer mu.Unlock()
+	if dir != "" {
+		os.RemoveAll(dir)
+		dir = ""
+	}
+}

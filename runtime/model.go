@@ -1,0 +1,256 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/format"
+)
+
+// Model is a model in an open bundle: its validated architecture config, generation defaults
+// and a zero-copy view of every tensor. Nothing is copied out of the mapping: a Model costs a
+// few kilobytes of heap whatever the model's size. It is immutable and safe for concurrent use;
+// it is valid until the bundle is closed.
+type Model struct {
+	// Name is the bundle's path (or the manifest's model name), for messages.
+	Name string
+	// Config is the architecture config stored in the manifest.
+	Config *arch.Config
+	// DType is the storage type of the linear weights: "f16" or "f32".
+	DType    string
+	bundle   *format.Bundle
+	manifest *format.Manifest
+	tensors  map[string]*Tensor
+}
+
+// Tensor is a view of one tensor's bytes inside the bundle's mapping.
+type Tensor struct {
+	Name  string
+	DType string // "f16" or "f32"
+	Shape []int  // row-major; [out, in] for linear weights
+	// Parts hold the tensor's rows in order; most tensors have one part, the LM head (or the
+	// tied embedding) one per chunk of at most 65536 rows.
+	Parts []TensorPart
+}
+
+// TensorPart is a run of whole rows of a tensor.
+type TensorPart struct {
+	Rows int
+	Data []byte // Rows * row size bytes, aligned to the element size
+}
+
+// F16 returns the part's elements as fp16 bit patterns, without copying.
+// The caller has checked that the tensor's DType is "f16".
+func (p TensorPart) F16() []uint16 {
+	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(p.Data))), len(p.Data)/2)
+}
+
+// F32 returns the part's elements as float32 values, without copying.
+// The caller has checked that the tensor's DType is "f32".
+func (p TensorPart) F32() []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(p.Data))), len(p.Data)/4)
+}
+
+// Cols returns the size of the tensor's last dimension (1 for a scalar).
+func (t *Tensor) Cols() int {
+	if len(t.Shape) == 0 {
+		return 1
+	}
+	return t.Shape[len(t.Shape)-1]
+}
+
+// Open opens the bundle at path with format.Open (a read-only memory mapping) and returns its
+// model. Closing the model closes the bundle.
+func Open(path string) (*Model, error) {
+	b, err := format.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := NewModel(b, path)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// Close closes the bundle. Slices from the model's tensors must not be used afterwards.
+func (m *Model) Close() error { return m.bundle.Close() }
+
+// Bundle returns the open bundle the model reads from.
+func (m *Model) Bundle() *format.Bundle { return m.bundle }
+
+// Manifest returns the bundle's manifest. It is shared: callers must not modify it.
+func (m *Model) Manifest() *format.Manifest { return m.manifest }
+
+// Generation returns the generation defaults recorded at pack time (from generation_config.json).
+func (m *Model) Generation() format.Generation { return m.manifest.Generation }
+
+// Tensor returns the tensor called name (a Hugging Face name such as arch.EmbedTokens), or an
+// error naming the bundle and the tensor.
+func (m *Model) Tensor(name string) (*Tensor, error) {
+	t, ok := m.tensors[name]
+	if !ok {
+		return nil, fmt.Errorf("%s: the manifest has no tensor %q", m.Name, name)
+	}
+	return t, nil
+}
+
+// NewModel checks an open bundle's manifest and resolves every tensor the architecture needs to
+// a view of the mapping. name is used in error messages (usually the bundle's path). It fails
+// with a message naming the bundle, the field and what was expected when the architecture is
+// not supported, a tensor is missing or has the wrong shape, type or size, or a section
+// reference is out of bounds.
+func NewModel(b *format.Bundle, name string) (*Model, error) {
+	if !littleEndian() {
+		return nil, fmt.Errorf("%s: bundles store little-endian numbers and this machine is big-endian", name)
+	}
+	man := b.Manifest()
+	if name == "" {
+		name = man.Model.Name
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...))
+	}
+	if _, ok := arch.Families[man.Model.Architecture]; !ok {
+		return nil, fail("manifest field model.architecture: %q is not supported by this version of anerun; supported: %s",
+			man.Model.Architecture, strings.Join(arch.Supported(), ", "))
+	}
+	cfg := new(arch.Config)
+	if err := json.Unmarshal(man.Model.Config, cfg); err != nil {
+		return nil, fail("manifest field model.config: %v", err)
+	}
+	if cfg.Architecture != man.Model.Architecture {
+		return nil, fail("manifest field model.config.architecture is %q but model.architecture is %q", cfg.Architecture, man.Model.Architecture)
+	}
+	if err := checkConfig(cfg); err != nil {
+		return nil, fail("manifest field model.config.%v", err)
+	}
+	if man.Model.DType != "f16" && man.Model.DType != "f32" {
+		return nil, fail("manifest field model.dtype is %q; expected \"f16\" or \"f32\"", man.Model.DType)
+	}
+	fam, err := arch.Lookup(cfg)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	m := &Model{Name: name, Config: cfg, DType: man.Model.DType, bundle: b, manifest: man,
+		tensors: make(map[string]*Tensor)}
+	for _, spec := range fam.Tensors(cfg) {
+		t, err := m.resolve(spec)
+		if err != nil {
+			return nil, fail("%v", err)
+		}
+		m.tensors[spec.Name] = t
+	}
+	return m, nil
+}
+
+// checkConfig checks the fields the forward pass divides by or allocates with, so a damaged
+// manifest gives an error instead of a panic. It returns "field: problem".
+func checkConfig(c *arch.Config) error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"hidden_size", c.HiddenSize}, {"intermediate_size", c.IntermediateSize},
+		{"num_hidden_layers", c.NumHiddenLayers}, {"num_attention_heads", c.NumAttentionHeads},
+		{"num_key_value_heads", c.NumKeyValueHeads}, {"head_dim", c.HeadDim},
+		{"vocab_size", c.VocabSize}, {"max_position_embeddings", c.MaxPositionEmbeddings},
+	} {
+		if f.v <= 0 {
+			return fmt.Errorf("%s is %d; expected a positive integer", f.name, f.v)
+		}
+	}
+	switch {
+	case c.NumAttentionHeads%c.NumKeyValueHeads != 0:
+		return fmt.Errorf("num_key_value_heads %d does not divide num_attention_heads %d", c.NumKeyValueHeads, c.NumAttentionHeads)
+	case c.HeadDim%2 != 0:
+		return fmt.Errorf("head_dim %d is odd; rotary embeddings need an even size", c.HeadDim)
+	case !(c.RMSNormEps > 0):
+		return fmt.Errorf("rms_norm_eps is %v; expected a positive number", c.RMSNormEps)
+	case !(c.RopeTheta > 0):
+		return fmt.Errorf("rope_theta is %v; expected a positive number", c.RopeTheta)
+	}
+	return nil
+}
+
+// resolve finds spec's tensor in the manifest and checks it against the architecture: shape,
+// dtype and every part's section, bounds, size and alignment.
+func (m *Model) resolve(spec arch.Tensor) (*Tensor, error) {
+	mt := m.manifest.FindTensor(spec.Name)
+	if mt == nil {
+		return nil, fmt.Errorf("manifest has no tensor %q (%s)", spec.Name, spec.Role)
+	}
+	where := fmt.Sprintf("manifest tensor %q", spec.Name)
+	if !equalShape(mt.Shape, spec.Shape) {
+		return nil, fmt.Errorf("%s: shape is %v; the config implies %v", where, mt.Shape, spec.Shape)
+	}
+	wantDType := m.DType // linear weights and embeddings
+	if spec.Role == arch.RoleNorm || spec.Role == arch.RoleBias {
+		wantDType = "f32"
+	}
+	if mt.DType != wantDType {
+		return nil, fmt.Errorf("%s: dtype is %q; expected %q", where, mt.DType, wantDType)
+	}
+	esize := 2
+	if mt.DType == "f32" {
+		esize = 4
+	}
+	rowBytes := int64(esize)
+	for _, d := range spec.Shape[1:] {
+		rowBytes *= int64(d)
+	}
+	if len(mt.Parts) == 0 {
+		return nil, fmt.Errorf("%s: has no parts", where)
+	}
+	t := &Tensor{Name: mt.Name, DType: mt.DType, Shape: mt.Shape, Parts: make([]TensorPart, len(mt.Parts))}
+	rows := 0
+	for i, p := range mt.Parts {
+		pw := fmt.Sprintf("%s part %d", where, i)
+		sec, ok := m.bundle.Section(p.Section)
+		if !ok {
+			return nil, fmt.Errorf("%s: section %q is not in the bundle", pw, p.Section)
+		}
+		if p.Rows <= 0 || p.Size != int64(p.Rows)*rowBytes {
+			return nil, fmt.Errorf("%s: %d rows in %d bytes; expected %d bytes per row", pw, p.Rows, p.Size, rowBytes)
+		}
+		if p.Offset < 0 || p.Offset > sec.Length || p.Size > sec.Length-p.Offset {
+			return nil, fmt.Errorf("%s: bytes [%d, %d) are outside section %q of %d bytes", pw, p.Offset, p.Offset+p.Size, p.Section, sec.Length)
+		}
+		data, err := m.bundle.Bytes(sec)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", pw, err)
+		}
+		data = data[p.Offset : p.Offset+p.Size : p.Offset+p.Size]
+		if uintptr(unsafe.Pointer(unsafe.SliceData(data)))%uintptr(esize) != 0 {
+			return nil, fmt.Errorf("%s: offset %d in section %q is not aligned to %d bytes", pw, p.Offset, p.Section, esize)
+		}
+		t.Parts[i] = TensorPart{Rows: p.Rows, Data: data}
+		rows += p.Rows
+	}
+	if rows != spec.Shape[0] {
+		return nil, fmt.Errorf("%s: parts hold %d rows; expected %d", where, rows, spec.Shape[0])
+	}
+	return t, nil
+}
+
+func equalShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// littleEndian reports whether this machine stores the low byte first, as bundles do.
+func littleEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}
