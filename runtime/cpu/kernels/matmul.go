@@ -1,13 +1,5 @@
 package kernels
 
-// The assembly GEMM works on tiles of tileTokens tokens x tileRows weight
-// rows (12 accumulators in the 16 YMM registers); the generator in
-// internal/gen uses the same numbers.
-const (
-	tileTokens = 4
-	tileRows   = 3
-)
-
 // MatMulF16 computes a matrix product with fp16 weights, the prefill path:
 //
 //	y[t*rows+r] = sum_c x[t*cols+c] * w[r*cols+c]   for t < n, r < rows

@@ -1,0 +1,175 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/anepack/anepack/half"
+)
+
+// Benchmarks use the Qwen2.5-0.5B MLP shape: W is 4864 x 896 (gate/up) and
+// the prefill batch is 128 tokens. "hot" reuses one matrix (it stays in
+// L2/L3: compute-bound); "stream" rotates through 24 distinct matrices
+// (209 MB fp16, far more than any L3), which is what decode does with the
+// layers of a real model: DRAM-bound. SetBytes counts weight bytes read, so
+// MB/s is the weight streaming rate; GFLOPS is reported as a metric.
+const (
+	benchRows   = 4864
+	benchCols   = 896
+	benchStream = 24
+	benchTokens = 128
+)
+
+// benchWeights returns count matrices of fp16 weights N(0, 0.02) and their
+// float32 twins when f32 is set, filled by repeating one random block.
+func benchWeights(count int, f32 bool) ([][]uint16, [][]float32) {
+	r := rand.New(rand.NewPCG(1, 1))
+	block := make([]uint16, 1<<16+7)
+	for i := range block {
+		block[i] = half.F32ToF16Scalar(float32(r.NormFloat64() * 0.02))
+	}
+	w16 := make([][]uint16, count)
+	var w32 [][]float32
+	for i := range w16 {
+		w16[i] = make([]uint16, benchRows*benchCols)
+		for j := 0; j < len(w16[i]); j += len(block) {
+			copy(w16[i][j:], block)
+		}
+		if f32 {
+			w := make([]float32, len(w16[i]))
+			half.F16ToF32(w, w16[i])
+			w32 = append(w32, w)
+		}
+	}
+	return w16, w32
+}
+
+func benchVec(n int) []float32 {
+	r := rand.New(rand.NewPCG(2, 2))
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
+}
+
+func reportGFLOPS(b *testing.B, flopsPerOp float64) {
+	b.ReportMetric(flopsPerOp*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+}
+
+func BenchmarkMatVecF16(b *testing.B) {
+	w16, _ := benchWeights(benchStream, false)
+	x, y := benchVec(benchCols), make([]float32, benchRows)
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		for _, mode := range []string{"hot", "stream"} {
+			b.Run(fmt.Sprintf("%s/threads=%d", mode, threads), func(b *testing.B) {
+				b.SetBytes(2 * benchRows * benchCols)
+				i := 0
+				for b.Loop() {
+					w := w16[0]
+					if mode == "stream" {
+						w = w16[i%benchStream]
+						i++
+					}
+					p.MatVecF16(y, w, x, benchRows, benchCols)
+				}
+				reportGFLOPS(b, 2*benchRows*benchCols)
+			})
+		}
+		p.Close()
+	}
+	b.Run("hot/generic", func(b *testing.B) {
+		b.SetBytes(2 * benchRows * benchCols)
+		for b.Loop() {
+			matVecF16Generic(y, w16[0], x, benchRows, benchCols, 0)
+		}
+		reportGFLOPS(b, 2*benchRows*benchCols)
+	})
+}
+
+func BenchmarkMatVecF32(b *testing.B) {
+	_, w32 := benchWeights(benchStream, true)
+	x, y := benchVec(benchCols), make([]float32, benchRows)
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		for _, mode := range []string{"hot", "stream"} {
+			b.Run(fmt.Sprintf("%s/threads=%d", mode, threads), func(b *testing.B) {
+				b.SetBytes(4 * benchRows * benchCols)
+				i := 0
+				for b.Loop() {
+					w := w32[0]
+					if mode == "stream" {
+						w = w32[i%benchStream]
+						i++
+					}
+					p.MatVecF32(y, w, x, benchRows, benchCols)
+				}
+				reportGFLOPS(b, 2*benchRows*benchCols)
+			})
+		}
+		p.Close()
+	}
+}
+
+// BenchmarkReadBandwidth is the yardstick for the GEMV: a STREAM-like
+// read-only pass (Sum) over 256 MiB, split over the pool like the GEMV.
+func BenchmarkReadBandwidth(b *testing.B) {
+	buf := make([]float32, 64<<20)
+	for i := range buf {
+		buf[i] = 1
+	}
+	var sink [64]float32
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		body := func(lo, hi int) { sink[lo*len(sink)/len(buf)] = Sum(buf[lo:hi]) }
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			b.SetBytes(int64(4 * len(buf)))
+			for b.Loop() {
+				p.Parallel(len(buf), 1<<20, body)
+			}
+		})
+		p.Close()
+	}
+}
+
+func BenchmarkMatMulF16(b *testing.B) {
+	w16, _ := benchWeights(1, false)
+	shapes := []struct {
+		name       string
+		rows, cols int
+	}{{"4864x896", benchRows, benchCols}, {"896x4864", benchCols, benchRows}}
+	x := benchVec(benchTokens * benchRows)
+	y := make([]float32, benchTokens*benchRows)
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		for _, s := range shapes {
+			b.Run(fmt.Sprintf("%s/n=%d/threads=%d", s.name, benchTokens, threads), func(b *testing.B) {
+				b.SetBytes(int64(2 * s.rows * s.cols))
+				for b.Loop() {
+					p.MatMulF16(y, x, w16[0], benchTokens, s.rows, s.cols)
+				}
+				reportGFLOPS(b, 2*float64(benchTokens*s.rows*s.cols))
+			})
+		}
+		p.Close()
+	}
+}
+
+func BenchmarkMatMulF32(b *testing.B) {
+	_, w32 := benchWeights(1, true)
+	x := benchVec(benchTokens * benchCols)
+	y := make([]float32, benchTokens*benchRows)
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		b.Run(fmt.Sprintf("4864x896/n=%d/threads=%d", benchTokens, threads), func(b *testing.B) {
+			b.SetBytes(4 * benchRows * benchCols)
+			for b.Loop() {
+				p.MatMulF32(y, x, w32[0], benchTokens, benchRows, benchCols)
+			}
+			reportGFLOPS(b, 2*float64(benchTokens*benchRows*benchCols))
+		})
+		p.Close()
+	}
+}
