@@ -416,3 +416,18 @@ func partialBytes(part string, size int64) int64 {
 	}
 	return min(max(fileSize(part), 0), size)
 }
+
+// DownloadFile makes one file of repo at revision present in the cache and
+// returns it (LocalPath is where it is). A file the revision does not have
+// is an ErrEntryNotFound error.
+func (c *Client) DownloadFile(ctx context.Context, repo, revision, path string) (FileInfo, error) {
+	s, err := c.snapshot(ctx, repo, revision, func(p string) bool { return p == path })
+	if err != nil {
+		return FileInfo{}, redact(err, c.Token)
+	}
+	if f, ok := s.File(path); ok {
+		return f, nil
+	}
+	return FileInfo{}, &Error{Kind: ErrEntryNotFound, Repo: repo, Revision: s.Revision, File: path,
+		Msg: fmt.Sprintf("file %s not found in %s at revision %s (commit %s)", path, repo, s.Revision, s.Commit)}
+}

@@ -58,8 +58,18 @@ func (r *recorder) Flush() {
 func (s *Server) record(server string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &recorder{ResponseWriter: w}
+		get := r.Method == http.MethodGet
+		s.mu.Lock()
+		if get {
+			s.inFlight++
+			s.maxIn = max(s.maxIn, s.inFlight)
+		}
+		s.mu.Unlock()
 		defer func() {
 			s.mu.Lock()
+			if get {
+				s.inFlight--
+			}
 			s.requests = append(s.requests, Request{Server: server, Method: r.Method, Path: r.URL.EscapedPath(),
 				Query: r.URL.RawQuery, Range: r.Header.Get("Range"), Authorization: r.Header.Get("Authorization") != "",
 				Status: rec.status, Bytes: rec.bytes})

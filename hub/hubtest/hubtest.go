@@ -254,6 +254,8 @@ type Server struct {
 	requests []Request
 	authHits int
 	reqID    int
+	inFlight int // GET requests being answered now
+	maxIn    int // the most at once since the last ResetRequests
 }
 
 // Start runs a Hub and a CDN on 127.0.0.1.
@@ -429,6 +431,15 @@ func (s *Server) ResetRequests() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = nil
+	s.maxIn = s.inFlight
+}
+
+// MaxInFlight is the largest number of GET requests (on either server)
+// that were being answered at the same time since the last ResetRequests.
+func (s *Server) MaxInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxIn
 }
 
 // CDNAuthViolations counts CDN requests that carried an Authorization
