@@ -2,6 +2,7 @@ package format
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -160,5 +161,33 @@ func BenchmarkWrite(b *testing.B) {
 		if _, err := w.Commit(testManifest()); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkNewReader measures the checks of Open without the system calls: header, table,
+// root digest and manifest JSON, from memory.
+func BenchmarkNewReader(b *testing.B) {
+	for _, bc := range []struct {
+		name     string
+		sections int
+		m        *Manifest
+	}{{"small", 4, testManifest()}, {"qwen-shaped", 400, qwenShapedManifest()}} {
+		b.Run(bc.name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "m.aneb")
+			var secs []testSection
+			for i := range bc.sections {
+				secs = append(secs, testSection{KindMIL, fmt.Sprintf("mil/%d", i), []byte("program")})
+			}
+			writeBundle(b, path, secs, bc.m)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := openBytes(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

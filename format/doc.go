@@ -50,8 +50,10 @@
 // table holds the sha256 of every section, and every byte outside the header, the sections,
 // the table and the manifest must be zero, so the root digest identifies the contents of the
 // whole file: it is a two-level hash tree that costs nothing extra to compute while packing.
-// [Open] checks the header, the table, the manifest and the root digest (microseconds to a
-// millisecond, independent of the model size); section digests are checked lazily by
+// [Open] checks the header, the table, the manifest and the root digest, at a cost independent
+// of the size of the weights (tens of microseconds, plus about 16 ms per MB of manifest JSON
+// for encoding/json: about 4 ms for the ~235 KB manifest of a Qwen2.5-0.5B-shaped bundle);
+// section digests are checked lazily by
 // [Bundle.VerifySection] or all at once, with the padding, by [Bundle.Verify].
 // [Bundle.FileDigest] is the plain sha256 of the file's bytes, which registries and the
 // local store use to name a bundle.
@@ -71,5 +73,6 @@
 // buffer, into a temporary file next to the target; [Writer.Commit] appends the table and the
 // manifest, writes the header, fsyncs and renames the file onto the target path. Until then no
 // file exists at the target path, so a failure or a Ctrl-C (see [AbortOnSignal]) leaves
-// nothing behind once [Writer.Abort] has run.
+// nothing behind once [Writer.Abort] has run. A process killed outright (SIGKILL, power loss)
+// leaves its ".<name>.tmp-*" file, never a partial bundle at the target path.
 package format

@@ -170,15 +170,15 @@ func checkRoundTrip(t *testing.T, b *Bundle, raw []byte, want map[string][]byte,
 	var last int64
 	if err := b.Verify(func(done, total int64) {
 		calls++
-		if done < last || done > total {
-			t.Errorf("progress %d/%d after %d", done, total, last)
+		if done < last || done > total || total != int64(len(raw)) {
+			t.Errorf("progress %d/%d after %d; file is %d bytes", done, total, last, len(raw))
 		}
 		last = done
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if calls == 0 || last == 0 {
-		t.Errorf("Verify reported progress %d times, last %d", calls, last)
+	if calls < 2 || last != int64(len(raw)) {
+		t.Errorf("Verify reported progress %d times, last %d; want several, ending at %d", calls, last, len(raw))
 	}
 	sum := sha256.Sum256(raw)
 	d, err := b.FileDigest(nil)

@@ -46,22 +46,20 @@ func (b *Bundle) verifySection(s Section, pm *progressMeter) error {
 // the gaps before each section and before the table) is zero. Together with the root digest
 // checked by Open, this proves the whole file is the one its root digest names.
 //
-// Sections are hashed on several goroutines. progress, if not nil, is called after each
-// chunk of at most 4 MiB with the bytes checked so far and the total; the calls never overlap
-// and done never decreases. Every mismatch is reported, each naming its section; the error
+// Sections are hashed on several goroutines. progress, if not nil, is called first with the
+// bytes Open already checked, then after each chunk of at most 4 MiB, with the bytes checked
+// so far and the file size; the calls never overlap, done never decreases and the last call
+// has done == total. Every mismatch is reported, each naming its section; the error
 // wraps ErrDigest.
 func (b *Bundle) Verify(progress func(done, total int64)) error {
 	if b.closed.Load() {
 		return ErrClosed
 	}
+	// The header, table and manifest were checked by Open; the padding and the sections fill
+	// the rest of the file exactly, so progress ends at the file size.
 	gaps := b.gaps()
-	pm := &progressMeter{fn: progress}
-	for _, g := range gaps {
-		pm.total += g.n
-	}
-	for _, s := range b.sections {
-		pm.total += s.Length
-	}
+	pm := &progressMeter{fn: progress, total: b.size}
+	pm.add(HeaderSize + b.header.TableLength + b.header.ManifestLength)
 
 	var errs []error
 	for _, g := range gaps {
