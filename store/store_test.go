@@ -225,9 +225,9 @@ func TestRemoveAmbiguousPrefix(t *testing.T) {
 
 func TestRefFileName(t *testing.T) {
 	cases := map[string]string{
-		"oci://r/ns/m:v1":          "oci%3A%2F%2Fr%2Fns%2Fm%3Av1",
+		"oci://r/ns/m:v1":           "oci%3A%2F%2Fr%2Fns%2Fm%3Av1",
 		"hf://Org/Repo@main/x.aneb": "hf%3A%2F%2FOrg%2FRepo%40main%2Fx.aneb",
-		".hidden":                  "%2Ehidden",
+		".hidden":                   "%2Ehidden",
 	}
 	for in, want := range cases {
 		if got := refFileName(in); got != want {
