@@ -140,4 +140,3 @@ func firstDiff(got, want string) string {
 	}
 	return "no difference"
 }
-

@@ -1,0 +1,127 @@
+package mil
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+)
+
+// FuzzParse feeds mutated MIL text to Parse and, when it parses, to Compile (with weight
+// blobs synthesised to match its BLOBFILE constants and a small size limit) and to EvalFloat.
+// None of them may panic. Seeds are every program in testdata.
+func FuzzParse(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.mil"))
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no seed programs in testdata: %v", err)
+	}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, text []byte) {
+		p, err := Parse(text)
+		if err != nil {
+			return
+		}
+		e, err := p.CompileWith(synthWeights(p), CompileOptions{MaxElements: 1 << 16})
+		if err != nil {
+			return
+		}
+		in := make([][]float32, len(e.inputs))
+		for i, b := range e.inputs {
+			in[i] = make([]float32, len(b.data))
+		}
+		out := make([][]float32, len(e.outputs))
+		for i, b := range e.outputs {
+			out[i] = make([]float32, len(b.data))
+		}
+		if err := e.EvalFloat(in, out); err != nil {
+			t.Fatalf("EvalFloat after a successful compile: %v", err)
+		}
+	})
+}
+
+// synthWeights builds, for every BLOBFILE path of the program, a blob with a record of the
+// declared dtype and size at each referenced offset, where they fit without overlapping.
+func synthWeights(p *Program) map[string][]byte {
+	type ref struct {
+		off uint64
+		t   Type
+	}
+	refs := map[string][]ref{}
+	visit := func(l *Literal) {
+		if l != nil && l.Blob != nil {
+			refs[l.Blob.Path] = append(refs[l.Blob.Path], ref{l.Blob.Offset, l.Type})
+		}
+	}
+	for _, fn := range p.Funcs {
+		for _, st := range fn.Stmts {
+			for _, a := range st.Attrs {
+				visit(a.Val)
+			}
+			for _, a := range st.Args {
+				visit(a.Lit)
+			}
+		}
+	}
+	out := map[string][]byte{}
+	for path, rs := range refs {
+		sort.Slice(rs, func(i, j int) bool { return rs[i].off < rs[j].off })
+		var b []byte
+		end := uint64(64)
+		count := uint32(0)
+		for _, r := range rs {
+			code, ok := r.t.DType.blobCode()
+			size := (uint64(r.t.Elements())*uint64(r.t.DType.Bits()) + 7) / 8
+			if !ok || r.off < end || r.off%64 != 0 || r.off+64+size > 1<<20 {
+				continue
+			}
+			if len(b) < int(r.off+64+size) {
+				b = append(b, make([]byte, int(r.off+64+size)-len(b))...)
+			}
+			m := b[r.off:]
+			binary.LittleEndian.PutUint32(m[0:], 0xDEADBEEF)
+			binary.LittleEndian.PutUint32(m[4:], uint32(code))
+			binary.LittleEndian.PutUint64(m[8:], size)
+			binary.LittleEndian.PutUint64(m[16:], r.off+64)
+			for i := range m[64 : 64+size] {
+				m[64+i] = byte(i * 7)
+			}
+			if r.off == 64 {
+				count = 1
+			}
+			end = (r.off + 64 + size + 63) &^ 63
+		}
+		if len(b) < 64 {
+			b = append(b, make([]byte, 64-len(b))...)
+		}
+		binary.LittleEndian.PutUint32(b[0:], count)
+		binary.LittleEndian.PutUint32(b[4:], 2)
+		out[path] = b
+	}
+	return out
+}
+
+// TestFuzzSeedsCompile makes sure the fuzz harness reaches Compile and EvalFloat for every
+// seed: the synthesised weights must satisfy each seed program.
+func TestFuzzSeedsCompile(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.mil"))
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Parse(b)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := p.Compile(synthWeights(p)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
