@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/tokenizer"
 )
 
 // Model is a model in an open bundle: its validated architecture config, generation defaults
@@ -24,6 +26,10 @@ type Model struct {
 	bundle   *format.Bundle
 	manifest *format.Manifest
 	tensors  map[string]*Tensor
+
+	tokOnce sync.Once
+	tok     *tokenizer.Tokenizer
+	tokErr  error
 }
 
 // Tensor is a view of one tensor's bytes inside the bundle's mapping.
@@ -88,6 +94,47 @@ func (m *Model) Manifest() *format.Manifest { return m.manifest }
 
 // Generation returns the generation defaults recorded at pack time (from generation_config.json).
 func (m *Model) Generation() format.Generation { return m.manifest.Generation }
+
+// Tokenizer returns the bundle's tokenizer, loaded on first use from its compiled tables
+// (zero-copy: the tables stay in the mapping).
+func (m *Model) Tokenizer() (*tokenizer.Tokenizer, error) {
+	m.tokOnce.Do(func() {
+		t := m.manifest.Tokenizer
+		if t == nil || t.Section == "" {
+			m.tokErr = fmt.Errorf("%s: the manifest has no tokenizer section", m.Name)
+			return
+		}
+		sec, ok := m.bundle.Section(t.Section)
+		if !ok {
+			m.tokErr = fmt.Errorf("%s: manifest field tokenizer.section names %q, which is not in the bundle", m.Name, t.Section)
+			return
+		}
+		data, err := m.bundle.Bytes(sec)
+		if err != nil {
+			m.tokErr = fmt.Errorf("%s: tokenizer: %w", m.Name, err)
+			return
+		}
+		if m.tok, err = tokenizer.Load(data); err != nil {
+			m.tokErr = fmt.Errorf("%s: tokenizer section %q: %w", m.Name, t.Section, err)
+		}
+	})
+	return m.tok, m.tokErr
+}
+
+// EOSIDs returns the ids that end generation: the generation config's eos ids, or the
+// tokenizer's end-of-sequence token when the config names none.
+func (m *Model) EOSIDs() []int {
+	if ids := m.manifest.Generation.EOSTokenIDs; len(ids) > 0 {
+		return ids
+	}
+	if len(m.Config.EOSTokenIDs) > 0 {
+		return m.Config.EOSTokenIDs
+	}
+	if tok, err := m.Tokenizer(); err == nil && tok.EOS() >= 0 {
+		return []int{tok.EOS()}
+	}
+	return nil
+}
 
 // Tensor returns the tensor called name (a Hugging Face name such as arch.EmbedTokens), or an
 // error naming the bundle and the tensor.
