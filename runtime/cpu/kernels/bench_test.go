@@ -173,3 +173,37 @@ func BenchmarkMatMulF32(b *testing.B) {
 		p.Close()
 	}
 }
+
+// BenchmarkVectorOps measures the per-token helpers on model-sized vectors:
+// hidden 896 (RMSNorm, Dot over a head is 64), intermediate 4864 (SwiGLU)
+// and a 1024-position attention row (Softmax).
+func BenchmarkVectorOps(b *testing.B) {
+	h, g, up := benchVec(896), benchVec(4864), benchVec(4864)
+	dst := make([]float32, 4864)
+	row := benchVec(1024)
+	b.Run("RMSNorm/896", func(b *testing.B) {
+		b.SetBytes(4 * 896)
+		for b.Loop() {
+			RMSNorm(dst, h, h, 1e-6)
+		}
+	})
+	b.Run("SwiGLU/4864", func(b *testing.B) {
+		b.SetBytes(4 * 4864)
+		for b.Loop() {
+			SwiGLU(dst, g, up)
+		}
+	})
+	b.Run("Softmax/1024", func(b *testing.B) {
+		b.SetBytes(4 * 1024)
+		for b.Loop() {
+			copy(dst, row)
+			Softmax(dst[:1024])
+		}
+	})
+	b.Run("Dot/64", func(b *testing.B) {
+		b.SetBytes(4 * 64)
+		for b.Loop() {
+			_ = Dot(h[:64], g[:64])
+		}
+	})
+}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/internal/qwentok"
 	"github.com/anepack/anepack/pack"
 	"github.com/anepack/anepack/synth"
@@ -186,4 +187,43 @@ func Cleanup() {
 		os.RemoveAll(dir)
 		dir = ""
 	}
+}
+
+// Rewrite copies the bundle at src to dst with its manifest changed by edit: the way tests make
+// damaged or foreign bundles that pack would never write.
+func Rewrite(src, dst string, edit func(m *format.Manifest)) error {
+	b, err := format.Open(src)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	// Deep-copy the manifest through JSON so the open bundle's copy stays untouched.
+	raw, err := json.Marshal(b.Manifest())
+	if err != nil {
+		return err
+	}
+	m := new(format.Manifest)
+	if err := json.Unmarshal(raw, m); err != nil {
+		return err
+	}
+	edit(m)
+	w, err := format.Create(dst)
+	if err != nil {
+		return err
+	}
+	for _, s := range b.Sections() {
+		data, err := b.Bytes(s)
+		if err == nil {
+			_, err = w.Add(s.Kind, s.Name, data)
+		}
+		if err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	if _, err := w.Commit(m); err != nil {
+		w.Abort()
+		return err
+	}
+	return nil
 }

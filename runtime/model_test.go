@@ -1,0 +1,100 @@
+package runtime_test
+
+import (
+	"path/filepath"
+	goruntime "runtime"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/runtime/internal/testmodel"
+)
+
+// TestOpenIsZeroCopy opens a real bundle and checks that the weights are views of the mapping:
+// the heap grows by far less than the weights' size, and a tensor's bytes are the section's.
+func TestOpenIsZeroCopy(t *testing.T) {
+	path := testmodel.Bundle(t, "qwen2-tiny", "f32") // ~40 MB of f32 weights
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	m, err := runtime.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	goruntime.GC()
+	goruntime.ReadMemStats(&after)
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 1<<20 {
+		t.Errorf("opening the model grew the heap by %d bytes; the weights must stay in the mapping", grew)
+	}
+	emb, err := m.Tensor(arch.EmbedTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := m.Manifest().FindTensor(arch.EmbedTokens).Parts[0]
+	sec, _ := m.Bundle().Section(part.Section)
+	data, err := m.Bundle().Bytes(sec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unsafe.SliceData(emb.Parts[0].Data) != &data[part.Offset] {
+		t.Error("the embedding's bytes are not the bundle section's bytes")
+	}
+	if got := len(emb.Parts[0].F32()); got != emb.Parts[0].Rows*m.Config.HiddenSize {
+		t.Errorf("embedding part 0 has %d float32 values; want %d rows of %d", got, emb.Parts[0].Rows, m.Config.HiddenSize)
+	}
+}
+
+// TestOpenRejectsBadBundles rewrites a real bundle's manifest in ways pack never would and
+// checks each gives an error naming the problem.
+func TestOpenRejectsBadBundles(t *testing.T) {
+	src := testmodel.Bundle(t, "qwen2-tiny", "f16")
+	q0 := arch.LayerTensor(0, arch.QProj)
+	for _, tc := range []struct {
+		name string
+		edit func(m *format.Manifest)
+		want []string
+	}{
+		{"unsupported architecture", func(m *format.Manifest) { m.Model.Architecture = "LlamaForCausalLM" },
+			[]string{"LlamaForCausalLM", "not supported", "Qwen2ForCausalLM"}},
+		{"missing tensor", func(m *format.Manifest) {
+			for i := range m.Tensors {
+				if m.Tensors[i].Name == q0 {
+					m.Tensors = append(m.Tensors[:i], m.Tensors[i+1:]...)
+					break
+				}
+			}
+		}, []string{q0, "no tensor"}},
+		{"wrong shape", func(m *format.Manifest) { m.FindTensor(q0).Shape = []int{3, 64} }, []string{q0, "shape"}},
+		{"wrong dtype", func(m *format.Manifest) { m.FindTensor(q0).DType = "f32" }, []string{q0, "dtype"}},
+		{"out of bounds", func(m *format.Manifest) { m.FindTensor(q0).Parts[0].Offset = 1 << 40 }, []string{q0, "outside section"}},
+		{"missing section", func(m *format.Manifest) { m.FindTensor(q0).Parts[0].Section = "blob/nope" }, []string{q0, "blob/nope"}},
+		{"bad config", func(m *format.Manifest) {
+			m.Model.Config = []byte(strings.Replace(string(m.Model.Config), `"num_key_value_heads":2`, `"num_key_value_heads":3`, 1))
+		}, []string{"num_key_value_heads"}},
+		{"bad dtype", func(m *format.Manifest) { m.Model.DType = "q4" }, []string{"model.dtype", "q4"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dst := filepath.Join(t.TempDir(), "bad.aneb")
+			if err := testmodel.Rewrite(src, dst, tc.edit); err != nil {
+				t.Fatal(err)
+			}
+			m, err := runtime.Open(dst)
+			if err == nil {
+				m.Close()
+				t.Fatal("opened without error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			if !strings.Contains(err.Error(), dst) {
+				t.Errorf("error %q does not name the bundle %s", err, dst)
+			}
+		})
+	}
+}
