@@ -563,7 +563,10 @@ func (t *transfer) attempt(ctx context.Context, ch *chunk, pending *http.Respons
 	return n, nil
 }
 
-// copyBody writes up to limit bytes of body at the chunk's position.
+// copyBody writes up to limit bytes of body at the chunk's position. Each
+// read is written at once (no waiting for a full buffer), so whatever has
+// arrived is on disk: a killed process loses nothing it received, and a
+// slow link still shows progress.
 func (t *transfer) copyBody(ctx context.Context, ch *chunk, body io.Reader, limit int64) (int64, error) {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
@@ -571,7 +574,7 @@ func (t *transfer) copyBody(ctx context.Context, ch *chunk, body io.Reader, limi
 	var written int64
 	for written < limit {
 		want := min(int64(len(buf)), limit-written)
-		n, rerr := io.ReadFull(body, buf[:want])
+		n, rerr := body.Read(buf[:want])
 		if n > 0 {
 			if _, werr := t.f.WriteAt(buf[:n], ch.pos()); werr != nil {
 				return written, diskErr(werr, t.part)
@@ -582,10 +585,10 @@ func (t *transfer) copyBody(ctx context.Context, ch *chunk, body io.Reader, limi
 			t.prog.add(int64(n))
 		}
 		if rerr != nil {
-			if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
-				if written == limit {
-					return written, nil
-				}
+			if written == limit {
+				return written, nil
+			}
+			if rerr == io.EOF {
 				return written, io.ErrUnexpectedEOF
 			}
 			return written, rerr

@@ -434,6 +434,16 @@ func (s *Server) ResetRequests() {
 	s.maxIn = s.inFlight
 }
 
+// InFlight is the number of GET requests being answered now. After killing
+// a client, wait for it to reach 0 before ResetRequests: a request is
+// recorded when its handler returns, which for a stalled one is when the
+// server notices the client is gone.
+func (s *Server) InFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inFlight
+}
+
 // MaxInFlight is the largest number of GET requests (on either server)
 // that were being answered at the same time since the last ResetRequests.
 func (s *Server) MaxInFlight() int {
