@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -338,6 +339,7 @@ func (c *Client) fromCache(repo, revision string, want func(string) bool, needTr
 		return nil, &Error{Kind: ErrNotCached, Repo: repo, Revision: revision, Msg: "no cached listing"}
 	}
 	s := &Snapshot{Repo: repo, Revision: revision, Commit: commit, Dir: rc.snapshotDir(commit)}
+	var missing []string
 	for _, f := range files {
 		if !want(f.Path) {
 			continue
@@ -345,9 +347,8 @@ func (c *Client) fromCache(repo, revision string, want func(string) bool, needTr
 		f.LocalPath = rc.snapshotFile(commit, f.Path)
 		size := fileSize(f.LocalPath)
 		if size < 0 || (f.Size >= 0 && size != f.Size) {
-			return nil, &Error{Kind: ErrNotCached, Repo: repo, Revision: revision, File: f.Path,
-				Msg: fmt.Sprintf("offline mode (HF_HUB_OFFLINE): %s of %s at %s is not in the cache (%s); run once without HF_HUB_OFFLINE to download it",
-					f.Path, repo, commit, f.LocalPath)}
+			missing = append(missing, f.Path)
+			continue
 		}
 		f.Size, f.Cached = size, true
 		if !f.LFS || f.SHA256 == "" {
@@ -356,6 +357,15 @@ func (c *Client) fromCache(repo, revision string, want func(string) bool, needTr
 			}
 		}
 		s.Files = append(s.Files, f)
+	}
+	if len(missing) > 0 {
+		names := strings.Join(missing[:min(len(missing), 5)], ", ")
+		if len(missing) > 5 {
+			names += fmt.Sprintf(" and %d more", len(missing)-5)
+		}
+		return nil, &Error{Kind: ErrNotCached, Repo: repo, Revision: revision, File: missing[0],
+			Msg: fmt.Sprintf("offline mode (HF_HUB_OFFLINE): missing from the cache: %s of %s at %s (in %s); run once without HF_HUB_OFFLINE to download it",
+				names, repo, commit, s.Dir)}
 	}
 	return s, nil
 }
