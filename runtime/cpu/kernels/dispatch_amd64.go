@@ -107,3 +107,20 @@ func dotFast(x, y []float32) (float32, int) {
 	}
 	return dotAVX2(x[:n], y[:n]), n
 }
+
+func swigluFast(dst, gate, up []float32) int {
+	n := len(dst) &^ 7
+	if !useAVX2 || n == 0 {
+		return 0
+	}
+	swigluAVX2(dst[:n], gate[:n], up[:n])
+	return n
+}
+
+func expSumFast(dst, x []float32, m float32) (float32, int) {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		return 0, 0
+	}
+	return expSumAVX2(dst[:n], x[:n], m), n
+}

@@ -1859,3 +1859,267 @@ done:
 	VZEROUPPER
 	MOVSS        X1, ret+48(FP)
 	RET
+
+DATA expHi<>+0(SB)/4, $0x42b00000
+DATA expHi<>+4(SB)/4, $0x42b00000
+DATA expHi<>+8(SB)/4, $0x42b00000
+DATA expHi<>+12(SB)/4, $0x42b00000
+DATA expHi<>+16(SB)/4, $0x42b00000
+DATA expHi<>+20(SB)/4, $0x42b00000
+DATA expHi<>+24(SB)/4, $0x42b00000
+DATA expHi<>+28(SB)/4, $0x42b00000
+GLOBL expHi<>(SB), RODATA|NOPTR, $32
+
+DATA expLo<>+0(SB)/4, $0xc2aeac4f
+DATA expLo<>+4(SB)/4, $0xc2aeac4f
+DATA expLo<>+8(SB)/4, $0xc2aeac4f
+DATA expLo<>+12(SB)/4, $0xc2aeac4f
+DATA expLo<>+16(SB)/4, $0xc2aeac4f
+DATA expLo<>+20(SB)/4, $0xc2aeac4f
+DATA expLo<>+24(SB)/4, $0xc2aeac4f
+DATA expLo<>+28(SB)/4, $0xc2aeac4f
+GLOBL expLo<>(SB), RODATA|NOPTR, $32
+
+DATA expLog2e<>+0(SB)/4, $0x3fb8aa3b
+DATA expLog2e<>+4(SB)/4, $0x3fb8aa3b
+DATA expLog2e<>+8(SB)/4, $0x3fb8aa3b
+DATA expLog2e<>+12(SB)/4, $0x3fb8aa3b
+DATA expLog2e<>+16(SB)/4, $0x3fb8aa3b
+DATA expLog2e<>+20(SB)/4, $0x3fb8aa3b
+DATA expLog2e<>+24(SB)/4, $0x3fb8aa3b
+DATA expLog2e<>+28(SB)/4, $0x3fb8aa3b
+GLOBL expLog2e<>(SB), RODATA|NOPTR, $32
+
+DATA expLn2Hi<>+0(SB)/4, $0x3f318000
+DATA expLn2Hi<>+4(SB)/4, $0x3f318000
+DATA expLn2Hi<>+8(SB)/4, $0x3f318000
+DATA expLn2Hi<>+12(SB)/4, $0x3f318000
+DATA expLn2Hi<>+16(SB)/4, $0x3f318000
+DATA expLn2Hi<>+20(SB)/4, $0x3f318000
+DATA expLn2Hi<>+24(SB)/4, $0x3f318000
+DATA expLn2Hi<>+28(SB)/4, $0x3f318000
+GLOBL expLn2Hi<>(SB), RODATA|NOPTR, $32
+
+DATA expLn2Lo<>+0(SB)/4, $0xb95e8083
+DATA expLn2Lo<>+4(SB)/4, $0xb95e8083
+DATA expLn2Lo<>+8(SB)/4, $0xb95e8083
+DATA expLn2Lo<>+12(SB)/4, $0xb95e8083
+DATA expLn2Lo<>+16(SB)/4, $0xb95e8083
+DATA expLn2Lo<>+20(SB)/4, $0xb95e8083
+DATA expLn2Lo<>+24(SB)/4, $0xb95e8083
+DATA expLn2Lo<>+28(SB)/4, $0xb95e8083
+GLOBL expLn2Lo<>(SB), RODATA|NOPTR, $32
+
+DATA expP0<>+0(SB)/4, $0x39506967
+DATA expP0<>+4(SB)/4, $0x39506967
+DATA expP0<>+8(SB)/4, $0x39506967
+DATA expP0<>+12(SB)/4, $0x39506967
+DATA expP0<>+16(SB)/4, $0x39506967
+DATA expP0<>+20(SB)/4, $0x39506967
+DATA expP0<>+24(SB)/4, $0x39506967
+DATA expP0<>+28(SB)/4, $0x39506967
+GLOBL expP0<>(SB), RODATA|NOPTR, $32
+
+DATA expP1<>+0(SB)/4, $0x3ab743ce
+DATA expP1<>+4(SB)/4, $0x3ab743ce
+DATA expP1<>+8(SB)/4, $0x3ab743ce
+DATA expP1<>+12(SB)/4, $0x3ab743ce
+DATA expP1<>+16(SB)/4, $0x3ab743ce
+DATA expP1<>+20(SB)/4, $0x3ab743ce
+DATA expP1<>+24(SB)/4, $0x3ab743ce
+DATA expP1<>+28(SB)/4, $0x3ab743ce
+GLOBL expP1<>(SB), RODATA|NOPTR, $32
+
+DATA expP2<>+0(SB)/4, $0x3c088908
+DATA expP2<>+4(SB)/4, $0x3c088908
+DATA expP2<>+8(SB)/4, $0x3c088908
+DATA expP2<>+12(SB)/4, $0x3c088908
+DATA expP2<>+16(SB)/4, $0x3c088908
+DATA expP2<>+20(SB)/4, $0x3c088908
+DATA expP2<>+24(SB)/4, $0x3c088908
+DATA expP2<>+28(SB)/4, $0x3c088908
+GLOBL expP2<>(SB), RODATA|NOPTR, $32
+
+DATA expP3<>+0(SB)/4, $0x3d2aa9c1
+DATA expP3<>+4(SB)/4, $0x3d2aa9c1
+DATA expP3<>+8(SB)/4, $0x3d2aa9c1
+DATA expP3<>+12(SB)/4, $0x3d2aa9c1
+DATA expP3<>+16(SB)/4, $0x3d2aa9c1
+DATA expP3<>+20(SB)/4, $0x3d2aa9c1
+DATA expP3<>+24(SB)/4, $0x3d2aa9c1
+DATA expP3<>+28(SB)/4, $0x3d2aa9c1
+GLOBL expP3<>(SB), RODATA|NOPTR, $32
+
+DATA expP4<>+0(SB)/4, $0x3e2aaaaa
+DATA expP4<>+4(SB)/4, $0x3e2aaaaa
+DATA expP4<>+8(SB)/4, $0x3e2aaaaa
+DATA expP4<>+12(SB)/4, $0x3e2aaaaa
+DATA expP4<>+16(SB)/4, $0x3e2aaaaa
+DATA expP4<>+20(SB)/4, $0x3e2aaaaa
+DATA expP4<>+24(SB)/4, $0x3e2aaaaa
+DATA expP4<>+28(SB)/4, $0x3e2aaaaa
+GLOBL expP4<>(SB), RODATA|NOPTR, $32
+
+DATA expP5<>+0(SB)/4, $0x3f000000
+DATA expP5<>+4(SB)/4, $0x3f000000
+DATA expP5<>+8(SB)/4, $0x3f000000
+DATA expP5<>+12(SB)/4, $0x3f000000
+DATA expP5<>+16(SB)/4, $0x3f000000
+DATA expP5<>+20(SB)/4, $0x3f000000
+DATA expP5<>+24(SB)/4, $0x3f000000
+DATA expP5<>+28(SB)/4, $0x3f000000
+GLOBL expP5<>(SB), RODATA|NOPTR, $32
+
+DATA one<>+0(SB)/4, $0x3f800000
+DATA one<>+4(SB)/4, $0x3f800000
+DATA one<>+8(SB)/4, $0x3f800000
+DATA one<>+12(SB)/4, $0x3f800000
+DATA one<>+16(SB)/4, $0x3f800000
+DATA one<>+20(SB)/4, $0x3f800000
+DATA one<>+24(SB)/4, $0x3f800000
+DATA one<>+28(SB)/4, $0x3f800000
+GLOBL one<>(SB), RODATA|NOPTR, $32
+
+DATA signBit<>+0(SB)/4, $0x80000000
+DATA signBit<>+4(SB)/4, $0x80000000
+DATA signBit<>+8(SB)/4, $0x80000000
+DATA signBit<>+12(SB)/4, $0x80000000
+DATA signBit<>+16(SB)/4, $0x80000000
+DATA signBit<>+20(SB)/4, $0x80000000
+DATA signBit<>+24(SB)/4, $0x80000000
+DATA signBit<>+28(SB)/4, $0x80000000
+GLOBL signBit<>(SB), RODATA|NOPTR, $32
+
+DATA i127<>+0(SB)/4, $0x0000007f
+DATA i127<>+4(SB)/4, $0x0000007f
+DATA i127<>+8(SB)/4, $0x0000007f
+DATA i127<>+12(SB)/4, $0x0000007f
+DATA i127<>+16(SB)/4, $0x0000007f
+DATA i127<>+20(SB)/4, $0x0000007f
+DATA i127<>+24(SB)/4, $0x0000007f
+DATA i127<>+28(SB)/4, $0x0000007f
+GLOBL i127<>(SB), RODATA|NOPTR, $32
+
+DATA inf<>+0(SB)/4, $0x7f800000
+DATA inf<>+4(SB)/4, $0x7f800000
+DATA inf<>+8(SB)/4, $0x7f800000
+DATA inf<>+12(SB)/4, $0x7f800000
+DATA inf<>+16(SB)/4, $0x7f800000
+DATA inf<>+20(SB)/4, $0x7f800000
+DATA inf<>+24(SB)/4, $0x7f800000
+DATA inf<>+28(SB)/4, $0x7f800000
+GLOBL inf<>(SB), RODATA|NOPTR, $32
+
+DATA expMax<>+0(SB)/4, $0x42b17218
+DATA expMax<>+4(SB)/4, $0x42b17218
+DATA expMax<>+8(SB)/4, $0x42b17218
+DATA expMax<>+12(SB)/4, $0x42b17218
+DATA expMax<>+16(SB)/4, $0x42b17218
+DATA expMax<>+20(SB)/4, $0x42b17218
+DATA expMax<>+24(SB)/4, $0x42b17218
+DATA expMax<>+28(SB)/4, $0x42b17218
+GLOBL expMax<>(SB), RODATA|NOPTR, $32
+
+// func swigluAVX2(dst []float32, gate []float32, up []float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·swigluAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ gate_base+24(FP), CX
+	MOVQ up_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+loop:
+	TESTQ        BX, BX
+	JZ           done
+	VMOVUPS      (CX), Y0
+	VXORPS       signBit<>+0(SB), Y0, Y1
+	VCMPPS       $0x01, expLo<>+0(SB), Y1, Y2
+	VCMPPS       $0x1e, expMax<>+0(SB), Y1, Y3
+	VMINPS       expHi<>+0(SB), Y1, Y1
+	VMAXPS       expLo<>+0(SB), Y1, Y1
+	VMULPS       expLog2e<>+0(SB), Y1, Y4
+	VROUNDPS     $0x00, Y4, Y4
+	VFNMADD231PS expLn2Hi<>+0(SB), Y4, Y1
+	VFNMADD231PS expLn2Lo<>+0(SB), Y4, Y1
+	VMOVUPS      expP0<>+0(SB), Y5
+	VFMADD213PS  expP1<>+0(SB), Y1, Y5
+	VFMADD213PS  expP2<>+0(SB), Y1, Y5
+	VFMADD213PS  expP3<>+0(SB), Y1, Y5
+	VFMADD213PS  expP4<>+0(SB), Y1, Y5
+	VFMADD213PS  expP5<>+0(SB), Y1, Y5
+	VMULPS       Y1, Y1, Y6
+	VFMADD213PS  Y1, Y6, Y5
+	VADDPS       one<>+0(SB), Y5, Y5
+	VCVTPS2DQ    Y4, Y1
+	VPADDD       i127<>+0(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y5, Y5
+	VANDNPS      Y5, Y2, Y5
+	VBLENDVPS    Y3, inf<>+0(SB), Y5, Y5
+	VADDPS       one<>+0(SB), Y5, Y5
+	VDIVPS       Y5, Y0, Y0
+	VMULPS       (DX), Y0, Y0
+	VMOVUPS      Y0, (AX)
+	ADDQ         $0x20, AX
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, BX
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func expSumAVX2(dst []float32, x []float32, m float32) float32
+// Requires: AVX, AVX2, FMA3, SSE
+TEXT ·expSumAVX2(SB), NOSPLIT, $0-60
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	MOVSS        m+48(FP), X0
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
+
+loop:
+	TESTQ        DX, DX
+	JZ           done
+	VMOVUPS      (CX), Y2
+	VSUBPS       Y0, Y2, Y2
+	VCMPPS       $0x01, expLo<>+0(SB), Y2, Y3
+	VCMPPS       $0x1e, expMax<>+0(SB), Y2, Y4
+	VMINPS       expHi<>+0(SB), Y2, Y2
+	VMAXPS       expLo<>+0(SB), Y2, Y2
+	VMULPS       expLog2e<>+0(SB), Y2, Y5
+	VROUNDPS     $0x00, Y5, Y5
+	VFNMADD231PS expLn2Hi<>+0(SB), Y5, Y2
+	VFNMADD231PS expLn2Lo<>+0(SB), Y5, Y2
+	VMOVUPS      expP0<>+0(SB), Y6
+	VFMADD213PS  expP1<>+0(SB), Y2, Y6
+	VFMADD213PS  expP2<>+0(SB), Y2, Y6
+	VFMADD213PS  expP3<>+0(SB), Y2, Y6
+	VFMADD213PS  expP4<>+0(SB), Y2, Y6
+	VFMADD213PS  expP5<>+0(SB), Y2, Y6
+	VMULPS       Y2, Y2, Y7
+	VFMADD213PS  Y2, Y7, Y6
+	VADDPS       one<>+0(SB), Y6, Y6
+	VCVTPS2DQ    Y5, Y2
+	VPADDD       i127<>+0(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y6, Y6
+	VANDNPS      Y6, Y3, Y6
+	VBLENDVPS    Y4, inf<>+0(SB), Y6, Y6
+	VMOVUPS      Y6, (AX)
+	VADDPS       Y6, Y1, Y1
+	ADDQ         $0x20, AX
+	ADDQ         $0x20, CX
+	SUBQ         $0x08, DX
+	JMP          loop
+
+done:
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+56(FP)
+	RET

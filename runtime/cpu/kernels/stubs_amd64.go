@@ -143,3 +143,13 @@ func sumAVX2(x []float32) float32
 //
 //go:noescape
 func dotAVX2(x []float32, y []float32) float32
+
+// swigluAVX2 sets dst[i] = silu(gate[i])*up[i] for i < len(dst), a multiple of 8.
+//
+//go:noescape
+func swigluAVX2(dst []float32, gate []float32, up []float32)
+
+// expSumAVX2 sets dst[i] = exp(x[i]-m) for i < len(x), a multiple of 8, and returns their sum.
+//
+//go:noescape
+func expSumAVX2(dst []float32, x []float32, m float32) float32

@@ -83,41 +83,83 @@ func RMSNorm(dst, x, weight []float32, eps float32) {
 	}
 }
 
-// Softmax replaces x by softmax(x) in place: exp(x - max) / sum, in float32
-// with the sum accumulated in float64. -Inf entries (masked positions) become
-// 0; an all--Inf input becomes all NaN, as in PyTorch.
+// Softmax replaces x by softmax(x) in place, as PyTorch does it in float32:
+// m = max(x), e = exp(x - m), s = sum(e), x = e * (1/s). -Inf entries (masked
+// positions) become exactly 0. exp is expf32's (within 2 ulp).
 func Softmax(x []float32) {
 	if len(x) == 0 {
 		return
 	}
 	m := x[0]
 	for _, v := range x[1:] {
-		if v > m {
+		if v > m { // not the max builtin: its NaN and ±0 rules cost a branch chain
 			m = v
 		}
 	}
-	var s float64
-	for i, v := range x {
-		e := float32(math.Exp(float64(v - m)))
+	s, n := expSumFast(x, x, m)
+	for i := n; i < len(x); i++ {
+		e := expf32(x[i] - m)
 		x[i] = e
-		s += float64(e)
+		s += e
 	}
-	inv := 1 / s
-	for i, e := range x {
-		x[i] = float32(float64(e) * inv)
-	}
+	Scale(x, 1/s)
 }
 
-// SwiGLU writes dst[i] = silu(gate[i]) * up[i] with silu(g) = g*sigmoid(g),
-// the Qwen2 MLP activation. dst may alias gate or up.
+// SwiGLU writes dst[i] = silu(gate[i]) * up[i] with silu(g) = g/(1+exp(-g))
+// (PyTorch's formula), the Qwen2 MLP activation. dst may alias gate or up.
 func SwiGLU(dst, gate, up []float32) {
 	if len(gate) < len(dst) || len(up) < len(dst) {
 		panic(fmt.Sprintf("kernels.SwiGLU: len(dst) = %d, len(gate) = %d, len(up) = %d", len(dst), len(gate), len(up)))
 	}
-	for i := range dst {
-		g := float64(gate[i])
-		dst[i] = float32(g/(1+math.Exp(-g))) * up[i]
+	for i := swigluFast(dst, gate, up); i < len(dst); i++ {
+		g := gate[i]
+		dst[i] = g / (1 + expf32(-g)) * up[i]
 	}
+}
+
+// expf32 constants: Cephes' expf (see internal/gen, which emits the same
+// algorithm in assembly).
+const (
+	expHi   = 88.0
+	expLo   = -87.33654
+	log2e   = 1.44269504088896341
+	ln2Hi   = 0.693359375
+	ln2Lo   = -2.12194440e-4
+	expP0   = 1.9875691500e-4
+	expP1   = 1.3981999507e-3
+	expP2   = 8.3334519073e-3
+	expP3   = 4.1665795894e-2
+	expP4   = 1.6666665459e-1
+	expP5   = 5.0000001201e-1
+	expBias = 127
+	expMax  = 88.72283905206835 // log(MaxFloat32)
+)
+
+// expf32 returns e^x in float32 within 2 ulp on [-87.3, 88]; it returns 0
+// below that range (and for -Inf), +Inf above log(MaxFloat32) (PyTorch's
+// float32 overflow, so silu(-100) = -0 as in HF) and e^88 in between, as
+// the assembly does. n = round(x*log2(e)) splits x = n*ln2 + r with |r| <=
+// ln2/2, a polynomial gives e^r and the exponent bits give 2^n.
+func expf32(x float32) float32 {
+	if x < expLo {
+		return 0
+	}
+	if x > expMax {
+		return float32(math.Inf(1))
+	}
+	x = min(x, expHi)
+	n := float32(math.RoundToEven(float64(x * log2e)))
+	r := x - n*ln2Hi
+	r = r - n*ln2Lo
+	y := float32(expP0)
+	y = y*r + expP1
+	y = y*r + expP2
+	y = y*r + expP3
+	y = y*r + expP4
+	y = y*r + expP5
+	y = y*(r*r) + r
+	y += 1
+	return y * math.Float32frombits(uint32(int32(n)+expBias)<<23)
 }
 
 // RoPE rotates heads vectors of headDim values in place with HF's

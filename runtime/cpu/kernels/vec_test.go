@@ -180,3 +180,113 @@ func TestRowF16(t *testing.T) {
 		}
 	}
 }
+
+// expInputs sweeps the whole useful range of exp densely, plus the edges.
+func expInputs() []float32 {
+	var xs []float32
+	for x := -95.0; x <= 95; x += 0.0137 {
+		xs = append(xs, float32(x))
+	}
+	return append(xs, 0, -0.0, 1e-30, -1e-30, expLo, expHi, 88.7, 88.72283, 88.72284,
+		-87.33, -87.34, float32(math.Inf(-1)), float32(math.Inf(1)), math.MaxFloat32, -math.MaxFloat32)
+}
+
+// checkExp checks one exp result against math.Exp: within 3 ulp where the
+// result is a normal float32, and the documented 0 / e^88 / +Inf outside.
+func checkExp(t *testing.T, what string, x, got float32) {
+	t.Helper()
+	want := math.Exp(float64(x))
+	switch {
+	case x < expLo:
+		if got != 0 {
+			t.Fatalf("%s(%g) = %g, want 0", what, x, got)
+		}
+	case x > expMax:
+		if !math.IsInf(float64(got), 1) {
+			t.Fatalf("%s(%g) = %g, want +Inf", what, x, got)
+		}
+	case x > expHi:
+		if float64(got) != float64(float32(math.Exp(expHi))) && math.Abs(float64(got)-math.Exp(expHi)) > 3*math.Exp(expHi)/(1<<23) {
+			t.Fatalf("%s(%g) = %g, want e^88", what, x, got)
+		}
+	default:
+		if d := math.Abs(float64(got) - want); d > 3*want/(1<<23) {
+			t.Fatalf("%s(%g) = %g, want %g (%.2f ulp)", what, x, got, want, d/(want/(1<<23)))
+		}
+	}
+}
+
+func TestExp(t *testing.T) {
+	xs := expInputs()
+	for _, x := range xs {
+		checkExp(t, "expf32", x, expf32(x))
+	}
+	// The assembly, through its softmax entry point with m = 0.
+	got := make([]float32, len(xs))
+	_, n := expSumFast(got, xs, 0)
+	for i := range got[:n] {
+		checkExp(t, "expSumAVX2", xs[i], got[i])
+	}
+	t.Logf("%d values, %d through the assembly", len(xs), n)
+}
+
+// TestSwiGLUAsmMatchesGo compares the assembly (via SwiGLU) with the Go twin
+// at every length up to 70 (tails) over a wide range of gate values.
+func TestSwiGLUAsmMatchesGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for n := 0; n <= 70; n++ {
+		g, up := make([]float32, n), randVec(r, n)
+		for i := range g {
+			g[i] = float32(r.NormFloat64() * 20)
+		}
+		if n > 3 {
+			g[0], g[1], g[2] = -100, 100, float32(math.Inf(-1))
+		}
+		dst := make([]float32, n)
+		SwiGLU(dst, g, up)
+		for i := range dst {
+			want := g[i] / (1 + expf32(-g[i])) * up[i]
+			if d := math.Abs(float64(dst[i] - want)); d > 4*math.Abs(float64(want))/(1<<23) && !(math.IsNaN(float64(want)) && math.IsNaN(float64(dst[i]))) {
+				t.Fatalf("n %d: SwiGLU(%g, %g) = %g, Go twin %g", n, g[i], up[i], dst[i], want)
+			}
+		}
+	}
+}
+
+// TestSoftmaxAsmMatchesGo compares Softmax (assembly where available) with a
+// float64 softmax at odd lengths, including masked (-Inf) entries.
+func TestSoftmaxAsmMatchesGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for n := 1; n <= 300; n += 1 + n/5 {
+		x := randVec(r, n)
+		for i := range x {
+			x[i] *= 8
+			if i%7 == 3 {
+				x[i] = float32(math.Inf(-1))
+			}
+		}
+		if n == 4 { // everything masked but one
+			x = []float32{float32(math.Inf(-1)), 2, float32(math.Inf(-1)), float32(math.Inf(-1))}
+		}
+		ref := make([]float64, len(x))
+		m, s := math.Inf(-1), 0.0
+		for _, v := range x {
+			m = math.Max(m, float64(v))
+		}
+		for i, v := range x {
+			ref[i] = math.Exp(float64(v) - m)
+			s += ref[i]
+		}
+		x0 := append([]float32(nil), x...)
+		Softmax(x)
+		for i := range x {
+			want := ref[i] / s
+			// x-m is rounded to float32 first (as in PyTorch), which alone
+			// costs |x-m| ulp of relative error in exp(x-m).
+			tol := (math.Abs(float64(x0[i])-m) + 8) * want / (1 << 23)
+			if d := math.Abs(float64(x[i]) - want); d > tol || (want == 0 && x[i] != 0) {
+				t.Fatalf("n %d: Softmax [%d] = %g, want %g", n, i, x[i], want)
+			}
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"go/format"
 	"log"
+	"math"
 	"os"
 
 	. "github.com/mmcloughlin/avo/build"
@@ -36,6 +37,9 @@ func main() {
 	}
 	sum()
 	dot()
+	expConsts()
+	swiglu()
+	expSum()
 	Generate()
 	if *tilesOut != "" {
 		writeTiles(*tilesOut)
@@ -398,6 +402,144 @@ func dot() {
 	Label("done")
 	VADDPS(a1, a0, a0)
 	s := hsum1(a0)
+	VZEROUPPER()
+	Store(s, ReturnIndex(0))
+	RET()
+}
+
+// The float32 exp below is Cephes' expf, the algorithm most SIMD math
+// libraries use: n = round(x*log2(e)), r = x - n*ln2 (in two parts, so r is
+// exact), exp(r) by a degree-7 polynomial, times 2^n built in the exponent
+// bits. It is within 2 ulp of exp on [-87.3, 88]; below that it returns
+// exactly 0 (so masked -Inf attention scores give 0), above log(MaxFloat32)
+// it returns +Inf as PyTorch's float32 exp does (so silu(-100) is -0 as in
+// HF), and in between it gives exp(88). The Go twin expf32 in vec.go is the
+// same algorithm.
+var (
+	cExpHi, cExpLo, cLog2e, cLn2Hi, cLn2Lo Mem
+	cExpP                                  [6]Mem
+	cOne, cSign, c127, cInf, cExpMax       Mem
+)
+
+// constVec emits 8 copies of the 32-bit pattern bits as read-only data.
+func constVec(name string, bits uint32) Mem {
+	m := GLOBL(name, RODATA|NOPTR)
+	for i := 0; i < 8; i++ {
+		DATA(4*i, U32(bits))
+	}
+	return m
+}
+
+func constF(name string, v float32) Mem { return constVec(name, math.Float32bits(v)) }
+
+func expConsts() {
+	cExpHi = constF("expHi", 88.0)
+	cExpLo = constF("expLo", -87.33654)
+	cLog2e = constF("expLog2e", 1.44269504088896341)
+	cLn2Hi = constF("expLn2Hi", 0.693359375)
+	cLn2Lo = constF("expLn2Lo", -2.12194440e-4)
+	for i, p := range []float32{1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
+		4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1} {
+		cExpP[i] = constF(fmt.Sprintf("expP%d", i), p)
+	}
+	cOne = constF("one", 1)
+	cSign = constVec("signBit", 0x80000000)
+	c127 = constVec("i127", 127)
+	cInf = constVec("inf", 0x7F800000)
+	cExpMax = constF("expMax", 88.72283905206835)
+}
+
+// exp8 returns a new register with exp of the 8 lanes of x; x is clobbered.
+func exp8(x VecVirtual) VecVirtual {
+	under, over := YMM(), YMM()
+	VCMPPS(U8(1), cExpLo, x, under)    // x < lo (LT_OS): result 0
+	VCMPPS(U8(0x1E), cExpMax, x, over) // x > log(MaxFloat32) (GT_OQ): +Inf
+	VMINPS(cExpHi, x, x)
+	VMAXPS(cExpLo, x, x)
+	n := YMM()
+	VMULPS(cLog2e, x, n)
+	VROUNDPS(U8(0), n, n)      // nearest even
+	VFNMADD231PS(cLn2Hi, n, x) // r = x - n*ln2
+	VFNMADD231PS(cLn2Lo, n, x)
+	r := x
+	y := YMM()
+	VMOVUPS(cExpP[0], y)
+	for _, p := range cExpP[1:] {
+		VFMADD213PS(p, r, y) // y = y*r + p
+	}
+	r2 := YMM()
+	VMULPS(r, r, r2)
+	VFMADD213PS(r, r2, y) // y = y*r^2 + r
+	VADDPS(cOne, y, y)
+	e := YMM()
+	VCVTPS2DQ(n, e)
+	VPADDD(c127, e, e)
+	VPSLLD(U8(23), e, e) // 2^n
+	VMULPS(e, y, y)
+	VANDNPS(y, under, y)
+	VBLENDVPS(over, cInf, y, y)
+	return y
+}
+
+// swiglu emits dst = gate/(1+exp(-gate)) * up, 8 lanes per step.
+func swiglu() {
+	TEXT("swigluAVX2", NOSPLIT, "func(dst, gate, up []float32)")
+	Pragma("noescape")
+	Doc("swigluAVX2 sets dst[i] = silu(gate[i])*up[i] for i < len(dst), a multiple of 8.")
+	d := Load(Param("dst").Base(), GP64())
+	g := Load(Param("gate").Base(), GP64())
+	u := Load(Param("up").Base(), GP64())
+	n := Load(Param("dst").Len(), GP64())
+	Label("loop")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	gv, neg := YMM(), YMM()
+	VMOVUPS(Mem{Base: g}, gv)
+	VXORPS(cSign, gv, neg)
+	e := exp8(neg)
+	VADDPS(cOne, e, e)
+	VDIVPS(e, gv, gv) // silu(g) = g / (1 + exp(-g)), as PyTorch computes it
+	VMULPS(Mem{Base: u}, gv, gv)
+	VMOVUPS(gv, Mem{Base: d})
+	ADDQ(U8(32), d)
+	ADDQ(U8(32), g)
+	ADDQ(U8(32), u)
+	SUBQ(U8(8), n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// expSum emits dst = exp(x - m) and returns the sum of dst (softmax's
+// numerator and denominator in one pass).
+func expSum() {
+	TEXT("expSumAVX2", NOSPLIT, "func(dst, x []float32, m float32) float32")
+	Pragma("noescape")
+	Doc("expSumAVX2 sets dst[i] = exp(x[i]-m) for i < len(x), a multiple of 8, and returns their sum.")
+	d := Load(Param("dst").Base(), GP64())
+	xp := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	mx := Load(Param("m"), XMM())
+	mv := YMM()
+	VBROADCASTSS(mx, mv)
+	acc := YMM()
+	VXORPS(acc, acc, acc)
+	Label("loop")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	v := YMM()
+	VMOVUPS(Mem{Base: xp}, v)
+	VSUBPS(mv, v, v)
+	e := exp8(v)
+	VMOVUPS(e, Mem{Base: d})
+	VADDPS(e, acc, acc)
+	ADDQ(U8(32), d)
+	ADDQ(U8(32), xp)
+	SUBQ(U8(8), n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	s := hsum1(acc)
 	VZEROUPPER()
 	Store(s, ReturnIndex(0))
 	RET()
