@@ -124,3 +124,12 @@ func expSumFast(dst, x []float32, m float32) (float32, int) {
 	}
 	return expSumAVX2(dst[:n], x[:n], m), n
 }
+
+func axpyFast(y []float32, a float32, x []float32) int {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		return 0
+	}
+	axpyAVX2(y[:n], x[:n], a)
+	return n
+}

@@ -1860,6 +1860,30 @@ done:
 	MOVSS        X1, ret+48(FP)
 	RET
 
+// func axpyAVX2(y []float32, x []float32, a float32)
+// Requires: AVX, AVX2, FMA3, SSE
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-52
+	MOVQ         y_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	MOVSS        a+48(FP), X0
+	VBROADCASTSS X0, Y0
+
+loop:
+	TESTQ       DX, DX
+	JZ          done
+	VMOVUPS     (AX), Y1
+	VFMADD231PS (CX), Y0, Y1
+	VMOVUPS     Y1, (AX)
+	ADDQ        $0x20, AX
+	ADDQ        $0x20, CX
+	SUBQ        $0x08, DX
+	JMP         loop
+
+done:
+	VZEROUPPER
+	RET
+
 DATA expHi<>+0(SB)/4, $0x42b00000
 DATA expHi<>+4(SB)/4, $0x42b00000
 DATA expHi<>+8(SB)/4, $0x42b00000

@@ -144,6 +144,11 @@ func sumAVX2(x []float32) float32
 //go:noescape
 func dotAVX2(x []float32, y []float32) float32
 
+// axpyAVX2 sets y[i] += a*x[i] for i < len(x), a multiple of 8.
+//
+//go:noescape
+func axpyAVX2(y []float32, x []float32, a float32)
+
 // swigluAVX2 sets dst[i] = silu(gate[i])*up[i] for i < len(dst), a multiple of 8.
 //
 //go:noescape

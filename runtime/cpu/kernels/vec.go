@@ -7,9 +7,9 @@ import (
 	"github.com/anepack/anepack/half"
 )
 
-// Per-token vector operations. They touch kilobytes, not megabytes, so only
-// Dot and Sum (used in loops over the KV cache and as a bandwidth yardstick)
-// have assembly; the rest are plain Go.
+// Per-token vector operations. They touch kilobytes, not megabytes; the ones
+// that run in inner loops (Dot and Axpy over the KV cache, Softmax) or call
+// exp (SwiGLU) have assembly, the rest are plain Go.
 //
 // Where the result must match Hugging Face transformers closely (RMSNorm,
 // RoPE) the code keeps PyTorch's order of operations, and writes products
@@ -38,10 +38,12 @@ func Sum(x []float32) float32 {
 }
 
 // Axpy adds a*x to y: y[i] += a*x[i] (the weighted sum over V in attention).
+// The assembly fuses the multiply-add (one rounding), the Go twin rounds the
+// product first; they differ by at most an ulp of each term.
 func Axpy(y []float32, a float32, x []float32) {
 	y = y[:len(x)]
-	for i, v := range x {
-		y[i] += float32(a * v)
+	for i := axpyFast(y, a, x); i < len(x); i++ {
+		y[i] += float32(a * x[i])
 	}
 }
 

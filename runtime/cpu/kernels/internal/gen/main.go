@@ -37,6 +37,7 @@ func main() {
 	}
 	sum()
 	dot()
+	axpy()
 	expConsts()
 	swiglu()
 	expSum()
@@ -542,5 +543,33 @@ func expSum() {
 	s := hsum1(acc)
 	VZEROUPPER()
 	Store(s, ReturnIndex(0))
+	RET()
+}
+
+// axpy emits y += a*x (attention's weighted sum of value rows), 8 lanes per
+// step with one FMA.
+func axpy() {
+	TEXT("axpyAVX2", NOSPLIT, "func(y, x []float32, a float32)")
+	Pragma("noescape")
+	Doc("axpyAVX2 sets y[i] += a*x[i] for i < len(x), a multiple of 8.")
+	yp := Load(Param("y").Base(), GP64())
+	xp := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	ax := Load(Param("a"), XMM())
+	av := YMM()
+	VBROADCASTSS(ax, av)
+	Label("loop")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	v := YMM()
+	VMOVUPS(Mem{Base: yp}, v)
+	VFMADD231PS(Mem{Base: xp}, av, v)
+	VMOVUPS(v, Mem{Base: yp})
+	ADDQ(U8(32), yp)
+	ADDQ(U8(32), xp)
+	SUBQ(U8(8), n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
 	RET()
 }
