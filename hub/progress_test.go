@@ -1,0 +1,155 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/anepack/anepack/hub/hubtest"
+)
+
+// recProgress records what a Snapshot reports.
+type recProgress struct {
+	mu            sync.Mutex
+	files         int
+	total, added  int64
+	done          []string
+	starts, ends  int
+	negativeAdded bool
+}
+
+func (p *recProgress) Start(files int, bytes int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.files, p.total = files, bytes
+	p.starts++
+}
+
+func (p *recProgress) Add(n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.added += n
+	p.negativeAdded = p.negativeAdded || n < 0
+}
+
+func (p *recProgress) FileDone(path string, size int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done = append(p.done, path)
+}
+
+func (p *recProgress) Finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ends++
+}
+
+// TestProgressAccounting: the bytes reported add up to the total even when
+// a file is resumed, restarted after corruption and fetched in chunks.
+func TestProgressAccounting(t *testing.T) {
+	srv := hubtest.New(t, hubtest.Options{Faults: hubtest.Faults{
+		Drop:    []hubtest.DropFault{{File: "model-00001-of-00002.safetensors", At: 100 << 10, Times: 1}},
+		Corrupt: []hubtest.CorruptFault{{File: "model-00002-of-00002.safetensors", At: 5, Times: 1}},
+	}})
+	srv.MustAddRepo(t, hubtest.Repo{ID: "Org/M", Files: modelFiles()})
+	c, _ := newClient(t, srv)
+	c.ChunkSize = 64 << 10
+	p := &recProgress{}
+	c.Progress = p
+	s, err := c.Snapshot(context.Background(), "Org/M", "", PackFilter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for _, f := range s.Files {
+		want += f.Size
+	}
+	if p.starts != 1 || p.ends != 1 || p.files != len(packNames) || p.total != want || p.added != want ||
+		len(p.done) != len(packNames) || !p.negativeAdded || s.BytesDownloaded != want {
+		t.Fatalf("progress %+v, want %d files and %d bytes (with a negative Add for the restart)", p, len(packNames), want)
+	}
+	// Nothing to download: Start(0, 0), Finish.
+	p2 := &recProgress{}
+	c.Progress = p2
+	if _, err := c.Snapshot(context.Background(), "Org/M", "", PackFilter); err != nil {
+		t.Fatal(err)
+	}
+	if p2.files != 0 || p2.added != 0 || p2.ends != 1 {
+		t.Errorf("cached run reported %+v", p2)
+	}
+}
+
+// TestLineProgress: one line per finished file and a summary.
+func TestLineProgress(t *testing.T) {
+	srv := hubtest.New(t, hubtest.Options{})
+	srv.MustAddRepo(t, hubtest.Repo{ID: "Org/M", Files: modelFiles()})
+	c, _ := newClient(t, srv)
+	var buf bytes.Buffer
+	c.Progress = NewLineProgress(&buf)
+	if _, err := c.Snapshot(context.Background(), "Org/M", "", PackFilter); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != len(packNames)+2 || !strings.HasPrefix(lines[0], fmt.Sprintf("downloading %d files", len(packNames))) ||
+		!strings.HasPrefix(lines[len(lines)-1], fmt.Sprintf("downloaded %d of %d files", len(packNames), len(packNames))) {
+		t.Fatalf("output:\n%s", buf.String())
+	}
+	for _, l := range lines[1 : len(lines)-1] {
+		if !strings.HasPrefix(l, "[") || !strings.Contains(l, "/10] ") || !strings.HasSuffix(l, "B)") {
+			t.Errorf("file line %q", l)
+		}
+	}
+}
+
+// TestBarProgress: the bar shows bytes and files done, and log lines
+// written through it land on their own lines.
+func TestBarProgress(t *testing.T) {
+	srv := hubtest.New(t, hubtest.Options{})
+	srv.MustAddRepo(t, hubtest.Repo{ID: "Org/M", Files: modelFiles()})
+	c, _ := newClient(t, srv)
+	var buf bytes.Buffer
+	bar := NewBarProgress(&buf)
+	c.Progress, c.Log = bar, bar
+	if _, err := c.Snapshot(context.Background(), "Org/M", "", PackFilter); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"files", "100%", "kB", "hub: config.json"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bar output lacks %q:\n%q", want, out)
+		}
+	}
+}
+
+// TestNewProgressChoice: a pipe gets lines; HF_HUB_DISABLE_PROGRESS_BARS
+// decides when set.
+func TestNewProgressChoice(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	yes, no := true, false
+	if p, _ := NewProgress(w, nil); fmt.Sprintf("%T", p) != "*hub.LineProgress" {
+		t.Errorf("pipe: %T", p)
+	}
+	if p, _ := NewProgress(w, &yes); fmt.Sprintf("%T", p) != "*hub.BarProgress" {
+		t.Errorf("bars forced on: %T", p)
+	}
+	if p, _ := NewProgress(w, &no); fmt.Sprintf("%T", p) != "*hub.LineProgress" {
+		t.Errorf("bars off: %T", p)
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 999: "999 B", 1000: "1.0 kB", 1536000: "1.5 MB", 1 << 30: "1.1 GB", -2000: "-2.0 kB"} {
+		if got := formatBytes(n); got != want {
+			t.Errorf("formatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
