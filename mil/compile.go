@@ -19,8 +19,10 @@ type CompileOptions struct {
 }
 
 // kernelFn computes one op: in holds the float data of the op's tensor inputs (constants or
-// buffers), out the result buffer. It must not retain the slices beyond the call.
-type kernelFn func(in [][]float32, out []float32)
+// buffers), out the result buffer. It must not retain the slices beyond the call. cols limits
+// the work of column-local ops (see emit) to the first cols elements of every row of the last
+// dimension; other ops always receive the full width.
+type kernelFn func(in [][]float32, out []float32, cols int)
 
 // val is a variable during compilation: a constant (data known now) or a runtime tensor.
 type val struct {
@@ -43,6 +45,7 @@ type pending struct {
 	ins    []*val
 	out    *val
 	kernel kernelFn
+	local  bool
 }
 
 type compiler struct {
@@ -208,8 +211,9 @@ func (c *compiler) stmt(st *Stmt) error {
 }
 
 // emit records a runtime op producing a tensor of type out from ins, or runs it now when
-// every input is a constant (constant folding).
-func (c *compiler) emit(st *Stmt, out Type, ins []*val, k kernelFn) (*val, error) {
+// every input is a constant (constant folding). local says the op is column-local: output
+// column s (last dimension) depends only on input column s, and k honours its cols argument.
+func (c *compiler) emit(st *Stmt, out Type, ins []*val, k kernelFn, local bool) (*val, error) {
 	if out.DType != FP16 && out.DType != FP32 {
 		return nil, stmtErr(st, ErrUnsupported, "produces %s; only fp16 and fp32 tensors can be computed", out)
 	}
@@ -227,7 +231,7 @@ func (c *compiler) emit(st *Stmt, out Type, ins []*val, k kernelFn) (*val, error
 		for i, x := range ins {
 			in[i] = c.floats(x)
 		}
-		k(in, data)
+		k(in, data, lastDim(out.Shape))
 		if out.DType == FP16 {
 			roundSlice16(data)
 		}
@@ -239,7 +243,7 @@ func (c *compiler) emit(st *Stmt, out Type, ins []*val, k kernelFn) (*val, error
 			in.last = len(c.steps)
 		}
 	}
-	c.steps = append(c.steps, &pending{st: st, ins: ins, out: v, kernel: k})
+	c.steps = append(c.steps, &pending{st: st, ins: ins, out: v, kernel: k, local: local})
 	return v, nil
 }
 
@@ -308,6 +312,7 @@ func (c *compiler) link(ins, outs []*val) *Executable {
 			name:  s.st.Var, op: s.st.Op,
 		})
 	}
+	e.width, e.columnLocal = c.columnLocal(ins, outs)
 	for _, v := range ins {
 		e.inputs = append(e.inputs, ioBuf{IO: IO{Name: v.name, Type: v.typ}, data: v.buf})
 	}
@@ -315,4 +320,32 @@ func (c *compiler) link(ins, outs []*val) *Executable {
 		e.outputs = append(e.outputs, ioBuf{IO: IO{Name: v.name, Type: v.typ}, data: c.floats(v)})
 	}
 	return e
+}
+
+func lastDim(shape []int) int {
+	if len(shape) == 0 {
+		return 1
+	}
+	return shape[len(shape)-1]
+}
+
+// columnLocal reports whether every runtime op is column-local and every runtime tensor ends
+// in the same dimension S as the I/O: then evaluating only the first k columns of the inputs
+// gives exactly the first k columns of the outputs (the decode case: one live column of 32).
+func (c *compiler) columnLocal(ins, outs []*val) (int, bool) {
+	if len(ins) == 0 {
+		return 0, false
+	}
+	s := lastDim(ins[0].typ.Shape)
+	for _, v := range append(append([]*val{}, ins...), outs...) {
+		if v.konst || lastDim(v.typ.Shape) != s {
+			return s, false
+		}
+	}
+	for _, p := range c.steps {
+		if !p.local || lastDim(p.out.typ.Shape) != s {
+			return s, false
+		}
+	}
+	return s, true
 }

@@ -29,10 +29,12 @@ type step struct {
 // allocates nothing; calls on one Executable are serialised by a mutex (one ANE model also
 // evaluates one request at a time).
 type Executable struct {
-	mu      sync.Mutex
-	steps   []step
-	inputs  []ioBuf
-	outputs []ioBuf
+	mu          sync.Mutex
+	steps       []step
+	inputs      []ioBuf
+	outputs     []ioBuf
+	width       int  // S, the last dimension of the I/O
+	columnLocal bool // EvalColumns may skip columns
 }
 
 // Inputs lists the program's inputs in declaration (= alphabetical) order.
@@ -81,9 +83,54 @@ func (e *Executable) Eval(in, out [][]uint16) error {
 	for i, b := range e.inputs {
 		F16ToF32(b.data, in[i])
 	}
-	e.exec()
+	e.exec(e.width)
 	for i, b := range e.outputs {
 		F32ToF16(out[i], b.data)
+	}
+	return nil
+}
+
+// ColumnLocal reports whether EvalColumns can skip columns: every op of the program maps input
+// column s to output column s (1x1 convs, elementwise ops, channel concat, ...).
+func (e *Executable) ColumnLocal() bool { return e.columnLocal }
+
+// EvalColumns is Eval for callers that only need the first cols columns (positions) of every
+// output row, e.g. decode with one live column in an S = 32 program. For column-local
+// programs it reads and computes only those columns, which gives bit-for-bit the values Eval
+// computes there; the other output columns are left unchanged. Other programs run in full.
+func (e *Executable) EvalColumns(in, out [][]uint16, cols int) error {
+	if !e.columnLocal || cols >= e.width {
+		return e.Eval(in, out)
+	}
+	if cols < 1 {
+		return fmt.Errorf("mil: EvalColumns with %d columns", cols)
+	}
+	if err := e.checkCounts(len(in), len(out)); err != nil {
+		return err
+	}
+	for i, b := range e.inputs {
+		if b.Type.DType != FP16 || len(in[i]) != len(b.data) {
+			return fmt.Errorf("mil: input %s: need %d fp16 values for %s", b.Name, len(b.data), b.Type)
+		}
+	}
+	for i, b := range e.outputs {
+		if b.Type.DType != FP16 || len(out[i]) != len(b.data) {
+			return fmt.Errorf("mil: output %s: need a buffer of %d fp16 values for %s", b.Name, len(b.data), b.Type)
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	w := e.width
+	for i, b := range e.inputs {
+		for o := 0; o < len(b.data); o += w {
+			F16ToF32(b.data[o:o+cols], in[i][o:o+cols])
+		}
+	}
+	e.exec(cols)
+	for i, b := range e.outputs {
+		for o := 0; o < len(b.data); o += w {
+			F32ToF16(out[i][o:o+cols], b.data[o:o+cols])
+		}
 	}
 	return nil
 }
@@ -112,7 +159,7 @@ func (e *Executable) EvalFloat(in, out [][]float32) error {
 			roundSlice16(b.data)
 		}
 	}
-	e.exec()
+	e.exec(e.width)
 	for i, b := range e.outputs {
 		copy(out[i], b.data)
 	}
@@ -164,12 +211,20 @@ func (e *Executable) checkCounts(nin, nout int) error {
 	return nil
 }
 
-func (e *Executable) exec() {
+// exec runs every step; cols < width only for column-local programs.
+func (e *Executable) exec(cols int) {
 	for i := range e.steps {
 		s := &e.steps[i]
-		s.kernel(s.in, s.out)
-		if s.round {
+		s.kernel(s.in, s.out, cols)
+		if !s.round {
+			continue
+		}
+		if cols >= e.width {
 			roundSlice16(s.out)
+			continue
+		}
+		for o := 0; o < len(s.out); o += e.width {
+			roundSlice16(s.out[o : o+cols])
 		}
 	}
 }

@@ -61,4 +61,16 @@ func strides(shape []int) []int {
 	return s
 }
 
-func copyKernel(in [][]float32, out []float32) { copy(out, in[0]) }
+// copyKernel copies its input (reshape, cast, identity); with cols < width, only the first
+// cols elements of each row of length width.
+func copyKernel(width int) kernelFn {
+	return func(in [][]float32, out []float32, cols int) {
+		if cols >= width {
+			copy(out, in[0])
+			return
+		}
+		for o := 0; o < len(out); o += width {
+			copy(out[o:o+cols], in[0][o:o+cols])
+		}
+	}
+}

@@ -81,7 +81,7 @@ func compileConv(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 	k := &convKernel{n: xs[0], cin: xs[1], cout: ws[0], s: xs[2] * xs[3]}
 	k.xt = make([]float32, k.s*k.cin)
 	k.work = k.rows
-	return c.emit(st, TensorType(x.typ.DType, xs[0], ws[0], xs[2], xs[3]), []*val{x, w}, k.run)
+	return c.emit(st, TensorType(x.typ.DType, xs[0], ws[0], xs[2], xs[3]), []*val{x, w}, k.run, xs[2] == 1)
 }
 
 // convKernel computes y[o, s] = Σ_i w[o, i] · x[i, s] for one batch at a time. x is first
@@ -89,39 +89,42 @@ func compileConv(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 // rows of outputs are split over CPUs.
 type convKernel struct {
 	n, cin, cout, s int
+	cols            int // columns computed in this run (s unless column-limited)
 	xt              []float32
 	w, y            []float32 // bound for the duration of run
 	work            func(lo, hi int)
 	wg              sync.WaitGroup
 }
 
-func (k *convKernel) run(in [][]float32, out []float32) {
+func (k *convKernel) run(in [][]float32, out []float32, cols int) {
 	x := in[0]
 	k.w = in[1]
+	k.cols = min(cols, k.s)
 	for b := 0; b < k.n; b++ {
 		xb := x[b*k.cin*k.s : (b+1)*k.cin*k.s]
 		for i := 0; i < k.cin; i++ {
-			row := xb[i*k.s : (i+1)*k.s]
+			row := xb[i*k.s : i*k.s+k.cols]
 			for s, v := range row {
 				k.xt[s*k.cin+i] = v
 			}
 		}
 		k.y = out[b*k.cout*k.s : (b+1)*k.cout*k.s]
 		// Split so that each part does at least ~256k multiply-adds.
-		grain := max(1, (1<<18)/max(1, k.cin*k.s))
+		grain := max(1, (1<<18)/max(1, k.cin*k.cols))
 		parallelFor(k.cout, grain, k.work, &k.wg)
 	}
 	k.w, k.y = nil, nil
 }
 
 // rows computes output channels [lo, hi): blocks of 4 channels × 2 positions keep 8
-// accumulators, 4 weights and 2 inputs in registers.
+// accumulators, 4 weights and 2 inputs in registers. Every output is accumulated in index
+// order by a single float32 accumulator.
 func (k *convKernel) rows(lo, hi int) {
-	dotRows(k.w, k.xt, k.y, k.cin, k.s, lo, hi)
+	dotRows(k.w, k.xt, k.y, k.cin, k.s, k.cols, lo, hi)
 }
 
-// dotRows sets y[o*S+s] = dot(w[o*I:], xt[s*I:]) for o in [lo, hi), s in [0, S).
-func dotRows(w, xt, y []float32, I, S, lo, hi int) {
+// dotRows sets y[o*S+s] = dot(w[o*I:], xt[s*I:]) for o in [lo, hi), s in [0, n).
+func dotRows(w, xt, y []float32, I, S, n, lo, hi int) {
 	o := lo
 	for ; o+4 <= hi; o += 4 {
 		w0 := w[o*I : o*I+I]
@@ -129,7 +132,7 @@ func dotRows(w, xt, y []float32, I, S, lo, hi int) {
 		w2 := w[(o+2)*I : (o+2)*I+I]
 		w3 := w[(o+3)*I : (o+3)*I+I]
 		s := 0
-		for ; s+2 <= S; s += 2 {
+		for ; s+2 <= n; s += 2 {
 			x0 := xt[s*I : s*I+I]
 			x1 := xt[(s+1)*I : (s+1)*I+I]
 			// Equal lengths let the compiler drop the bounds checks in the loop.
@@ -153,32 +156,34 @@ func dotRows(w, xt, y []float32, I, S, lo, hi int) {
 			y[(o+2)*S+s], y[(o+2)*S+s+1] = a20, a21
 			y[(o+3)*S+s], y[(o+3)*S+s+1] = a30, a31
 		}
-		for ; s < S; s++ {
+		for ; s < n; s++ {
 			x0 := xt[s*I : s*I+I]
-			y[o*S+s] = dot(w0, x0)
-			y[(o+1)*S+s] = dot(w1, x0)
-			y[(o+2)*S+s] = dot(w2, x0)
-			y[(o+3)*S+s] = dot(w3, x0)
+			w0, w1, w2, w3 := w0[:len(x0)], w1[:len(x0)], w2[:len(x0)], w3[:len(x0)]
+			var a0, a1, a2, a3 float32
+			for i, u := range x0 {
+				a0 += w0[i] * u
+				a1 += w1[i] * u
+				a2 += w2[i] * u
+				a3 += w3[i] * u
+			}
+			y[o*S+s], y[(o+1)*S+s], y[(o+2)*S+s], y[(o+3)*S+s] = a0, a1, a2, a3
 		}
 	}
 	for ; o < hi; o++ {
 		wr := w[o*I : o*I+I]
-		for s := 0; s < S; s++ {
+		for s := 0; s < n; s++ {
 			y[o*S+s] = dot(wr, xt[s*I:s*I+I])
 		}
 	}
 }
 
+// dot accumulates in index order, like every block above, so that a result does not depend
+// on which block computed it (EvalColumns relies on that to match Eval bit for bit).
 func dot(a, b []float32) float32 {
 	b = b[:len(a)]
-	var s0, s1 float32
-	i := 0
-	for ; i+2 <= len(a); i += 2 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
+	var s float32
+	for i, v := range a {
+		s += v * b[i]
 	}
-	if i < len(a) {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1
+	return s
 }

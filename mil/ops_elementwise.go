@@ -30,7 +30,12 @@ func binaryOp(kind binKind) func(c *compiler, st *Stmt, a *opArgs) (*val, error)
 			return nil, stmtErr(st, ErrType, "shapes %s and %s do not broadcast", shapeString(x.typ.Shape), shapeString(y.typ.Shape))
 		}
 		k := newBinKernel(kind, x.typ.Shape, y.typ.Shape, shape)
-		return c.emit(st, TensorType(x.typ.DType, shape...), []*val{x, y}, k.run)
+		// Column-local when both operands run along the output's last dimension or broadcast
+		// a single column.
+		w := lastDim(shape)
+		xw, yw := lastDim(x.typ.Shape), lastDim(y.typ.Shape)
+		local := len(shape) > 0 && (xw == w || xw == 1) && (yw == w || yw == 1)
+		return c.emit(st, TensorType(x.typ.DType, shape...), []*val{x, y}, k.run, local)
 	}
 }
 
@@ -74,11 +79,7 @@ type binKernel struct {
 }
 
 func newBinKernel(kind binKind, xs, ys, out []int) *binKernel {
-	k := &binKernel{kind: kind, shape: out, idx: make([]int, len(out))}
-	if equalInts(xs, ys) {
-		k.same = true
-		return k
-	}
+	k := &binKernel{kind: kind, shape: out, idx: make([]int, len(out)), same: equalInts(xs, ys)}
 	k.xStr = bcastStrides(xs, out)
 	k.yStr = bcastStrides(ys, out)
 	return k
@@ -108,18 +109,19 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
-func (k *binKernel) run(in [][]float32, out []float32) {
+func (k *binKernel) run(in [][]float32, out []float32, cols int) {
 	x, y := in[0], in[1]
-	if k.same {
+	r := len(k.shape)
+	if k.same && (r == 0 || cols >= k.shape[r-1]) {
 		applyRow(k.kind, out, x, 1, y, 1)
 		return
 	}
-	r := len(k.shape)
 	if r == 0 {
 		applyRow(k.kind, out, x, 0, y, 0)
 		return
 	}
 	inner := k.shape[r-1]
+	n := min(inner, cols)
 	xs, ys := k.xStr[r-1], k.yStr[r-1]
 	idx := k.idx
 	for i := range idx {
@@ -131,7 +133,7 @@ func (k *binKernel) run(in [][]float32, out []float32) {
 			xo += idx[d] * k.xStr[d]
 			yo += idx[d] * k.yStr[d]
 		}
-		applyRow(k.kind, out[o:o+inner], x[xo:], xs, y[yo:], ys)
+		applyRow(k.kind, out[o:o+n], x[xo:], xs, y[yo:], ys)
 		for d := r - 2; d >= 0; d-- {
 			idx[d]++
 			if idx[d] < k.shape[d] {
@@ -195,17 +197,23 @@ func unaryOp(kind unKind) func(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 		if err != nil {
 			return nil, err
 		}
-		k := copyKernel
+		w := lastDim(x.typ.Shape)
+		k := copyKernel(w)
 		if kind == unSigmoid {
-			k = sigmoidKernel
+			k = sigmoidKernel(w)
 		}
-		return c.emit(st, x.typ, []*val{x}, k)
+		return c.emit(st, x.typ, []*val{x}, k, x.typ.Rank() > 0)
 	}
 }
 
-func sigmoidKernel(in [][]float32, out []float32) {
-	x := in[0][:len(out)]
-	for i, v := range x {
-		out[i] = float32(1 / (1 + math.Exp(-float64(v))))
+func sigmoidKernel(width int) kernelFn {
+	return func(in [][]float32, out []float32, cols int) {
+		n := min(width, cols)
+		for o := 0; o < len(out); o += width {
+			x, y := in[0][o:o+n], out[o:o+n]
+			for i, v := range x {
+				y[i] = float32(1 / (1 + math.Exp(-float64(v))))
+			}
+		}
 	}
 }

@@ -52,8 +52,8 @@ func compileMatmul(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 		k.xStr[i] *= m * kx
 		k.yStr[i] *= n * kx
 	}
-	k.work = func(lo, hi int) { dotRows(k.a, k.bt, k.c, k.k, k.n, lo, hi) }
-	return c.emit(st, TensorType(x.typ.DType, out...), []*val{x, y}, k.run)
+	k.work = func(lo, hi int) { dotRows(k.a, k.bt, k.c, k.k, k.n, k.n, lo, hi) }
+	return c.emit(st, TensorType(x.typ.DType, out...), []*val{x, y}, k.run, false)
 }
 
 // matmulKernel copies each batch's operands into row-major A [M, K] and transposed B [N, K],
@@ -69,7 +69,7 @@ type matmulKernel struct {
 	wg         sync.WaitGroup
 }
 
-func (k *matmulKernel) run(in [][]float32, out []float32) {
+func (k *matmulKernel) run(in [][]float32, out []float32, _ int) {
 	x, y := in[0], in[1]
 	mk, nk, mn := k.m*k.k, k.n*k.k, k.m*k.n
 	for i := range k.idx {

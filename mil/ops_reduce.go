@@ -20,10 +20,14 @@ func compileSoftmax(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 		return nil, err
 	}
 	outer, n, inner := splitAt(x.typ.Shape, axis)
-	k := func(in [][]float32, out []float32) {
+	width := lastDim(x.typ.Shape)
+	k := func(in [][]float32, out []float32, cols int) {
 		src := in[0]
 		for o := 0; o < outer; o++ {
 			for i := 0; i < inner; i++ {
+				if cols < width && i%width >= cols {
+					continue
+				}
 				base := o*n*inner + i
 				m := float32(math.Inf(-1))
 				for j := 0; j < n; j++ {
@@ -41,7 +45,7 @@ func compileSoftmax(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 			}
 		}
 	}
-	return c.emit(st, x.typ, []*val{x}, k)
+	return c.emit(st, x.typ, []*val{x}, k, axis != x.typ.Rank()-1)
 }
 
 // splitAt returns the products of the dimensions before axis, at axis, and after it.
@@ -106,7 +110,7 @@ func compileReduceSum(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 	outStr := bcastStrides(kept, x.typ.Shape)
 	shape := x.typ.Shape
 	idx := make([]int, r)
-	k := func(in [][]float32, dst []float32) {
+	k := func(in [][]float32, dst []float32, cols int) {
 		src := in[0]
 		for i := range dst {
 			dst[i] = 0
@@ -115,11 +119,13 @@ func compileReduceSum(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 			idx[i] = 0
 		}
 		for _, v := range src {
-			o := 0
-			for d := range idx {
-				o += idx[d] * outStr[d]
+			if idx[r-1] < cols {
+				o := 0
+				for d := range idx {
+					o += idx[d] * outStr[d]
+				}
+				dst[o] += v
 			}
-			dst[o] += v
 			for d := r - 1; d >= 0; d-- {
 				idx[d]++
 				if idx[d] < shape[d] {
@@ -129,5 +135,6 @@ func compileReduceSum(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 			}
 		}
 	}
-	return c.emit(st, TensorType(x.typ.DType, out...), []*val{x}, k)
+	// Column-local when the last axis is kept: its index passes through unchanged.
+	return c.emit(st, TensorType(x.typ.DType, out...), []*val{x}, k, r > 0 && !reduced[r-1])
 }

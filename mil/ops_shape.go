@@ -39,7 +39,8 @@ func compileReshape(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 	if known != x.typ.Elements() {
 		return nil, stmtErr(st, ErrType, "shape %v has %d elements; x %s has %d", sh, known, x.typ, x.typ.Elements())
 	}
-	return c.emit(st, TensorType(x.typ.DType, out...), []*val{x}, copyKernel)
+	// Rows stay rows when the last dimension is kept.
+	return c.emit(st, TensorType(x.typ.DType, out...), []*val{x}, copyKernel(lastDim(out)), x.typ.Rank() > 0 && len(out) > 0 && lastDim(out) == lastDim(x.typ.Shape))
 }
 
 // compileTranspose compiles transpose(x, perm): output dimension d is input dimension perm[d].
@@ -73,15 +74,15 @@ func compileTranspose(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 		step[d] = inStr[q]
 	}
 	idx := make([]int, r)
-	k := func(in [][]float32, dst []float32) {
-		gather(in[0], dst, out, step, idx, 0)
+	k := func(in [][]float32, dst []float32, cols int) {
+		gather(in[0], dst, out, step, idx, 0, cols)
 	}
-	return c.emit(st, TensorType(x.typ.DType, out...), []*val{x}, k)
+	return c.emit(st, TensorType(x.typ.DType, out...), []*val{x}, k, r > 0 && perm[r-1] == int64(r-1) || r > 0 && perm[r-1] == -1)
 }
 
 // gather fills dst (row-major in shape) with src[base + Σ idx[d]·step[d]], walking the last
-// dimension in an inner loop.
-func gather(src, dst []float32, shape, step, idx []int, base int) {
+// dimension in an inner loop, of which only the first cols elements.
+func gather(src, dst []float32, shape, step, idx []int, base, cols int) {
 	r := len(shape)
 	if r == 0 {
 		if len(dst) > 0 {
@@ -101,9 +102,9 @@ func gather(src, dst []float32, shape, step, idx []int, base int) {
 		for d := 0; d < r-1; d++ {
 			off += idx[d] * step[d]
 		}
-		row := dst[o : o+inner]
+		row := dst[o : o+min(inner, cols)]
 		if st == 1 {
-			copy(row, src[off:off+inner])
+			copy(row, src[off:off+len(row)])
 		} else {
 			for j := range row {
 				row[j] = src[off+j*st]
@@ -156,10 +157,11 @@ func compileSliceBySize(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 		base += int(b) * inStr[d]
 	}
 	idx := make([]int, r)
-	k := func(in [][]float32, dst []float32) {
-		gather(in[0], dst, out, inStr, idx, base)
+	k := func(in [][]float32, dst []float32, cols int) {
+		gather(in[0], dst, out, inStr, idx, base, cols)
 	}
-	return c.emit(st, TensorType(x.typ.DType, out...), []*val{x}, k)
+	// Column-local when the last dimension is taken whole.
+	return c.emit(st, TensorType(x.typ.DType, out...), []*val{x}, k, r > 0 && out[r-1] == x.typ.Shape[r-1])
 }
 
 // compileConcat compiles concat(values, axis, interleave = false).
@@ -213,17 +215,24 @@ func compileConcat(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 		blocks[i] = n * inner
 	}
 	outer, _, _ := splitAt(out, axis)
-	k := func(in [][]float32, dst []float32) {
+	width := lastDim(out)
+	k := func(in [][]float32, dst []float32, cols int) {
 		o := 0
 		for b := 0; b < outer; b++ {
 			for i, src := range in {
 				n := blocks[i]
-				copy(dst[o:o+n], src[b*n:(b+1)*n])
+				if cols >= width {
+					copy(dst[o:o+n], src[b*n:(b+1)*n])
+				} else {
+					for r := 0; r < n; r += width {
+						copy(dst[o+r:o+r+cols], src[b*n+r:b*n+r+cols])
+					}
+				}
 				o += n
 			}
 		}
 	}
-	return c.emit(st, TensorType(first.DType, out...), vs, k)
+	return c.emit(st, TensorType(first.DType, out...), vs, k, axis != len(out)-1)
 }
 
 // compileCast compiles cast(x, dtype) between fp16 and fp32; the result is rounded to dtype.
@@ -245,5 +254,5 @@ func compileCast(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 	default:
 		return nil, stmtErr(st, ErrUnsupported, "cast to %q; the sim casts between fp16 and fp32", to)
 	}
-	return c.emit(st, TensorType(dt, x.typ.Shape...), []*val{x}, copyKernel)
+	return c.emit(st, TensorType(dt, x.typ.Shape...), []*val{x}, copyKernel(lastDim(x.typ.Shape)), x.typ.Rank() > 0)
 }

@@ -1,0 +1,289 @@
+package mil
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// Backend turns kernels into something that evaluates them. The sim (SimBackend) and the ANE
+// driver (runtime/ane, darwin) implement it; Dispatcher, the code that picks kernels, packs
+// activations and reads results, is the same for both.
+type Backend interface {
+	// Load prepares one kernel. weights maps each BLOBFILE path named in k.MIL to the bytes of
+	// the whole blob file (typically a slice of the memory-mapped bundle); the backend may keep
+	// references to them until Close.
+	Load(k *Kernel, weights map[string][]byte) (Loaded, error)
+}
+
+// Loaded is one kernel ready to evaluate.
+type Loaded interface {
+	// Eval evaluates the kernel once. in and out are fp16 channel-major [1, C, 1, S] buffers in
+	// the order of Kernel.Inputs and Kernel.Outputs (exactly C·S values each). live is the
+	// number of leading columns the caller will read: a backend may compute only those (the
+	// sim does for column-local programs) or all (the ANE always computes the whole surface).
+	Eval(in, out [][]uint16, live int) error
+	// Close releases the kernel (on the ANE: unload the model, free its surfaces).
+	Close() error
+}
+
+// SimBackend evaluates kernels with the MIL simulator.
+type SimBackend struct {
+	// Cache shares decoded weights between the buckets of one blob; nil disables sharing.
+	Cache *WeightCache
+}
+
+// Load parses and compiles k.MIL and checks that its inputs and outputs are the kernel's.
+func (b *SimBackend) Load(k *Kernel, weights map[string][]byte) (Loaded, error) {
+	p, err := Parse([]byte(k.MIL))
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", k.Name, err)
+	}
+	e, err := p.CompileWith(weights, CompileOptions{Cache: b.Cache})
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", k.Name, err)
+	}
+	if err := matchIO(k.Name, "input", k.Inputs, e.Inputs()); err != nil {
+		return nil, err
+	}
+	if err := matchIO(k.Name, "output", k.Outputs, e.Outputs()); err != nil {
+		return nil, err
+	}
+	return simLoaded{e}, nil
+}
+
+type simLoaded struct{ e *Executable }
+
+func (s simLoaded) Eval(in, out [][]uint16, live int) error { return s.e.EvalColumns(in, out, live) }
+func (s simLoaded) Close() error                            { return nil }
+
+// matchIO checks a kernel's declared I/O (manifest) against its program's.
+func matchIO(kernel, what string, want []KernelIO, got []IO) error {
+	if len(want) != len(got) {
+		return fmt.Errorf("kernel %s: %d %ss listed, the program has %d", kernel, len(want), what, len(got))
+	}
+	for i, w := range want {
+		g := got[i]
+		if w.Name != g.Name || w.DType != g.Type.DType.String() || !equalInts(w.Shape, g.Type.Shape) {
+			return fmt.Errorf("kernel %s: %s %d listed as %s %s %v, the program has %s %s", kernel, what, i, w.Name, w.DType, w.Shape, g.Name, g.Type)
+		}
+	}
+	return nil
+}
+
+// Dispatcher runs a model's kernels on a backend: it picks the bucket for a number of
+// positions, packs token-major float32 activations into the channel-major fp16 layout of the
+// ANE (zero-padded to the bucket), evaluates, and unpacks the live columns. Kernels are loaded
+// on first use, or all at once by LoadAll. Its methods are safe for concurrent use; calls on
+// one kernel are serialised.
+type Dispatcher struct {
+	backend Backend
+	blob    func(section string) ([]byte, error)
+	mu      sync.Mutex
+	groups  map[dispatchKey][]*slot // each sorted by Seq
+}
+
+type dispatchKey struct {
+	kind         string
+	layer, chunk int
+}
+
+type slot struct {
+	mu      sync.Mutex
+	k       Kernel
+	l       Loaded
+	in, out []uint16 // staging buffers, channel-major
+}
+
+// NewDispatcher prepares to run kernels on backend. blob returns the bytes of a bundle
+// section holding a blob file (Kernel.Weights[i].Section). Every kernel must have one fp16
+// input and one fp16 output of shape [1, C, 1, Seq], as Programs generates them.
+func NewDispatcher(backend Backend, kernels []Kernel, blob func(section string) ([]byte, error)) (*Dispatcher, error) {
+	d := &Dispatcher{backend: backend, blob: blob, groups: map[dispatchKey][]*slot{}}
+	for _, k := range kernels {
+		if len(k.Inputs) != 1 || len(k.Outputs) != 1 {
+			return nil, fmt.Errorf("mil: kernel %s has %d inputs and %d outputs; the dispatcher needs one of each", k.Name, len(k.Inputs), len(k.Outputs))
+		}
+		for _, io := range []KernelIO{k.Inputs[0], k.Outputs[0]} {
+			if io.DType != "fp16" || len(io.Shape) != 4 || io.Shape[0] != 1 || io.Shape[2] != 1 || io.Shape[3] != k.Seq {
+				return nil, fmt.Errorf("mil: kernel %s: %s is %s %v; expected fp16 [1, C, 1, %d]", k.Name, io.Name, io.DType, io.Shape, k.Seq)
+			}
+		}
+		key := dispatchKey{k.Kind, k.Layer, k.Chunk}
+		for _, s := range d.groups[key] {
+			if s.k.Seq == k.Seq {
+				return nil, fmt.Errorf("mil: kernels %s and %s have the same bucket", s.k.Name, k.Name)
+			}
+		}
+		d.groups[key] = append(d.groups[key], &slot{k: k})
+	}
+	for _, g := range d.groups {
+		slices.SortFunc(g, func(a, b *slot) int { return a.k.Seq - b.k.Seq })
+	}
+	return d, nil
+}
+
+// LoadAll loads every kernel now (on the ANE: compiles them), in the kernels' order.
+func (d *Dispatcher) LoadAll() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	keys := make([]dispatchKey, 0, len(d.groups))
+	for k := range d.groups {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b dispatchKey) int {
+		if a.kind != b.kind {
+			if a.kind < b.kind {
+				return -1
+			}
+			return 1
+		}
+		if a.layer != b.layer {
+			return a.layer - b.layer
+		}
+		return a.chunk - b.chunk
+	})
+	for _, key := range keys {
+		for _, s := range d.groups[key] {
+			s.mu.Lock()
+			err := d.load(s)
+			s.mu.Unlock()
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// load loads s; the caller holds s.mu.
+func (d *Dispatcher) load(s *slot) error {
+	if s.l != nil {
+		return nil
+	}
+	w := make(map[string][]byte, len(s.k.Weights))
+	for _, kw := range s.k.Weights {
+		b, err := d.blob(kw.Section)
+		if err != nil {
+			return fmt.Errorf("mil: kernel %s: weights %s: %w", s.k.Name, kw.Section, err)
+		}
+		w[kw.Path] = b
+	}
+	l, err := d.backend.Load(&s.k, w)
+	if err != nil {
+		return err
+	}
+	s.l = l
+	s.in = make([]uint16, s.k.Inputs[0].Shape[1]*s.k.Seq)
+	s.out = make([]uint16, s.k.Outputs[0].Shape[1]*s.k.Seq)
+	return nil
+}
+
+// Channels returns the input and output channel counts of a kernel group.
+func (d *Dispatcher) Channels(kind string, layer, chunk int) (in, out int, err error) {
+	g, err := d.group(kind, layer, chunk)
+	if err != nil {
+		return 0, 0, err
+	}
+	return g[0].k.Inputs[0].Shape[1], g[0].k.Outputs[0].Shape[1], nil
+}
+
+func (d *Dispatcher) group(kind string, layer, chunk int) ([]*slot, error) {
+	d.mu.Lock()
+	g := d.groups[dispatchKey{kind, layer, chunk}]
+	d.mu.Unlock()
+	if len(g) == 0 {
+		return nil, fmt.Errorf("mil: no %s kernel for layer %d chunk %d", kind, layer, chunk)
+	}
+	return g, nil
+}
+
+// Run applies kernel group (kind, layer, chunk) to n positions: x holds n token-major rows of
+// Cin values, y receives n rows of Cout values. n larger than the largest bucket is processed
+// in pieces, each in the smallest bucket that holds it; every kernel maps each position
+// independently, so the pieces give the same values as one pass.
+func (d *Dispatcher) Run(kind string, layer, chunk int, x []float32, n int, y []float32) error {
+	g, err := d.group(kind, layer, chunk)
+	if err != nil {
+		return err
+	}
+	cin, cout := g[0].k.Inputs[0].Shape[1], g[0].k.Outputs[0].Shape[1]
+	if n < 1 || len(x) != n*cin || len(y) != n*cout {
+		return fmt.Errorf("mil: %s layer %d chunk %d: %d positions need %d inputs and %d outputs; got %d and %d", kind, layer, chunk, n, n*cin, n*cout, len(x), len(y))
+	}
+	maxSeq := g[len(g)-1].k.Seq
+	for done := 0; done < n; {
+		m := min(n-done, maxSeq)
+		s := g[len(g)-1]
+		for _, c := range g {
+			if c.k.Seq >= m {
+				s = c
+				break
+			}
+		}
+		if err := d.runSlot(s, x[done*cin:(done+m)*cin], m, y[done*cout:(done+m)*cout]); err != nil {
+			return err
+		}
+		done += m
+	}
+	return nil
+}
+
+func (d *Dispatcher) runSlot(s *slot, x []float32, m int, y []float32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := d.load(s); err != nil {
+		return err
+	}
+	cin, cout := s.k.Inputs[0].Shape[1], s.k.Outputs[0].Shape[1]
+	PackColumns(s.in, x, m, cin, s.k.Seq)
+	if err := s.l.Eval([][]uint16{s.in}, [][]uint16{s.out}, m); err != nil {
+		return fmt.Errorf("mil: kernel %s: %w", s.k.Name, err)
+	}
+	UnpackColumns(y, s.out, m, cout, s.k.Seq)
+	return nil
+}
+
+// Close closes every loaded kernel and returns the first error.
+func (d *Dispatcher) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var first error
+	for _, g := range d.groups {
+		for _, s := range g {
+			s.mu.Lock()
+			if s.l != nil {
+				if err := s.l.Close(); err != nil && first == nil {
+					first = err
+				}
+				s.l = nil
+			}
+			s.mu.Unlock()
+		}
+	}
+	return first
+}
+
+// PackColumns writes n token-major rows of c values (x[t*c+ch]) into the channel-major fp16
+// layout of a [1, c, 1, s] tensor (dst[ch*s+t]), zeroing the padding columns t >= n.
+func PackColumns(dst []uint16, x []float32, n, c, s int) {
+	for ch := 0; ch < c; ch++ {
+		row := dst[ch*s : ch*s+s]
+		for t := 0; t < n; t++ {
+			row[t] = f32ToF16(x[t*c+ch])
+		}
+		clear(row[n:])
+	}
+}
+
+// UnpackColumns reads the first n columns of a channel-major fp16 [1, c, 1, s] tensor into n
+// token-major rows of c float32 values.
+func UnpackColumns(y []float32, src []uint16, n, c, s int) {
+	t16 := f16Lookup()
+	for ch := 0; ch < c; ch++ {
+		row := src[ch*s : ch*s+n]
+		for t, h := range row {
+			y[t*c+ch] = t16[h]
+		}
+	}
+}
