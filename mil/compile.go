@@ -2,6 +2,7 @@ package mil
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/anepack/anepack/blobfile"
 )
@@ -23,6 +24,9 @@ type CompileOptions struct {
 // the work of column-local ops (see emit) to the first cols elements of every row of the last
 // dimension; other ops always receive the full width.
 type kernelFn func(in [][]float32, out []float32, cols int)
+
+// allCols asks a kernel for every column, whatever its tensors' last dimension.
+const allCols = math.MaxInt32
 
 // val is a variable during compilation: a constant (data known now) or a runtime tensor.
 type val struct {
@@ -231,7 +235,7 @@ func (c *compiler) emit(st *Stmt, out Type, ins []*val, k kernelFn, local bool) 
 		for i, x := range ins {
 			in[i] = c.floats(x)
 		}
-		k(in, data, lastDim(out.Shape))
+		k(in, data, allCols)
 		if out.DType == FP16 {
 			roundSlice16(data)
 		}

@@ -83,7 +83,7 @@ func (e *Executable) Eval(in, out [][]uint16) error {
 	for i, b := range e.inputs {
 		F16ToF32(b.data, in[i])
 	}
-	e.exec(e.width)
+	e.exec(allCols)
 	for i, b := range e.outputs {
 		F32ToF16(out[i], b.data)
 	}
@@ -159,7 +159,7 @@ func (e *Executable) EvalFloat(in, out [][]float32) error {
 			roundSlice16(b.data)
 		}
 	}
-	e.exec(e.width)
+	e.exec(allCols)
 	for i, b := range e.outputs {
 		copy(out[i], b.data)
 	}
@@ -211,7 +211,8 @@ func (e *Executable) checkCounts(nin, nout int) error {
 	return nil
 }
 
-// exec runs every step; cols < width only for column-local programs.
+// exec runs every step; cols is allCols, or fewer than width for column-local programs, whose
+// tensors all have the last dimension width.
 func (e *Executable) exec(cols int) {
 	for i := range e.steps {
 		s := &e.steps[i]

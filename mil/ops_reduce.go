@@ -71,6 +71,9 @@ func compileReduceSum(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 		return nil, err
 	}
 	r := x.typ.Rank()
+	if r == 0 {
+		return nil, stmtErr(st, ErrType, "reduce_sum of a scalar")
+	}
 	reduced := make([]bool, r)
 	if a.has("axes") {
 		axes, err := a.ints("axes")

@@ -2,6 +2,7 @@ package mil
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/anepack/anepack/blobfile"
@@ -317,5 +318,43 @@ func TestSimLUTToDenseIOS16(t *testing.T) {
 			}
 			check(t, "y", o*32+s, got[o*32+s], ref, ulp16(ref)/2+mag*1e-6)
 		}
+	}
+}
+
+// TestWideInternalTensors runs a program whose internal tensors are wider than its I/O rows
+// (reshape [1, 64, 1, 32] -> [1, 1, 32, 64], sigmoid, back) plus a constant reduce_sum over
+// the last axis that is folded at compile time: every element must be computed.
+func TestWideInternalTensors(t *testing.T) {
+	lines := []string{
+		`tensor<int32, [4]> w = const()[name = string("w"), val = tensor<int32, [4]>([1, 1, 32, 64])];`,
+		`tensor<int32, [4]> n = const()[name = string("n"), val = tensor<int32, [4]>([1, 64, 1, 32])];`,
+		`tensor<fp16, [1, 1, 32, 64]> xw = reshape(shape = w, x = x)[name = string("xw")];`,
+		`tensor<fp16, [1, 1, 32, 64]> sw = sigmoid(x = xw)[name = string("sw")];`,
+		`tensor<fp16, [1, 64, 1, 32]> s = reshape(shape = n, x = sw)[name = string("s")];`,
+		`tensor<fp16, [1, 1, 2, 64]> c = const()[name = string("c"), val = tensor<fp16, [1, 1, 2, 64]>(BLOBFILE(path = string("c.bin"), offset = uint64(64)))];`,
+		`tensor<int32, [1]> ax = const()[name = string("ax"), val = tensor<int32, [1]>([3])];`,
+		`tensor<fp16, [1, 1, 2]> cs = reduce_sum(x = c, axes = ax)[name = string("cs")];`,
+		`tensor<int32, [3]> b0 = const()[name = string("b0"), val = tensor<int32, [3]>([0, 0, 0])];`,
+		`tensor<int32, [3]> s1 = const()[name = string("s1"), val = tensor<int32, [3]>([1, 1, 1])];`,
+		`tensor<fp16, [1, 1, 1]> c0 = slice_by_size(x = cs, begin = b0, size = s1)[name = string("c0")];`,
+		`tensor<fp16, [1, 64, 1, 32]> y = add(x = s, y = c0)[name = string("y")];`,
+	}
+	text := refuseHeader + "tensor<fp16, [1, 64, 1, 32]> x) {\n        " + strings.Join(lines, "\n        ") + "\n    } -> (y);\n}\n"
+	r := newRand(11)
+	cv := randF16(r, 128, 0.1)
+	e := compileText(t, []byte(text), map[string][]byte{"c.bin": writeBlob(t, []blobfile.DType{blobfile.FP16}, f16Bytes(cv))})
+	if e.ColumnLocal() {
+		t.Error("a program with 64-wide internal rows reported column-local")
+	}
+	x := randF16(r, 64*32, 3)
+	y := evalF16(t, e, x, 64*32)
+	var c0 float64 // Σ of the first row of c, folded at compile time and rounded to fp16
+	for _, v := range f64s(cv[:64]) {
+		c0 += v
+	}
+	c0 = float64(round16(float32(c0)))
+	for i, v := range f64s(x) {
+		sig := 1 / (1 + math.Exp(-v))
+		check(t, "y", i, y[i], sig+c0, ulp16(sig+c0)+ulp16(sig)/2)
 	}
 }
