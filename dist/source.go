@@ -1,0 +1,148 @@
+package dist
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// source fetches byte ranges of one remote blob over HTTP.
+type source struct {
+	url   string
+	label string // names the blob in messages (never a secret)
+	// do sends a request: the registry's auth client for OCI, a plain client for https://.
+	do func(*http.Request) (*http.Response, error)
+	// scope, if set, adds to a request's context what do needs (the OCI auth scope).
+	scope func(context.Context) context.Context
+	// validator is an ETag or Last-Modified sent as If-Range, so that a changed file is
+	// sent whole (200) instead of a mismatched range.
+	validator string
+}
+
+// statusError is an unexpected HTTP status.
+type statusError struct {
+	code int
+	msg  string
+}
+
+func (e *statusError) Error() string { return e.msg }
+
+// get requests bytes [off, end) of the blob (end < 0: to the end). start is where the body
+// begins: off when the server honoured the range, 0 when it sent the whole blob (200).
+func (s *source) get(ctx context.Context, off, end int64) (body io.ReadCloser, start int64, err error) {
+	if s.scope != nil {
+		ctx = s.scope(ctx)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	if off > 0 || end >= 0 {
+		r := "bytes=" + strconv.FormatInt(off, 10) + "-"
+		if end >= 0 {
+			r += strconv.FormatInt(end-1, 10)
+		}
+		req.Header.Set("Range", r)
+		if s.validator != "" {
+			req.Header.Set("If-Range", s.validator)
+		}
+	}
+	resp, err := s.do(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return resp.Body, 0, nil
+	case http.StatusPartialContent:
+		got, _, _, ok := parseContentRange(resp.Header.Get("Content-Range"))
+		if !ok || got != off {
+			resp.Body.Close()
+			return nil, 0, fmt.Errorf("%s: asked for bytes from %d, the server sent Content-Range %q", s.label, off, resp.Header.Get("Content-Range"))
+		}
+		return resp.Body, off, nil
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	text := strings.TrimSpace(string(msg))
+	if len(text) > 200 {
+		text = text[:200] + "…"
+	}
+	return nil, 0, &statusError{code: resp.StatusCode, msg: fmt.Sprintf("%s: HTTP %s: %s", s.label, resp.Status, text)}
+}
+
+// parseContentRange reads "bytes start-end/total" (total may be "*").
+func parseContentRange(v string) (start, end, total int64, ok bool) {
+	v, found := strings.CutPrefix(v, "bytes ")
+	if !found {
+		return 0, 0, 0, false
+	}
+	rng, tot, found := strings.Cut(v, "/")
+	if !found {
+		return 0, 0, 0, false
+	}
+	a, b, found := strings.Cut(rng, "-")
+	if !found {
+		return 0, 0, 0, false
+	}
+	var err1, err2 error
+	start, err1 = strconv.ParseInt(a, 10, 64)
+	end, err2 = strconv.ParseInt(b, 10, 64)
+	if err1 != nil || err2 != nil || start < 0 || end < start {
+		return 0, 0, 0, false
+	}
+	total = -1
+	if tot != "*" {
+		t, err := strconv.ParseInt(tot, 10, 64)
+		if err != nil {
+			return 0, 0, 0, false
+		}
+		total = t
+	}
+	return start, end, total, true
+}
+
+// retryable reports whether a failed request is worth repeating: connection errors, cut
+// bodies, stalls and the statuses servers use for "try again".
+func retryable(err error) bool {
+	var se *statusError
+	if errors.As(err, &se) {
+		switch se.code {
+		case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return true
+		}
+		return false
+	}
+	var cve *tls.CertificateVerificationError
+	var uae x509.UnknownAuthorityError
+	var hne x509.HostnameError
+	if errors.As(err, &cve) || errors.As(err, &uae) || errors.As(err, &hne) {
+		return false // a certificate problem does not go away by waiting
+	}
+	if errors.Is(err, errStalled) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errShort) {
+		return true
+	}
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe)
+}
+
+var (
+	errStalled = errors.New("no data received for too long (stalled connection)")
+	errShort   = errors.New("the server ended the response early")
+)

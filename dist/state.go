@@ -1,0 +1,94 @@
+package dist
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// partState is what a transfer records beside its part file so that a later run (in this
+// process or another) resumes: how much of each unit is on disk.
+type partState struct {
+	Version int     `json:"version"`
+	ID      string  `json:"id"`   // the source and layout the part belongs to
+	Size    int64   `json:"size"` // output size
+	Done    []int64 `json:"done"` // per unit, output bytes on disk
+}
+
+const stateVersion = 1
+
+// loadState restores the units' progress from an earlier run of the same transfer and
+// returns the bytes already present; 0 when there is nothing usable.
+func (t *transfer) loadState() int64 {
+	data, err := os.ReadFile(t.part.StatePath)
+	if err != nil {
+		return 0
+	}
+	var st partState
+	if json.Unmarshal(data, &st) != nil || st.Version != stateVersion || st.ID != t.id || st.Size != t.size || len(st.Done) != len(t.units) {
+		return 0
+	}
+	fi, err := t.f.Stat()
+	if err != nil || fi.Size() != t.size {
+		return 0
+	}
+	var total int64
+	for i, u := range t.units {
+		d := st.Done[i]
+		if d < 0 || d > u.n || (u.frame && d != 0 && d != u.n) {
+			for _, u := range t.units {
+				u.done.Store(0)
+			}
+			return 0
+		}
+		u.done.Store(d)
+		total += d
+	}
+	return total
+}
+
+// saveState records the progress. The part file is synced first, so that the state never
+// claims bytes a crash could lose. Errors are ignored: the worst case is a resume from less.
+func (t *transfer) saveState() {
+	st := partState{Version: stateVersion, ID: t.id, Size: t.size, Done: make([]int64, len(t.units))}
+	for i, u := range t.units {
+		st.Done[i] = u.done.Load()
+	}
+	if t.f.Sync() != nil {
+		return
+	}
+	data, err := json.Marshal(st)
+	if err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(t.part.StatePath), "state-*")
+	if err != nil {
+		return
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), t.part.StatePath)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
+// saver records the progress every stateInterval until stop is closed.
+func (t *transfer) saver(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	tick := time.NewTicker(stateInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			t.saveState()
+		case <-stop:
+			return
+		}
+	}
+}
