@@ -25,6 +25,7 @@ type FormatError struct {
 	Err    error  // ErrNotBundle, ErrVersion, ErrTruncated, ErrDigest or nil
 }
 
+// Error returns "offset N: <sentinel>: <message>".
 func (e *FormatError) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("offset %d: %v: %s", e.Offset, e.Err, e.Msg)
