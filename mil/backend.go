@@ -54,8 +54,11 @@ func (b *SimBackend) Load(k *Kernel, weights map[string][]byte) (Loaded, error) 
 
 type simLoaded struct{ e *Executable }
 
+// Eval evaluates the executable; for column-local programs only the live columns.
 func (s simLoaded) Eval(in, out [][]uint16, live int) error { return s.e.EvalColumns(in, out, live) }
-func (s simLoaded) Close() error                            { return nil }
+
+// Close does nothing: the executable holds only Go memory.
+func (s simLoaded) Close() error { return nil }
 
 // matchIO checks a kernel's declared I/O (manifest) against its program's.
 func matchIO(kernel, what string, want []KernelIO, got []IO) error {
@@ -123,7 +126,8 @@ func NewDispatcher(backend Backend, kernels []Kernel, blob func(section string) 
 	return d, nil
 }
 
-// LoadAll loads every kernel now (on the ANE: compiles them), in the kernels' order.
+// LoadAll loads every kernel now (on the ANE: compiles them), in a fixed order: by kind,
+// layer, chunk, then bucket.
 func (d *Dispatcher) LoadAll() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()

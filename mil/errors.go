@@ -31,6 +31,7 @@ type CompileError struct {
 	Err  error // an underlying error (e.g. a blobfile.FormatError), or nil
 }
 
+// Error formats the error as "mil: line:col: op var: message".
 func (e *CompileError) Error() string {
 	where := e.Op
 	if e.Var != "" {

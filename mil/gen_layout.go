@@ -52,6 +52,7 @@ type BlobKey struct {
 	Chunk int    // LM-head chunk; 0 otherwise
 }
 
+// String names the blob as kernel names do: "layers.3.mlp", "lm_head.1".
 func (k BlobKey) String() string {
 	if k.Group == GroupLMHead {
 		return fmt.Sprintf("%s.%d", k.Group, k.Chunk)

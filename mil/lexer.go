@@ -8,6 +8,7 @@ import (
 // Pos is a position in MIL text, 1-based.
 type Pos struct{ Line, Col int }
 
+// String formats the position as line:col.
 func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
 
 type tokKind uint8
@@ -42,6 +43,7 @@ type SyntaxError struct {
 	Msg string
 }
 
+// Error formats the error as "mil: line:col: message".
 func (e *SyntaxError) Error() string { return fmt.Sprintf("mil: %s: %s", e.Pos, e.Msg) }
 
 // lex splits MIL text into tokens. `//` starts a comment running to the end of the line.

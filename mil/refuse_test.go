@@ -169,3 +169,29 @@ func TestEvalChecks(t *testing.T) {
 		t.Error("Eval of an fp32-I/O program accepted; it needs EvalFloat")
 	}
 }
+
+// TestFunctions compiles the chosen function of a multi-procedure program (ane-facts §1.9);
+// op names need only be unique within a function.
+func TestFunctions(t *testing.T) {
+	fn := func(name string) string {
+		return "    func " + name + "<ios18>(tensor<fp16, [1, 64, 1, 32]> x) {\n" +
+			"        tensor<fp16, [1, 64, 1, 32]> y = sigmoid(x = x)[name = string(\"y\")];\n    } -> (y);\n"
+	}
+	text := "program(1.3)\n{\n" + fn("main") + fn("layer1") + "}\n"
+	p, err := Parse([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"", "main", "layer1"} {
+		if _, err := p.CompileWith(nil, CompileOptions{Function: name}); err != nil {
+			t.Errorf("function %q: %v", name, err)
+		}
+	}
+	if _, err := p.CompileWith(nil, CompileOptions{Function: "layer2"}); err == nil || !strings.Contains(err.Error(), "main, layer1") {
+		t.Errorf("unknown function: %v", err)
+	}
+	dup, _ := Parse([]byte("program(1.3)\n{\n" + fn("main") + fn("main") + "}\n"))
+	if _, err := dup.Compile(nil); !errors.Is(err, ErrType) {
+		t.Errorf("duplicate function: %v", err)
+	}
+}
