@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -42,7 +43,7 @@ func buildBundle(ctx context.Context, dir, config string, seed uint64, out strin
 		return err
 	}
 	defer os.RemoveAll(ck)
-	_, err = pack.Pack(ctx, ck, pack.Options{Output: out})
+	_, err = pack.Pack(ctx, ck, pack.Options{Output: out, Name: strings.TrimSuffix(filepath.Base(out), ".aneb")})
 	return err
 }
 

@@ -217,7 +217,8 @@ func (t *transfer) confirmRange() { t.rangeMu.Do(func() { close(t.rangeOK) }) }
 // failure count restarts whenever bytes arrive.
 func (t *transfer) fetchUnit(ctx context.Context, u *unit) error {
 	failures := 0
-	for !u.complete() {
+	// In sequential mode the worker that switched fetches everything.
+	for !u.complete() || (t.sequential.Load() && t.frontier() < t.size) {
 		before := t.fetched.Load()
 		err := t.attempt(ctx, u)
 		if err == nil {
@@ -253,24 +254,22 @@ func (t *transfer) attempt(ctx context.Context, u *unit) error {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var body io.ReadCloser
-	var start int64
+	var partial bool
 	var err error
+	off, end := u.soff+u.done.Load(), u.soff+u.sn
 	if u.frame {
-		body, start, err = t.src.get(actx, u.soff, u.soff+u.sn)
-	} else {
-		off := u.soff + u.done.Load()
-		end := u.soff + u.sn
-		if len(t.units) == 1 {
-			end = -1 // one stream: an open range, like a plain GET
-		}
-		body, start, err = t.src.get(actx, off, end)
+		off = u.soff
+	} else if len(t.units) == 1 {
+		end = -1 // one stream: an open range (no Range header at all from byte 0)
 	}
+	wantRange := off > 0 || end >= 0
+	body, partial, err = t.src.get(actx, off, end)
 	if err != nil {
 		return err
 	}
 	body = t.watch(body, cancel)
 	defer body.Close()
-	if start == 0 && (u.soff != 0 || u.done.Load() != 0 || len(t.units) > 1) {
+	if wantRange && !partial {
 		if t.rangeSeen.Load() {
 			// Ranges worked a moment ago: a whole-file answer now means the file
 			// changed under the If-Range validator.
@@ -280,7 +279,7 @@ func (t *transfer) attempt(ctx context.Context, u *unit) error {
 		// everything comes from this one stream.
 		return t.switchSequential(body)
 	}
-	if start > 0 || len(t.units) > 1 {
+	if partial {
 		t.rangeSeen.Store(true)
 	}
 	if u.frame {

@@ -104,7 +104,8 @@ func (o *Options) ociError(r Ref, what string, err error) error {
 			return fmt.Errorf("%s: %s not found in %s/%s: %w", r, name, r.Registry, r.Repository, errdef.ErrNotFound)
 		}
 		return fmt.Errorf("%s: %s not found: %w", r, what, err)
-	case errors.As(err, &er) && er.StatusCode == http.StatusUnauthorized:
+	case errors.As(err, &er) && er.StatusCode == http.StatusUnauthorized,
+		errors.Is(err, auth.ErrBasicCredentialNotFound):
 		how := "check --username/--password-stdin"
 		if o.Username == "" && o.Password == "" {
 			how = "log in with `docker login " + r.Registry + "` or pass --username and --password-stdin"
@@ -253,7 +254,7 @@ func (o *Options) pushBlob(ctx context.Context, repo *remote.Repository, r Ref, 
 		if err != nil {
 			return false, err
 		}
-		prog := o.progress(label, desc.Size)
+		prog := o.progress("uploading "+label, desc.Size)
 		cr := &countingReader{r: rc, total: desc.Size, prog: prog}
 		err = repo.Push(ctx, desc, cr)
 		rc.Close()

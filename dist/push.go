@@ -171,7 +171,7 @@ func (o *Options) pushOCI(ctx context.Context, path string, r Ref) (*Pushed, err
 	if err != nil {
 		return nil, err
 	}
-	uploaded, err := o.pushBlob(ctx, repo, r, layer, open, "uploading "+layer.Annotations[ocispec.AnnotationTitle])
+	uploaded, err := o.pushBlob(ctx, repo, r, layer, open, layer.Annotations[ocispec.AnnotationTitle])
 	if err != nil {
 		return nil, err
 	}

@@ -35,15 +35,15 @@ type statusError struct {
 
 func (e *statusError) Error() string { return e.msg }
 
-// get requests bytes [off, end) of the blob (end < 0: to the end). start is where the body
-// begins: off when the server honoured the range, 0 when it sent the whole blob (200).
-func (s *source) get(ctx context.Context, off, end int64) (body io.ReadCloser, start int64, err error) {
+// get requests bytes [off, end) of the blob (end < 0: to the end). partial reports whether
+// the server honoured the range (206); otherwise (200) the body is the whole blob.
+func (s *source) get(ctx context.Context, off, end int64) (body io.ReadCloser, partial bool, err error) {
 	if s.scope != nil {
 		ctx = s.scope(ctx)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
 	if err != nil {
-		return nil, 0, err
+		return nil, false, err
 	}
 	if off > 0 || end >= 0 {
 		r := "bytes=" + strconv.FormatInt(off, 10) + "-"
@@ -57,18 +57,18 @@ func (s *source) get(ctx context.Context, off, end int64) (body io.ReadCloser, s
 	}
 	resp, err := s.do(req)
 	if err != nil {
-		return nil, 0, err
+		return nil, false, err
 	}
 	switch resp.StatusCode {
 	case http.StatusOK:
-		return resp.Body, 0, nil
+		return resp.Body, false, nil
 	case http.StatusPartialContent:
 		got, _, _, ok := parseContentRange(resp.Header.Get("Content-Range"))
 		if !ok || got != off {
 			resp.Body.Close()
-			return nil, 0, fmt.Errorf("%s: asked for bytes from %d, the server sent Content-Range %q", s.label, off, resp.Header.Get("Content-Range"))
+			return nil, false, fmt.Errorf("%s: asked for bytes from %d, the server sent Content-Range %q", s.label, off, resp.Header.Get("Content-Range"))
 		}
-		return resp.Body, off, nil
+		return resp.Body, true, nil
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
@@ -76,7 +76,7 @@ func (s *source) get(ctx context.Context, off, end int64) (body io.ReadCloser, s
 	if len(text) > 200 {
 		text = text[:200] + "…"
 	}
-	return nil, 0, &statusError{code: resp.StatusCode, msg: fmt.Sprintf("%s: HTTP %s: %s", s.label, resp.Status, text)}
+	return nil, false, &statusError{code: resp.StatusCode, msg: fmt.Sprintf("%s: HTTP %s: %s", s.label, resp.Status, text)}
 }
 
 // parseContentRange reads "bytes start-end/total" (total may be "*").
