@@ -1,0 +1,39 @@
+// Package tokenizer turns text into the token ids a Hugging Face byte-level BPE model expects, and back,
+// exactly as the Rust `tokenizers` library (0.23) does, and renders the model's Jinja chat template
+// exactly as `transformers.apply_chat_template` does.
+//
+// # Pipeline
+//
+// [Tokenizer.Encode] reproduces `Tokenizer.encode(text, add_special_tokens=False)`:
+//
+//  1. Invalid UTF-8 is repaired the way Rust's `String::from_utf8_lossy` and Python's
+//     `bytes.decode("utf-8", "replace")` do: every maximal ill-formed subsequence becomes one U+FFFD.
+//  2. Added tokens whose `normalized` flag is false (Qwen's `<|im_start|>`, `<think>`, ...) are found
+//     in the raw text, leftmost-longest, honouring `single_word`, `lstrip` and `rstrip`.
+//  3. The text between them is normalized (NFC when tokenizer.json says so), then searched for the
+//     added tokens whose `normalized` flag is true.
+//  4. The remaining text is split by the pre-tokenizer regex (Qwen2, Llama 3 or GPT-2 flavour),
+//     reproduced by a hand-written scanner that includes the regex's backtracking and lookahead.
+//  5. Each piece is mapped to byte-level symbols and merged by BPE merge rank.
+//
+// # Compiled tables
+//
+// [Compile] reads tokenizer.json and tokenizer_config.json once (at pack time) and produces one
+// self-describing little-endian blob (layout in tables.go). [Load] builds a [Tokenizer] straight
+// from that blob without JSON parsing and without copying the large tables, so a memory-mapped
+// bundle section can be used directly; every count and offset is validated and a CRC-32C guards
+// the whole blob.
+//
+// # Concurrency
+//
+// A [Tokenizer] is immutable after [Load] and safe for concurrent use. The BPE word cache lives in
+// per-goroutine scratch encoders drawn from a sync.Pool, so concurrent Encode calls never contend
+// on a lock; each cache holds at most a bounded number of words and the GC may drop idle ones.
+//
+// # Chat templates
+//
+// [Tokenizer.ApplyChatTemplate] renders the template with a built-in Jinja2 interpreter (package
+// tokenizer/internal/jinja) configured like transformers' ImmutableSandboxedEnvironment with
+// trim_blocks and lstrip_blocks, HF's `tojson` (json.dumps with ensure_ascii=False), and the
+// `raise_exception` and `strftime_now` globals. JSON objects keep their key order ([Object]).
+package tokenizer

@@ -1,0 +1,776 @@
+package tokenizer
+
+// Compiled tokenizer tables ("anetok" format, version 1).
+//
+// One blob, all integers little-endian, offsets counted from the start of the blob, every
+// section starting on an 8-byte boundary. Readers map the blob and use the sections in place.
+//
+//	Header (72 bytes)
+//	  0  [8]byte  magic "ANETOK\x00\x01"
+//	  8  u32      format version (1)
+//	 12  u32      total blob length in bytes
+//	 16  u32      CRC-32C (Castagnoli) of the whole blob, computed with these 4 bytes as zero
+//	 20  u32      flags: bit 0 NFC normalizer, bit 1 BPE ignore_merges
+//	 24  u32      pre-tokenizer kind: 1 qwen2, 2 llama3, 3 gpt2 (see pretokenize.go)
+//	 28  u32      post-processor kind: 0 none, 1 ByteLevel, 2 TemplateProcessing
+//	 32  u32      vocab size V: ids are 0..V-1 (model vocab plus added tokens; holes allowed)
+//	 36  u32      model vocab entries (HF get_vocab_size of the model)
+//	 40  u32      merges listed in tokenizer.json
+//	 44  u32      added tokens
+//	 48  u32×4    bos, eos, pad, unk ids from tokenizer_config.json (0xFFFFFFFF = none)
+//	 64  u32      section count S
+//	 68  u32      reserved (0)
+//	 72  S × {u32 id, u32 offset, u32 length, u32 reserved}
+//
+//	Sections (each id at most once; all but templates and template vars required):
+//	  1 token bytes    the bytes each id decodes to (HF ByteLevel decoder rule), concatenated
+//	  2 token offsets  u32 × (V+1); id i is bytes[off[i]:off[i+1]], non-decreasing
+//	  3 token flags    u8 × V: 1 present, 2 raw (string form is the bytes, not byte-level),
+//	                   4 added token, 8 special, 16 in the model vocab
+//	  4 merges         u32 capacity C (power of two), u32 used U (< C), then C × 16 bytes
+//	                   {u32 left, u32 right, u32 rank, u32 result}; empty slot: left = 0xFFFFFFFF.
+//	                   Slot = (left<<32|right) × 0x9E3779B97F4A7C15 >> (64-log2 C), linear probing.
+//	  5 vocab hash     u32 capacity C (power of two), u32 used U (< C), then C × u32 (id+1, 0 empty)
+//	                   over model-vocab ids; slot = FNV-1a-64(token bytes) × 0x9E3779B97F4A7C15 >> (64-log2 C)
+//	  6 byte ids       256 × u32: the id of each single byte
+//	  7 added tokens   A × {u32 id, u32 flags, u32 content off, u32 content len, u32 normalized off,
+//	                   u32 normalized len} (offsets into section 8); flags: 1 special, 2 lstrip,
+//	                   4 rstrip, 8 single_word, 16 normalized
+//	  8 strings        UTF-8 text referenced by sections 7, 9 and 10
+//	  9 templates      u32 count, then count × {u32 name off, u32 name len, u32 text off, u32 text len}
+//	 10 template vars  u32 count, then count × {u32 name off, u32 name len, u32 value off,
+//	                   u32 value len, u32 kind}; kind 0 string, 1 element of a list (consecutive
+//	                   entries with the same name form the list)
+//	 11 post-processor u32 prefix count P, u32 suffix count Q, then (P+Q) × u32 ids
+//
+// Version 1 readers reject other versions and unknown section ids.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math/bits"
+	"unicode/utf8"
+	"unsafe"
+)
+
+var tablesMagic = [8]byte{'A', 'N', 'E', 'T', 'O', 'K', 0, 1}
+
+const (
+	tablesVersion   = 1
+	headerSize      = 72
+	sectionEntrySz  = 16
+	noID            = 0xFFFFFFFF
+	mergeEntrySize  = 16
+	addedEntrySize  = 24
+	tmplEntrySize   = 16
+	varEntrySize    = 20
+	hashMul         = 0x9E3779B97F4A7C15
+	maxSectionCount = 64
+)
+
+const (
+	flagNFC          = 1
+	flagIgnoreMerges = 2
+)
+
+const (
+	postNone     = 0
+	postByteLvl  = 1
+	postTemplate = 2
+)
+
+const (
+	secTokenBytes = 1 + iota
+	secTokenOffsets
+	secTokenFlags
+	secMerges
+	secVocabHash
+	secByteIDs
+	secAdded
+	secStrings
+	secTemplates
+	secTemplateVars
+	secPost
+	secCount = secPost
+)
+
+// Token flags (section 3).
+const (
+	tokPresent = 1
+	tokRaw     = 2
+	tokAdded   = 4
+	tokSpecial = 8
+	tokModel   = 16
+)
+
+// Added-token flags (section 7).
+const (
+	addSpecial    = 1
+	addLstrip     = 2
+	addRstrip     = 4
+	addSingleWord = 8
+	addNormalized = 16
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// spec is everything Compile extracted from the JSON files; writeTables serializes it.
+type spec struct {
+	flags          uint32
+	pre            preKind
+	post           uint32
+	modelVocab     uint32
+	mergesListed   uint32
+	tokens         [][]byte // decode bytes per id
+	tokFlags       []uint8
+	merges         []mergeSpec // unique pairs
+	byteIDs        [256]uint32
+	added          []addedSpec
+	prefix, suffix []uint32
+	bos, eos       uint32
+	pad, unk       uint32
+	templates      []namedText
+	vars           []templateVar
+}
+
+type mergeSpec struct{ left, right, rank, result uint32 }
+
+type addedSpec struct {
+	id         uint32
+	flags      uint32
+	content    string
+	normalized string
+}
+
+type namedText struct{ name, text string }
+
+type templateVar struct {
+	name  string
+	value string
+	list  bool
+}
+
+func fnv64(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// hashCapacity returns a power of two at least 1.5 n + 1, so at least one slot stays empty.
+func hashCapacity(n int) int {
+	c := 16
+	for c < n+n/2+1 {
+		c <<= 1
+	}
+	return c
+}
+
+type blobWriter struct {
+	buf      []byte
+	sections [][3]uint32
+}
+
+func (w *blobWriter) section(id uint32, data []byte) {
+	for len(w.buf)%8 != 0 {
+		w.buf = append(w.buf, 0)
+	}
+	w.sections = append(w.sections, [3]uint32{id, uint32(len(w.buf)), uint32(len(data))})
+	w.buf = append(w.buf, data...)
+}
+
+func le32s(vals ...uint32) []byte {
+	out := make([]byte, 4*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint32(out[4*i:], v)
+	}
+	return out
+}
+
+// writeTables serializes s in the format described above.
+func writeTables(s *spec) ([]byte, error) {
+	v := len(s.tokens)
+	const nSections = 11
+	w := &blobWriter{buf: make([]byte, headerSize+nSections*sectionEntrySz)}
+
+	// Strings section is assembled while the other sections reference it.
+	var strs []byte
+	addStr := func(t string) (uint32, uint32) {
+		off := uint32(len(strs))
+		strs = append(strs, t...)
+		return off, uint32(len(t))
+	}
+
+	var tb []byte
+	offs := make([]uint32, v+1)
+	for i, t := range s.tokens {
+		offs[i] = uint32(len(tb))
+		tb = append(tb, t...)
+	}
+	offs[v] = uint32(len(tb))
+	if uint64(len(tb)) > 1<<31 {
+		return nil, errors.New("token bytes exceed 2 GiB")
+	}
+	w.section(secTokenBytes, tb)
+	w.section(secTokenOffsets, le32s(offs...))
+	w.section(secTokenFlags, s.tokFlags)
+
+	// Merges hash table.
+	mc := hashCapacity(len(s.merges))
+	mbits := uint(bits.TrailingZeros(uint(mc)))
+	mt := make([]byte, 8+mc*mergeEntrySize)
+	binary.LittleEndian.PutUint32(mt[0:], uint32(mc))
+	binary.LittleEndian.PutUint32(mt[4:], uint32(len(s.merges)))
+	slots := mt[8:]
+	for i := 0; i < mc; i++ {
+		binary.LittleEndian.PutUint32(slots[i*mergeEntrySize:], noID)
+	}
+	for _, m := range s.merges {
+		h := ((uint64(m.left)<<32 | uint64(m.right)) * hashMul) >> (64 - mbits)
+		for binary.LittleEndian.Uint32(slots[h*mergeEntrySize:]) != noID {
+			h = (h + 1) & uint64(mc-1)
+		}
+		e := slots[h*mergeEntrySize:]
+		binary.LittleEndian.PutUint32(e[0:], m.left)
+		binary.LittleEndian.PutUint32(e[4:], m.right)
+		binary.LittleEndian.PutUint32(e[8:], m.rank)
+		binary.LittleEndian.PutUint32(e[12:], m.result)
+	}
+	w.section(secMerges, mt)
+
+	// Vocab hash over model-vocab ids.
+	n := 0
+	for _, f := range s.tokFlags {
+		if f&tokModel != 0 {
+			n++
+		}
+	}
+	vc := hashCapacity(n)
+	vbits := uint(bits.TrailingZeros(uint(vc)))
+	vt := make([]byte, 8+4*vc)
+	binary.LittleEndian.PutUint32(vt[0:], uint32(vc))
+	binary.LittleEndian.PutUint32(vt[4:], uint32(n))
+	for id, f := range s.tokFlags {
+		if f&tokModel == 0 {
+			continue
+		}
+		h := (fnv64(s.tokens[id]) * hashMul) >> (64 - vbits)
+		for binary.LittleEndian.Uint32(vt[8+4*h:]) != 0 {
+			h = (h + 1) & uint64(vc-1)
+		}
+		binary.LittleEndian.PutUint32(vt[8+4*h:], uint32(id)+1)
+	}
+	w.section(secVocabHash, vt)
+	w.section(secByteIDs, le32s(s.byteIDs[:]...))
+
+	at := make([]byte, 0, addedEntrySize*len(s.added))
+	for _, a := range s.added {
+		co, cl := addStr(a.content)
+		no, nl := addStr(a.normalized)
+		at = append(at, le32s(a.id, a.flags, co, cl, no, nl)...)
+	}
+	w.section(secAdded, at)
+
+	tt := le32s(uint32(len(s.templates)))
+	for _, t := range s.templates {
+		no, nl := addStr(t.name)
+		to, tl := addStr(t.text)
+		tt = append(tt, le32s(no, nl, to, tl)...)
+	}
+	vv := le32s(uint32(len(s.vars)))
+	for _, tv := range s.vars {
+		no, nl := addStr(tv.name)
+		vo, vl := addStr(tv.value)
+		kind := uint32(0)
+		if tv.list {
+			kind = 1
+		}
+		vv = append(vv, le32s(no, nl, vo, vl, kind)...)
+	}
+	pp := le32s(uint32(len(s.prefix)), uint32(len(s.suffix)))
+	pp = append(pp, le32s(s.prefix...)...)
+	pp = append(pp, le32s(s.suffix...)...)
+	w.section(secTemplates, tt)
+	w.section(secTemplateVars, vv)
+	w.section(secPost, pp)
+	w.section(secStrings, strs)
+	for len(w.buf)%8 != 0 {
+		w.buf = append(w.buf, 0)
+	}
+	if uint64(len(w.buf)) > 1<<32-1 {
+		return nil, errors.New("compiled tables exceed 4 GiB")
+	}
+
+	h := w.buf
+	copy(h[0:8], tablesMagic[:])
+	put := func(off int, v uint32) { binary.LittleEndian.PutUint32(h[off:], v) }
+	put(8, tablesVersion)
+	put(12, uint32(len(h)))
+	put(20, s.flags)
+	put(24, uint32(s.pre))
+	put(28, s.post)
+	put(32, uint32(v))
+	put(36, s.modelVocab)
+	put(40, s.mergesListed)
+	put(44, uint32(len(s.added)))
+	put(48, s.bos)
+	put(52, s.eos)
+	put(56, s.pad)
+	put(60, s.unk)
+	put(64, uint32(len(w.sections)))
+	for i, sec := range w.sections {
+		o := headerSize + i*sectionEntrySz
+		put(o, sec[0])
+		put(o+4, sec[1])
+		put(o+8, sec[2])
+	}
+	put(16, crc32.Checksum(h, crcTable))
+	return h, nil
+}
+
+// tablesCRC computes the blob checksum with the CRC field read as zero.
+func tablesCRC(b []byte) uint32 {
+	c := crc32.Update(0, crcTable, b[:16])
+	c = crc32.Update(c, crcTable, []byte{0, 0, 0, 0})
+	return crc32.Update(c, crcTable, b[20:])
+}
+
+// CorruptTablesError reports compiled tables that fail validation.
+type CorruptTablesError struct {
+	Reason string
+}
+
+func (e *CorruptTablesError) Error() string {
+	return "tokenizer tables: " + e.Reason
+}
+
+func corrupt(format string, args ...any) error {
+	return &CorruptTablesError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// tables holds validated views into a blob; nothing is copied.
+type tables struct {
+	blob             []byte
+	flags, pre, post uint32
+	vocab            int
+	modelVocab       int
+	mergesListed     int
+	addedCount       int
+	bos, eos         int
+	pad, unk         int
+
+	tokBytes  []byte
+	tokOffs   []uint32 // vocab+1 entries
+	tokFlags  []byte
+	merges    []uint32 // C × {left, right, rank, result}
+	mergeMask uint64
+	mergeBits uint
+	vocabHash []uint32 // C entries
+	vocabMask uint64
+	vocabBits uint
+	byteIDs   [256]uint32
+	added     []addedSpec
+	prefix    []uint32
+	suffix    []uint32
+	templates []namedText
+	vars      []templateVar
+}
+
+func u32(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
+
+var nativeLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// u32view returns b as little-endian uint32s: in place when the host is little-endian and b is
+// 4-byte aligned (always, for sections of an aligned blob), otherwise as a converted copy.
+func u32view(b []byte) []uint32 {
+	if len(b) < 4 {
+		return nil
+	}
+	if nativeLittleEndian && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
+		return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
+	}
+	out := make([]uint32, len(b)/4)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return out
+}
+
+// parseTables validates b and returns views into it. It never panics on malformed input: every
+// count and offset is checked before use, with the CRC first so random damage is reported as such.
+func parseTables(b []byte, checkCRC bool) (*tables, error) {
+	if len(b) < headerSize {
+		return nil, corrupt("blob is %d bytes, shorter than the %d-byte header", len(b), headerSize)
+	}
+	if [8]byte(b[0:8]) != tablesMagic {
+		return nil, corrupt("bad magic %q, expected %q", b[0:8], tablesMagic[:])
+	}
+	if v := u32(b, 8); v != tablesVersion {
+		return nil, corrupt("format version %d, this reader supports %d", v, tablesVersion)
+	}
+	if n := u32(b, 12); uint64(n) != uint64(len(b)) {
+		return nil, corrupt("header says %d bytes, blob has %d (truncated or padded)", n, len(b))
+	}
+	if checkCRC {
+		if got, want := tablesCRC(b), u32(b, 16); got != want {
+			return nil, corrupt("CRC-32C mismatch: header %08x, content %08x", want, got)
+		}
+	}
+	t := &tables{
+		blob:         b,
+		flags:        u32(b, 20),
+		pre:          u32(b, 24),
+		post:         u32(b, 28),
+		vocab:        int(u32(b, 32)),
+		modelVocab:   int(u32(b, 36)),
+		mergesListed: int(u32(b, 40)),
+		addedCount:   int(u32(b, 44)),
+	}
+	if t.flags&^uint32(flagNFC|flagIgnoreMerges) != 0 {
+		return nil, corrupt("unknown header flags %#x", t.flags)
+	}
+	switch preKind(t.pre) {
+	case preQwen2, preLlama3, preGPT2:
+	default:
+		return nil, corrupt("unknown pre-tokenizer kind %d", t.pre)
+	}
+	if t.post > postTemplate {
+		return nil, corrupt("unknown post-processor kind %d", t.post)
+	}
+	if t.vocab == 0 || t.vocab >= 1<<30 {
+		return nil, corrupt("vocab size %d out of range", t.vocab)
+	}
+	if t.addedCount > t.vocab {
+		return nil, corrupt("%d added tokens in a vocab of %d", t.addedCount, t.vocab)
+	}
+	ids := [4]*int{&t.bos, &t.eos, &t.pad, &t.unk}
+	for i, p := range ids {
+		v := u32(b, 48+4*i)
+		if v == noID {
+			*p = -1
+		} else if int(v) >= t.vocab {
+			return nil, corrupt("special id %d (%s) outside vocab of %d", v, [4]string{"bos", "eos", "pad", "unk"}[i], t.vocab)
+		} else {
+			*p = int(v)
+		}
+	}
+	nsec := int(u32(b, 64))
+	if nsec > maxSectionCount || headerSize+nsec*sectionEntrySz > len(b) {
+		return nil, corrupt("section table of %d entries does not fit", nsec)
+	}
+	var sec [secCount + 1][]byte
+	for i := 0; i < nsec; i++ {
+		o := headerSize + i*sectionEntrySz
+		id, off, n := u32(b, o), u32(b, o+4), u32(b, o+8)
+		if id == 0 || id > secCount {
+			return nil, corrupt("unknown section id %d", id)
+		}
+		if sec[id] != nil {
+			return nil, corrupt("section %d appears twice", id)
+		}
+		if uint64(off)+uint64(n) > uint64(len(b)) || off < uint32(headerSize+nsec*sectionEntrySz) {
+			return nil, corrupt("section %d [%d, +%d) outside the blob of %d bytes", id, off, n, len(b))
+		}
+		sec[id] = b[off : off+n : off+n]
+	}
+	for id := 1; id <= secCount; id++ {
+		if sec[id] == nil && id != secTemplates && id != secTemplateVars {
+			return nil, corrupt("required section %d missing", id)
+		}
+	}
+	if err := t.parseTokens(sec[secTokenBytes], sec[secTokenOffsets], sec[secTokenFlags]); err != nil {
+		return nil, err
+	}
+	if err := t.parseByteIDs(sec[secByteIDs]); err != nil {
+		return nil, err
+	}
+	if err := t.parseMerges(sec[secMerges]); err != nil {
+		return nil, err
+	}
+	if err := t.parseVocabHash(sec[secVocabHash]); err != nil {
+		return nil, err
+	}
+	strs := sec[secStrings]
+	if err := t.parseAdded(sec[secAdded], strs); err != nil {
+		return nil, err
+	}
+	if err := t.parseTemplates(sec[secTemplates], sec[secTemplateVars], strs); err != nil {
+		return nil, err
+	}
+	if err := t.parsePost(sec[secPost]); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *tables) parseTokens(tb, offBytes, flags []byte) error {
+	if len(offBytes) != 4*(t.vocab+1) {
+		return corrupt("token offsets section is %d bytes, want %d for %d ids", len(offBytes), 4*(t.vocab+1), t.vocab)
+	}
+	if len(flags) != t.vocab {
+		return corrupt("token flags section is %d bytes, want %d", len(flags), t.vocab)
+	}
+	offs := u32view(offBytes)
+	if offs[0] != 0 {
+		return corrupt("first token offset is %d, want 0", offs[0])
+	}
+	prev := uint32(0)
+	for i, o := range offs[1:] {
+		if o < prev {
+			return corrupt("token offsets decrease at id %d", i)
+		}
+		prev = o
+	}
+	if int(prev) != len(tb) {
+		return corrupt("token offsets end at %d, token bytes section has %d", prev, len(tb))
+	}
+	for i, f := range flags {
+		if f&^uint8(tokPresent|tokRaw|tokAdded|tokSpecial|tokModel) != 0 || (f&tokPresent == 0 && f != 0) {
+			return corrupt("bad flags %#x for id %d", f, i)
+		}
+	}
+	t.tokBytes, t.tokOffs, t.tokFlags = tb, offs, flags
+	return nil
+}
+
+func (t *tables) tokenBytes(id int) []byte {
+	return t.tokBytes[t.tokOffs[id]:t.tokOffs[id+1]]
+}
+
+func (t *tables) parseByteIDs(s []byte) error {
+	if len(s) != 1024 {
+		return corrupt("byte-id section is %d bytes, want 1024", len(s))
+	}
+	for b := 0; b < 256; b++ {
+		id := u32(s, 4*b)
+		if int(id) >= t.vocab {
+			return corrupt("byte %#02x maps to id %d outside vocab", b, id)
+		}
+		if tb := t.tokenBytes(int(id)); len(tb) != 1 || tb[0] != byte(b) {
+			return corrupt("byte %#02x maps to id %d whose bytes are %q", b, id, tb)
+		}
+		t.byteIDs[b] = id
+	}
+	return nil
+}
+
+func pow2Table(s []byte, entry int, what string) (capacity int, used int, body []byte, err error) {
+	if len(s) < 8 {
+		return 0, 0, nil, corrupt("%s section is %d bytes, too short", what, len(s))
+	}
+	c, u := u32(s, 0), u32(s, 4)
+	if c == 0 || c&(c-1) != 0 || c > 1<<28 {
+		return 0, 0, nil, corrupt("%s capacity %d is not a power of two", what, c)
+	}
+	if u >= c {
+		return 0, 0, nil, corrupt("%s holds %d entries in %d slots (needs a free slot)", what, u, c)
+	}
+	if uint64(len(s)) != 8+uint64(c)*uint64(entry) {
+		return 0, 0, nil, corrupt("%s section is %d bytes, want %d", what, len(s), 8+uint64(c)*uint64(entry))
+	}
+	return int(c), int(u), s[8:], nil
+}
+
+func (t *tables) parseMerges(s []byte) error {
+	c, used, body, err := pow2Table(s, mergeEntrySize, "merges")
+	if err != nil {
+		return err
+	}
+	if used > t.mergesListed {
+		return corrupt("merges table holds %d entries, more than the %d listed", used, t.mergesListed)
+	}
+	m := u32view(body)
+	n := 0
+	vocab, listed := uint32(t.vocab), uint32(t.mergesListed)
+	for i := 0; i+4 <= len(m); i += 4 {
+		e := m[i : i+4 : i+4]
+		if e[0] == noID {
+			continue
+		}
+		n++
+		if e[0] >= vocab || e[1] >= vocab || e[3] >= vocab || e[2] >= listed {
+			return corrupt("merge slot %d (%d %d -> %d, rank %d) out of range", i/4, e[0], e[1], e[3], e[2])
+		}
+	}
+	if n != used {
+		return corrupt("merges table has %d entries, header says %d", n, used)
+	}
+	t.merges = m
+	t.mergeBits = uint(bits.TrailingZeros(uint(c)))
+	t.mergeMask = uint64(c - 1)
+	return nil
+}
+
+func (t *tables) parseVocabHash(s []byte) error {
+	c, used, body, err := pow2Table(s, 4, "vocab hash")
+	if err != nil {
+		return err
+	}
+	h := u32view(body)
+	n := 0
+	for i, v := range h {
+		if v == 0 {
+			continue
+		}
+		n++
+		if v > uint32(t.vocab) {
+			return corrupt("vocab hash slot %d names id %d outside the vocab", i, v-1)
+		}
+	}
+	if n != used {
+		return corrupt("vocab hash has %d entries, header says %d", n, used)
+	}
+	t.vocabHash = h
+	t.vocabBits = uint(bits.TrailingZeros(uint(c)))
+	t.vocabMask = uint64(c - 1)
+	return nil
+}
+
+func strAt(strs []byte, off, n uint32, what string) (string, error) {
+	if uint64(off)+uint64(n) > uint64(len(strs)) {
+		return "", corrupt("%s [%d, +%d) outside the strings section of %d bytes", what, off, n, len(strs))
+	}
+	s := strs[off : off+n]
+	if !utf8.Valid(s) {
+		return "", corrupt("%s is not valid UTF-8", what)
+	}
+	return string(s), nil
+}
+
+func (t *tables) parseAdded(s, strs []byte) error {
+	n := t.addedCount
+	if uint64(len(s)) != uint64(n)*addedEntrySize {
+		return corrupt("added-token section is %d bytes, want %d entries of %d", len(s), n, addedEntrySize)
+	}
+	t.added = make([]addedSpec, n)
+	for i := range t.added {
+		e := s[i*addedEntrySize:]
+		a := addedSpec{id: u32(e, 0), flags: u32(e, 4)}
+		if int(a.id) >= t.vocab || t.tokFlags[a.id]&tokAdded == 0 {
+			return corrupt("added token %d has id %d, not an added id", i, a.id)
+		}
+		if a.flags&^uint32(addSpecial|addLstrip|addRstrip|addSingleWord|addNormalized) != 0 {
+			return corrupt("added token %d has unknown flags %#x", i, a.flags)
+		}
+		var err error
+		if a.content, err = strAt(strs, u32(e, 8), u32(e, 12), "added token content"); err != nil {
+			return err
+		}
+		if a.normalized, err = strAt(strs, u32(e, 16), u32(e, 20), "added token normalized form"); err != nil {
+			return err
+		}
+		if a.content == "" || a.normalized == "" {
+			return corrupt("added token %d is empty", i)
+		}
+		t.added[i] = a
+	}
+	return nil
+}
+
+func (t *tables) parseTemplates(ts, vs, strs []byte) error {
+	if ts != nil {
+		if len(ts) < 4 || uint64(len(ts)) != 4+uint64(u32(ts, 0))*tmplEntrySize {
+			return corrupt("templates section is %d bytes, inconsistent with its count", len(ts))
+		}
+		for i := 0; i < int(u32(ts, 0)); i++ {
+			e := ts[4+i*tmplEntrySize:]
+			name, err := strAt(strs, u32(e, 0), u32(e, 4), "template name")
+			if err != nil {
+				return err
+			}
+			text, err := strAt(strs, u32(e, 8), u32(e, 12), "template text")
+			if err != nil {
+				return err
+			}
+			t.templates = append(t.templates, namedText{name, text})
+		}
+	}
+	if vs != nil {
+		if len(vs) < 4 || uint64(len(vs)) != 4+uint64(u32(vs, 0))*varEntrySize {
+			return corrupt("template vars section is %d bytes, inconsistent with its count", len(vs))
+		}
+		for i := 0; i < int(u32(vs, 0)); i++ {
+			e := vs[4+i*varEntrySize:]
+			name, err := strAt(strs, u32(e, 0), u32(e, 4), "template variable name")
+			if err != nil {
+				return err
+			}
+			val, err := strAt(strs, u32(e, 8), u32(e, 12), "template variable value")
+			if err != nil {
+				return err
+			}
+			kind := u32(e, 16)
+			if kind > 1 {
+				return corrupt("template variable %q has kind %d", name, kind)
+			}
+			t.vars = append(t.vars, templateVar{name: name, value: val, list: kind == 1})
+		}
+	}
+	return nil
+}
+
+func (t *tables) parsePost(s []byte) error {
+	if len(s) < 8 {
+		return corrupt("post-processor section is %d bytes, too short", len(s))
+	}
+	p, q := u32(s, 0), u32(s, 4)
+	if uint64(len(s)) != 8+4*(uint64(p)+uint64(q)) {
+		return corrupt("post-processor section is %d bytes, want %d", len(s), 8+4*(uint64(p)+uint64(q)))
+	}
+	ids := make([]uint32, p+q)
+	for i := range ids {
+		ids[i] = u32(s, 8+4*i)
+		if int(ids[i]) >= t.vocab {
+			return corrupt("post-processor id %d outside vocab", ids[i])
+		}
+	}
+	t.prefix, t.suffix = ids[:p], ids[p:]
+	return nil
+}
+
+// deepCheck verifies the semantic invariants that Compile guarantees and that Load, to stay
+// within its time budget, does not re-check: every merge spells its result from its two parts
+// (so decoding an encoding gives back the text), and every table entry is reachable by probing.
+// A blob that passes parseTables but not deepCheck cannot make the Tokenizer panic; it can only
+// make it produce wrong ids. Compile and the tests run it.
+func (t *tables) deepCheck() error {
+	for i := 0; i+4 <= len(t.merges); i += 4 {
+		e := t.merges[i : i+4]
+		if e[0] == noID {
+			continue
+		}
+		lb, rb, xb := t.tokenBytes(int(e[0])), t.tokenBytes(int(e[1])), t.tokenBytes(int(e[3]))
+		if len(lb)+len(rb) != len(xb) || string(xb[:len(lb)]) != string(lb) || string(xb[len(lb):]) != string(rb) {
+			return corrupt("merge slot %d: %q + %q does not spell %q", i/4, lb, rb, xb)
+		}
+		if rank, got := t.merge(e[0], e[1]); rank != e[2] || got != e[3] {
+			return corrupt("merge slot %d is not reachable from its hash", i/4)
+		}
+	}
+	for i, v := range t.vocabHash {
+		if v == 0 {
+			continue
+		}
+		if t.tokFlags[v-1]&tokModel == 0 {
+			return corrupt("vocab hash slot %d names id %d, not a model token", i, v-1)
+		}
+		h := (fnv64(t.tokenBytes(int(v-1))) * hashMul) >> (64 - t.vocabBits)
+		for t.vocabHash[h] != v {
+			if t.vocabHash[h] == 0 {
+				return corrupt("vocab hash slot %d (id %d) is not reachable from its hash", i, v-1)
+			}
+			h = (h + 1) & t.vocabMask
+		}
+	}
+	for id := 0; id < t.vocab; id++ {
+		f := t.tokFlags[id]
+		if f&tokPresent != 0 && f&(tokAdded|tokModel) == 0 {
+			return corrupt("id %d is present but neither in the model vocab nor added", id)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package tokenizer
+
+import (
+	"sync"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Character classes used by the pre-tokenizer regexes and the added-token word checks.
+// The sets follow Oniguruma (used by HF tokenizers for Split patterns) and Rust's regex crate
+// (used for added-token single_word/lstrip/rstrip):
+//   - \p{L}: general category L (Lu, Ll, Lt, Lm, Lo); \p{N}: Nd, Nl, No.
+//   - \s: U+0009..U+000D, U+0085 and categories Zs, Zl, Zp, which is exactly Unicode White_Space.
+//   - \w (Rust regex, Unicode): Alphabetic, M, Nd, Pc and Join_Control.
+const (
+	clsL  uint8 = 1 << iota // \p{L}
+	clsN                    // \p{N}
+	clsS                    // \s, including CR and LF
+	clsNL                   // CR or LF
+	clsW                    // \w of Rust's regex crate
+)
+
+// bmpClass holds the class bits of every code point below U+10000. It is built on first use
+// (about 0.3 ms) rather than at package init, so programs that import the package without
+// encoding pay nothing.
+var (
+	bmpOnce  sync.Once
+	bmpClass *[0x10000]uint8
+)
+
+func classTable() *[0x10000]uint8 {
+	bmpOnce.Do(func() {
+		t := new([0x10000]uint8)
+		setRanges(t, unicode.L, clsL|clsW)
+		setRanges(t, unicode.N, clsN)
+		setRanges(t, unicode.White_Space, clsS)
+		setRanges(t, unicode.Nl, clsW)
+		setRanges(t, unicode.Other_Alphabetic, clsW)
+		setRanges(t, unicode.M, clsW)
+		setRanges(t, unicode.Nd, clsW)
+		setRanges(t, unicode.Pc, clsW)
+		setRanges(t, unicode.Join_Control, clsW)
+		t['\r'] |= clsNL
+		t['\n'] |= clsNL
+		bmpClass = t
+	})
+	return bmpClass
+}
+
+func setRanges(t *[0x10000]uint8, rt *unicode.RangeTable, bits uint8) {
+	for _, r := range rt.R16 {
+		for c := uint32(r.Lo); c <= uint32(r.Hi); c += uint32(r.Stride) {
+			t[c] |= bits
+		}
+	}
+	for _, r := range rt.R32 {
+		if r.Lo >= 0x10000 {
+			break
+		}
+		for c := r.Lo; c <= r.Hi && c < 0x10000; c += r.Stride {
+			t[c] |= bits
+		}
+	}
+}
+
+// classOf returns the class bits of r; tab must be classTable().
+func classOf(tab *[0x10000]uint8, r rune) uint8 {
+	if uint32(r) < 0x10000 {
+		return tab[r]
+	}
+	var k uint8
+	if unicode.IsLetter(r) {
+		k |= clsL | clsW
+	}
+	if unicode.IsNumber(r) {
+		k |= clsN
+	}
+	if unicode.In(r, unicode.Nl, unicode.Other_Alphabetic, unicode.M, unicode.Nd, unicode.Pc) {
+		k |= clsW
+	}
+	if unicode.Is(unicode.White_Space, r) {
+		k |= clsS
+	}
+	return k
+}
+
+// runeAt decodes the rune starting at s[i]; s must be valid UTF-8 (the encoder repairs it first).
+func runeAt(s string, i int) (rune, int) {
+	if b := s[i]; b < utf8.RuneSelf {
+		return rune(b), 1
+	}
+	return utf8.DecodeRuneInString(s[i:])
+}
+
+// lastRune decodes the rune that ends at s[:i].
+func lastRune(s string, i int) rune {
+	r, _ := utf8.DecodeLastRuneInString(s[:i])
+	return r
+}
