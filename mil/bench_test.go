@@ -82,3 +82,29 @@ func BenchmarkSimLMHeadChunkDecode(b *testing.B) {
 	e, k := benchKernel(b, js, "lm_head.0.s32", Options{Seqs: []int{32}})
 	runBenchCols(b, e, k, 2*50688*64*32, 1)
 }
+
+// BenchmarkPrograms measures pack-time kernel generation for a Qwen2.5-0.5B-shaped config
+// (24 layers, 5 buckets, 3 LM-head chunks) and reports the kernel count and MIL text size.
+func BenchmarkPrograms(b *testing.B) {
+	cfg := parseConfig(b, `{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 896, "intermediate_size": 4864,
+	 "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 151936,
+	 "max_position_embeddings": 32768, "tie_word_embeddings": true}`)
+	specs, err := BlobSpecs(cfg, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	placed := Place(specs, sectionName)
+	var ks []Kernel
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if ks, err = Programs(cfg, Options{}, placed); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var size int
+	for _, k := range ks {
+		size += len(k.MIL)
+	}
+	b.ReportMetric(float64(len(ks)), "kernels")
+	b.ReportMetric(float64(size), "MIL-bytes")
+}

@@ -70,7 +70,9 @@ func checkIO(pos Pos, what, name string, t Type) error {
 		return e(ErrANE, "is %s; ANE inputs and outputs are fp16 or fp32 tensors", t)
 	}
 	if t.Rank() != 4 {
-		return e(ErrANE, "is %s; ANE inputs and outputs are rank 4, [1, C, 1, S]", t)
+		// Every ANE program we know of exchanges [1, C, 1, S] (ane-facts §2.2); others are
+		// unverified rather than known to fail.
+		return e(ErrUnsupported, "is %s; the sim takes rank-4 [1, C, 1, S] inputs and outputs", t)
 	}
 	row := 32
 	if t.DType == FP32 {

@@ -138,6 +138,10 @@ func GroupRecords(cfg *arch.Config, group string, layer int, dtype blobfile.DTyp
 	if err != nil {
 		return nil, err
 	}
+	return groupRecords(cfg, d, group, layer, dtype)
+}
+
+func groupRecords(cfg *arch.Config, d dims, group string, layer int, dtype blobfile.DType) ([]RecordSpec, error) {
 	if dtype != blobfile.FP16 && dtype != blobfile.FP32 {
 		return nil, fmt.Errorf("mil: weight dtype %s; expected fp16 or fp32", dtype)
 	}
@@ -211,7 +215,7 @@ func BlobSpecs(cfg *arch.Config, opts Options) ([]BlobSpec, error) {
 	var out []BlobSpec
 	for l := 0; l < cfg.NumHiddenLayers; l++ {
 		for _, g := range []string{arch.GroupQKV, arch.GroupO, arch.GroupMLP} {
-			recs, err := GroupRecords(cfg, g, l, opts.WeightDType)
+			recs, err := groupRecords(cfg, d, g, l, opts.WeightDType)
 			if err != nil {
 				return nil, err
 			}

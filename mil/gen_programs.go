@@ -118,11 +118,11 @@ func Programs(cfg *arch.Config, opts Options, placed map[BlobKey]Placement) ([]K
 	if err != nil {
 		return nil, err
 	}
-	d, err := configDims(cfg)
+	specs, err := BlobSpecs(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
-	specs, err := BlobSpecs(cfg, opts)
+	d, err := configDims(cfg)
 	if err != nil {
 		return nil, err
 	}
