@@ -207,3 +207,18 @@ func BenchmarkVectorOps(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPoolOverhead measures one Parallel call that does no work: the
+// fixed cost paid by every pooled kernel call (decode makes ~170 per token).
+func BenchmarkPoolOverhead(b *testing.B) {
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		fn := func(lo, hi int) {}
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			for b.Loop() {
+				p.Parallel(64, 1, fn)
+			}
+		})
+		p.Close()
+	}
+}

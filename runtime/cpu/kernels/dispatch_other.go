@@ -1,4 +1,4 @@
-//go:build !amd64 || noasm
+//go:build (!amd64 && !arm64) || noasm
 
 package kernels
 
@@ -12,9 +12,3 @@ func matVecF16Fast(y []float32, w []uint16, x []float32, rows, cols int) int  { 
 func matVecF32Fast(y []float32, w []float32, x []float32, rows, cols int) int { return 0 }
 func matMulF16Fast(y, x []float32, w []uint16, n, rows, cols, lo, hi int) int { return 0 }
 func matMulF32Fast(y, x, w []float32, n, rows, cols, lo, hi int) int          { return 0 }
-func sumFast(x []float32) (float32, int)                                      { return 0, 0 }
-func dotFast(x, y []float32) (float32, int)                                   { return 0, 0 }
-
-func swigluFast(dst, gate, up []float32) int                { return 0 }
-func expSumFast(dst, x []float32, m float32) (float32, int) { return 0, 0 }
-func axpyFast(y []float32, a float32, x []float32) int      { return 0 }

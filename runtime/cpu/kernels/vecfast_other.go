@@ -1,0 +1,12 @@
+//go:build !amd64 || noasm
+
+package kernels
+
+// The vector helpers have assembly on amd64 only; elsewhere their fast paths
+// do nothing and the Go code does all the work.
+
+func sumFast(x []float32) (float32, int)                    { return 0, 0 }
+func dotFast(x, y []float32) (float32, int)                 { return 0, 0 }
+func swigluFast(dst, gate, up []float32) int                { return 0 }
+func expSumFast(dst, x []float32, m float32) (float32, int) { return 0, 0 }
+func axpyFast(y []float32, a float32, x []float32) int      { return 0 }
