@@ -64,6 +64,11 @@ type transfer struct {
 	rangeSeen atomic.Bool
 	// gen changes when bytes already hashed are to be written again.
 	gen atomic.Int64
+	// stateFile is the open state file, stateCap its reserved size.
+	stateFile *os.File
+	stateCap  int
+	// hadBytes is set when the part file holds downloaded bytes (for error messages).
+	hadBytes bool
 }
 
 // result is what a finished transfer reports.
@@ -112,6 +117,8 @@ func (t *transfer) run(ctx context.Context) (result, error) {
 	if err := f.Truncate(t.size); err != nil {
 		return result{}, t.o.Store.DiskError(err)
 	}
+	t.openState()
+	defer t.closeState()
 	t.written.Store(resumed)
 	t.prog = t.o.progress(t.label, t.size)
 	t.prog.Set(resumed, t.size)
@@ -133,6 +140,7 @@ func (t *transfer) run(ctx context.Context) (result, error) {
 		cancel()
 		<-hashed
 		t.saveState()
+		t.hadBytes = t.written.Load() > 0
 		return result{}, err
 	}
 	h := <-hashed
@@ -219,7 +227,8 @@ func (t *transfer) fetchUnit(ctx context.Context, u *unit) error {
 	failures := 0
 	// In sequential mode the worker that switched fetches everything.
 	for !u.complete() || (t.sequential.Load() && t.frontier() < t.size) {
-		before := t.fetched.Load()
+		// Progress is output written: a frame that arrives but does not decode is none.
+		before := t.written.Load()
 		err := t.attempt(ctx, u)
 		if err == nil {
 			continue
@@ -230,7 +239,7 @@ func (t *transfer) fetchUnit(ctx context.Context, u *unit) error {
 		if !retryable(err) {
 			return err
 		}
-		if t.fetched.Load() > before {
+		if t.written.Load() > before {
 			failures = 0
 		}
 		failures++

@@ -97,3 +97,6 @@ func getBody(t testing.TB, url string, header map[string]string) []byte {
 	}
 	return b
 }
+
+// bundleTime is the Last-Modified time test servers give the bundle.
+var bundleTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

@@ -44,7 +44,7 @@ func newFaultProxy(t testing.TB, upstream string) *faultProxy {
 		}
 		p.mu.Lock()
 		cut := int64(-1)
-		if p.cuts > 0 {
+		if p.cuts > 0 && resp.ContentLength > p.cutAfter {
 			p.cuts--
 			cut = p.cutAfter
 		}

@@ -160,7 +160,7 @@ func (o *Options) fetch(ctx context.Context, spec fetchSpec) (*Pulled, error) {
 			continue
 		}
 		if err != nil {
-			if ctx.Err() == nil && !store.IsDiskFull(err) {
+			if !t.hadBytes || (ctx.Err() == nil && !store.IsDiskFull(err)) {
 				return nil, err
 			}
 			return nil, fmt.Errorf("%w (the partial download is kept in %s; the same command resumes it)", err, st.TempDir())

@@ -9,9 +9,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/anepack/anepack/store"
 )
 
 // source fetches byte ranges of one remote blob over HTTP.
@@ -113,6 +116,9 @@ func parseContentRange(v string) (start, end, total int64, ok bool) {
 // retryable reports whether a failed request is worth repeating: connection errors, cut
 // bodies, stalls and the statuses servers use for "try again".
 func retryable(err error) bool {
+	if store.IsDiskFull(err) {
+		return false
+	}
 	var se *statusError
 	if errors.As(err, &se) {
 		switch se.code {
@@ -134,12 +140,11 @@ func retryable(err error) bool {
 	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) {
 		return true
 	}
-	var ne net.Error
-	if errors.As(err, &ne) {
-		return true
-	}
+	// Whatever else went wrong in the HTTP transport (connection broken, TLS record
+	// errors, timeouts) is worth another try.
+	var ue *url.Error
 	var oe *net.OpError
-	return errors.As(err, &oe)
+	return errors.As(err, &ue) || errors.As(err, &oe)
 }
 
 var (

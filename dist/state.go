@@ -1,9 +1,9 @@
 package dist
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -17,6 +17,11 @@ type partState struct {
 }
 
 const stateVersion = 1
+
+// The state file is written in place, padded with spaces to a fixed size reserved when the
+// transfer starts: saving progress never needs new disk space, so the state that makes a
+// resume possible can still be written when the disk has just filled up. A torn write only
+// costs the resume (the JSON no longer parses and the transfer starts over).
 
 // loadState restores the units' progress from an earlier run of the same transfer and
 // returns the bytes already present; 0 when there is nothing usable.
@@ -48,34 +53,57 @@ func (t *transfer) loadState() int64 {
 	return total
 }
 
-// saveState records the progress. The part file is synced first, so that the state never
-// claims bytes a crash could lose. Errors are ignored: the worst case is a resume from less.
-func (t *transfer) saveState() {
+func (t *transfer) snapshot() partState {
 	st := partState{Version: stateVersion, ID: t.id, Size: t.size, Done: make([]int64, len(t.units))}
 	for i, u := range t.units {
 		st.Done[i] = u.done.Load()
 	}
+	return st
+}
+
+// openState opens the state file and reserves its space (the largest state this transfer can
+// write). Failing that (no space even now), progress is simply not recorded.
+func (t *transfer) openState() {
+	big := t.snapshot()
+	for i := range big.Done {
+		big.Done[i] = 1 << 62
+	}
+	data, err := json.Marshal(big)
+	if err != nil {
+		return
+	}
+	t.stateCap = (len(data) + 1 + 4095) &^ 4095
+	f, err := os.OpenFile(t.part.StatePath, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	t.stateFile = f
+	t.saveState()
+}
+
+func (t *transfer) closeState() {
+	if t.stateFile != nil {
+		t.stateFile.Close()
+		t.stateFile = nil
+	}
+}
+
+// saveState records the progress. The part file is synced first, so that the state never
+// claims bytes a crash could lose. Errors are ignored: the worst case is a resume from less.
+func (t *transfer) saveState() {
+	if t.stateFile == nil {
+		return
+	}
+	st := t.snapshot()
 	if t.f.Sync() != nil {
 		return
 	}
 	data, err := json.Marshal(st)
-	if err != nil {
+	if err != nil || len(data) > t.stateCap {
 		return
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(t.part.StatePath), "state-*")
-	if err != nil {
-		return
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), t.part.StatePath)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
+	data = append(data, bytes.Repeat([]byte{' '}, t.stateCap-len(data))...)
+	t.stateFile.WriteAt(data, 0)
 }
 
 // saver records the progress every stateInterval until stop is closed.
