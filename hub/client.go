@@ -148,8 +148,7 @@ func defaultTransport(jobs int) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = jobs + 2
 	t.DisableCompression = true // sizes and hashes are of the raw bytes
-	t.ReadBufferSize = 256 << 10
-	t.WriteBufferSize = 64 << 10
+	t.ReadBufferSize = 64 << 10
 	t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	return t
 }

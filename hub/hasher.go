@@ -38,9 +38,8 @@ func newHasher(f *os.File, size int64, gitBlob bool, frontier func() int64, wake
 
 // run hashes until the whole file is digested or ctx ends.
 func (h *hasher) run(ctx context.Context) error {
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
-	buf := *bp
+	buf := getBuf()
+	defer putBuf(buf)
 	for {
 		for fr := h.frontier(); h.pos < fr; {
 			n := min(int64(len(buf)), fr-h.pos)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,6 +42,15 @@ func childDownload() int {
 		return 1
 	}
 	fmt.Println(s.Dir)
+	if os.Getenv("HUB_TEST_MEMSTATS") != "" {
+		// What the resident memory is made of, at exit (Linux only).
+		st, _ := os.ReadFile("/proc/self/status")
+		for _, l := range strings.Split(string(st), "\n") {
+			if strings.HasPrefix(l, "RssAnon") || strings.HasPrefix(l, "RssFile") || strings.HasPrefix(l, "Threads") {
+				fmt.Fprintln(os.Stderr, strings.Join(strings.Fields(l), " "))
+			}
+		}
+	}
 	return 0
 }
 

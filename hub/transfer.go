@@ -22,9 +22,29 @@ import (
 const stateSaveInterval = time.Second
 
 // copyBufSize is the read/write unit of a stream (one per stream, pooled).
-const copyBufSize = 1 << 20
+const copyBufSize = 256 << 10
 
-var bufPool = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
+// bufs is a free list of copy buffers. Unlike a sync.Pool it keeps them
+// across garbage collections, so a long download allocates one buffer per
+// concurrent stream once instead of a steady stream of garbage, and its
+// memory stays flat however large the file.
+var bufs = make(chan []byte, 64)
+
+func getBuf() []byte {
+	select {
+	case b := <-bufs:
+		return b
+	default:
+		return make([]byte, copyBufSize)
+	}
+}
+
+func putBuf(b []byte) {
+	select {
+	case bufs <- b:
+	default:
+	}
+}
 
 // source is where a file's bytes come from. A signed CDN URL can expire
 // during a long download; refresh asks the Hub for a new one.
@@ -568,9 +588,8 @@ func (t *transfer) attempt(ctx context.Context, ch *chunk, pending *http.Respons
 // arrived is on disk: a killed process loses nothing it received, and a
 // slow link still shows progress.
 func (t *transfer) copyBody(ctx context.Context, ch *chunk, body io.Reader, limit int64) (int64, error) {
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
-	buf := *bp
+	buf := getBuf()
+	defer putBuf(buf)
 	var written int64
 	for written < limit {
 		want := min(int64(len(buf)), limit-written)
