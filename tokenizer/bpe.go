@@ -82,12 +82,21 @@ type mergeCand struct {
 
 type mergeHeap []mergeCand
 
+// Len, Less, Swap, Push and Pop implement heap.Interface, ordered by (rank, position).
 func (h mergeHeap) Len() int { return len(h) }
+
+// Less orders by rank, then by position.
 func (h mergeHeap) Less(i, j int) bool {
 	return h[i].rank < h[j].rank || (h[i].rank == h[j].rank && h[i].pos < h[j].pos)
 }
+
+// Swap swaps two candidates.
 func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(mergeCand)) }
+
+// Push adds a candidate.
+func (h *mergeHeap) Push(x any) { *h = append(*h, x.(mergeCand)) }
+
+// Pop removes the last candidate.
 func (h *mergeHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]

@@ -49,7 +49,12 @@ type ChatOptions struct {
 // chatCache holds parsed templates per name, parsed on first use.
 type chatCache struct {
 	mu    sync.Mutex
-	tmpls map[string]*jinja.Template
+	tmpls map[string]parsed
+}
+
+type parsed struct {
+	t   *jinja.Template
+	err error
 }
 
 // ErrNoChatTemplate is returned when tokenizer_config.json had no chat_template.
@@ -278,20 +283,25 @@ func (tk *Tokenizer) chatTemplate(name string, haveTools bool) (*jinja.Template,
 	default:
 		return nil, fmt.Errorf("no default chat template among %s; pass ChatOptions.Template", strings.Join(tk.Info().ChatTemplates, ", "))
 	}
+	return tk.parsedTemplate(chosen, text)
+}
+
+// parsedTemplate parses a template once per Tokenizer (errors are remembered too).
+func (tk *Tokenizer) parsedTemplate(name, text string) (*jinja.Template, error) {
 	tk.chat.mu.Lock()
 	defer tk.chat.mu.Unlock()
-	if t, ok := tk.chat.tmpls[chosen]; ok {
-		return t, nil
+	if e, ok := tk.chat.tmpls[name]; ok {
+		return e.t, e.err
 	}
 	t, err := jinja.Parse(text)
 	if err != nil {
-		return nil, fmt.Errorf("chat template %q: %w", chosen, err)
+		err = fmt.Errorf("chat template %q: %w", name, err)
 	}
 	if tk.chat.tmpls == nil {
-		tk.chat.tmpls = map[string]*jinja.Template{}
+		tk.chat.tmpls = map[string]parsed{}
 	}
-	tk.chat.tmpls[chosen] = t
-	return t, nil
+	tk.chat.tmpls[name] = parsed{t, err}
+	return t, err
 }
 
 // toValue converts Go data into template values, keeping *Object key order.

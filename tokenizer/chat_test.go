@@ -202,3 +202,13 @@ func TestObjectJSONOrder(t *testing.T) {
 		t.Fatal("array accepted as object")
 	}
 }
+
+func TestTemplateParseErrorInInfo(t *testing.T) {
+	_, info, err := Compile(synthTokenizer(t, nil), []byte(`{"chat_template": "{% if x %}unclosed"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := info.ChatTemplateErrors["default"]; !strings.Contains(msg, "TemplateSyntaxError") {
+		t.Fatalf("ChatTemplateErrors = %v", info.ChatTemplateErrors)
+	}
+}

@@ -52,6 +52,7 @@ type fileError struct {
 	file, field, msg string
 }
 
+// Error implements error: "file: field: message".
 func (e *fileError) Error() string {
 	if e.field == "" {
 		return e.file + ": " + e.msg

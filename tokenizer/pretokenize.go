@@ -27,6 +27,7 @@ const (
 	patternGPT2   = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 )
 
+// String names the kind as Info reports it.
 func (k preKind) String() string {
 	switch k {
 	case preQwen2:

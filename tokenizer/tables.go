@@ -344,6 +344,7 @@ type CorruptTablesError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *CorruptTablesError) Error() string {
 	return "tokenizer tables: " + e.Reason
 }

@@ -169,8 +169,11 @@ type Info struct {
 	UNK             *TokenRef `json:"unk,omitempty"`
 	HasChatTemplate bool      `json:"has_chat_template"`
 	ChatTemplates   []string  `json:"chat_templates,omitempty"` // template names ("default", "tool_use", ...)
-	TablesBytes     int       `json:"tables_bytes"`
-	TablesCRC32C    uint32    `json:"tables_crc32c"`
+	// ChatTemplateErrors maps the name of each template this renderer cannot parse to the
+	// reason (encoding still works; ApplyChatTemplate with that template fails).
+	ChatTemplateErrors map[string]string `json:"chat_template_errors,omitempty"`
+	TablesBytes        int               `json:"tables_bytes"`
+	TablesCRC32C       uint32            `json:"tables_crc32c"`
 }
 
 // Info describes the tables the Tokenizer was loaded from.
@@ -216,6 +219,12 @@ func (tk *Tokenizer) Info() Info {
 	in.PAD, in.UNK = ref(t.pad, "pad_token"), ref(t.unk, "unk_token")
 	for _, tm := range t.templates {
 		in.ChatTemplates = append(in.ChatTemplates, tm.name)
+		if _, err := tk.parsedTemplate(tm.name, tm.text); err != nil {
+			if in.ChatTemplateErrors == nil {
+				in.ChatTemplateErrors = map[string]string{}
+			}
+			in.ChatTemplateErrors[tm.name] = err.Error()
+		}
 	}
 	in.HasChatTemplate = len(t.templates) > 0
 	return in

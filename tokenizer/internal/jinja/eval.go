@@ -25,7 +25,13 @@ func Parse(src string) (*Template, error) {
 type RenderOptions struct {
 	// Now is the clock behind strftime_now (time.Now when nil).
 	Now func() time.Time
+	// MaxSteps bounds the loop iterations and macro calls of one rendering (DefaultMaxSteps
+	// when 0), so a hostile template cannot spin forever; jinja2 itself has no such limit.
+	MaxSteps int
 }
+
+// DefaultMaxSteps is the default RenderOptions.MaxSteps: far beyond any chat template.
+const DefaultMaxSteps = 50_000_000
 
 // maxDepth bounds macro recursion, as Python's recursion limit would.
 const maxDepth = 200
@@ -33,9 +39,12 @@ const maxDepth = 200
 // Render renders the template with vars as the template context. Besides vars, the globals
 // range, namespace, dict, raise_exception and strftime_now are available.
 func (t *Template) Render(vars map[string]Value, opts RenderOptions) (string, error) {
-	r := &renderer{now: opts.Now}
+	r := &renderer{now: opts.Now, steps: opts.MaxSteps}
 	if r.now == nil {
 		r.now = time.Now
+	}
+	if r.steps <= 0 {
+		r.steps = DefaultMaxSteps
 	}
 	globals := &frame{vars: r.globals()}
 	ctx := &frame{vars: map[string]Value{}, parent: globals}
@@ -73,6 +82,15 @@ func (f *frame) child() *frame { return &frame{vars: map[string]Value{}, parent:
 type renderer struct {
 	now   func() time.Time
 	depth int
+	steps int // remaining loop iterations and macro calls
+}
+
+func (r *renderer) step() error {
+	r.steps--
+	if r.steps < 0 {
+		return &Error{Kind: "TemplateRuntimeError", Msg: "template exceeded its step budget (RenderOptions.MaxSteps)"}
+	}
+	return nil
 }
 
 var (
@@ -206,6 +224,9 @@ func (r *renderer) execFor(s *forStmt, f *frame, out *strings.Builder) error {
 	}
 	loop := &loopInfo{items: items}
 	for i, it := range items {
+		if err := r.step(); err != nil {
+			return err
+		}
 		inner := f.child()
 		loop.index0 = i
 		inner.vars["loop"] = loop
@@ -563,6 +584,9 @@ type Macro struct {
 }
 
 func (r *renderer) callMacro(m *Macro, args []Value, kwargs *Dict) (Value, error) {
+	if err := r.step(); err != nil {
+		return nil, err
+	}
 	if r.depth >= maxDepth {
 		return nil, &Error{Kind: "RecursionError", Msg: "maximum macro recursion depth exceeded"}
 	}

@@ -35,6 +35,7 @@ type token struct {
 	line int
 }
 
+// String describes the token for error messages, as jinja2 does.
 func (t token) String() string {
 	switch t.kind {
 	case tData:

@@ -145,6 +145,7 @@ type Error struct {
 	Line int // 1-based template line, 0 when unknown
 }
 
+// Error implements error: "Kind: message (template line N)".
 func (e *Error) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("%s: %s (template line %d)", e.Kind, e.Msg, e.Line)
