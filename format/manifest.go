@@ -56,7 +56,11 @@ type Kernel struct {
 	Chunk  int    `json:"chunk,omitempty"` // LM head chunk index
 	Seq    int    `json:"seq"`             // spatial size S of the [1,C,1,S] I/O (a multiple of 32)
 	Decode bool   `json:"decode,omitempty"`
-	MIL    string `json:"mil"` // section holding the MIL text
+	// MIL is the section holding the program's text, at MILOffset for MILSize bytes (several
+	// programs share one section).
+	MIL       string `json:"mil"`
+	MILOffset int64  `json:"mil_offset"`
+	MILSize   int64  `json:"mil_size"`
 	// Weights maps each BLOBFILE path named in the MIL text to the section holding that file.
 	Weights []KernelWeight `json:"weights,omitempty"`
 	Inputs  []KernelIO     `json:"inputs"`

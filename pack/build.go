@@ -10,19 +10,18 @@ import (
 	"github.com/anepack/anepack/blobfile"
 	"github.com/anepack/anepack/convert"
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/mil"
 )
 
 // Section names. Linear weights live in one ANE weight blob per fused group per layer; the LM
 // head (or the tied embedding) in blobs of at most MaxLMHeadRows rows.
 const (
 	TensorsSection   = "tensors"   // norms and biases (F32), untied embeddings
+	MILSection       = "mil"       // the texts of every ANE program, one after another
 	TokenizerSection = "tokenizer" // compiled tokenizer tables
 	FilePrefix       = "file/"     // original source files, verbatim
 	BlobPrefix       = "blob/"     // ANE weight blob files
 )
-
-// MaxLMHeadRows is the largest output-channel count one ANE program handles (ane-facts §5).
-const MaxLMHeadRows = 65536
 
 // builder writes the sections of one bundle and collects the manifest's tensor views.
 type builder struct {
@@ -37,6 +36,9 @@ type builder struct {
 	total    int64
 	views    map[string]*format.Tensor
 	order    []string
+	milOpts  mil.Options
+	// noKernels skips MIL generation (the blobs are written either way: the CPU reads them).
+	noKernels bool
 }
 
 func (b *builder) build(src *source, tables []byte, tokInfo json.RawMessage) (*format.Manifest, error) {
@@ -47,10 +49,21 @@ func (b *builder) build(src *source, tables []byte, tokInfo json.RawMessage) (*f
 	specs := fam.Tensors(b.cfg)
 	b.views = make(map[string]*format.Tensor, len(specs))
 	var params int64
+	blobs, err := mil.BlobSpecs(b.cfg, b.milOpts)
+	if err != nil {
+		return nil, err
+	}
 	for _, t := range specs {
-		b.total += convert.OutputSize(b.ckpt.Tensor(t.Name), b.storeDType(t))
 		params += int64(arch.Elements(t.Shape))
 		b.order = append(b.order, t.Name)
+		if isSmall(t, b.cfg) {
+			b.total += convert.OutputSize(b.ckpt.Tensor(t.Name), b.storeDType(t))
+		}
+	}
+	for _, s := range blobs {
+		for _, e := range s.Entries() {
+			b.total += e.Size
+		}
 	}
 
 	// Small files first, so `anepack inspect` reads them from the start of the file.
@@ -72,15 +85,19 @@ func (b *builder) build(src *source, tables []byte, tokInfo json.RawMessage) (*f
 	if err := b.writeSmallTensors(specs); err != nil {
 		return nil, err
 	}
-	for layer := 0; layer < b.cfg.NumHiddenLayers; layer++ {
-		for _, g := range groupsOf(specs, layer) {
-			if err := b.writeGroupBlob(g); err != nil {
-				return nil, err
-			}
+	placed := make(map[mil.BlobKey]mil.Placement, len(blobs))
+	for _, spec := range blobs {
+		p, err := b.writeBlob(spec)
+		if err != nil {
+			return nil, err
 		}
+		placed[spec.Key] = p
 	}
-	if err := b.writeLMHead(); err != nil {
-		return nil, err
+	var kernels []format.Kernel
+	if !b.noKernels {
+		if kernels, err = b.writeKernels(placed); err != nil {
+			return nil, err
+		}
 	}
 
 	cfgJSON, err := json.Marshal(b.cfg)
@@ -97,6 +114,7 @@ func (b *builder) build(src *source, tables []byte, tokInfo json.RawMessage) (*f
 			Parameters:   params,
 		},
 		Tokenizer: &format.Tokenizer{Section: TokenizerSection, Info: tokInfo},
+		Kernels:   kernels,
 	}
 	for _, n := range b.order {
 		if v := b.views[n]; v != nil {
@@ -131,6 +149,12 @@ func (b *builder) writeTensor(w io.Writer, ref *convert.TensorRef, dt convert.DT
 	return nil
 }
 
+// isSmall reports whether a tensor lives in the tensors section rather than in an ANE blob:
+// norms, biases, and the embedding when it is not tied to the LM head.
+func isSmall(t arch.Tensor, cfg *arch.Config) bool {
+	return t.Role == arch.RoleNorm || t.Role == arch.RoleBias || (t.Role == arch.RoleEmbedding && !cfg.TieWordEmbeddings)
+}
+
 // writeSmallTensors writes norms, biases and (when untied) the embedding into the tensors
 // section, each 64-byte aligned.
 func (b *builder) writeSmallTensors(specs []arch.Tensor) error {
@@ -140,8 +164,7 @@ func (b *builder) writeSmallTensors(specs []arch.Tensor) error {
 	}
 	cw := &countingWriter{w: sw}
 	for _, t := range specs {
-		small := t.Role == arch.RoleNorm || t.Role == arch.RoleBias || (t.Role == arch.RoleEmbedding && !b.cfg.TieWordEmbeddings)
-		if !small {
+		if !isSmall(t, b.cfg) {
 			continue
 		}
 		if err := cw.pad(64); err != nil {
@@ -160,32 +183,12 @@ func (b *builder) writeSmallTensors(specs []arch.Tensor) error {
 	return err
 }
 
-// group is one fused blob: its name and member tensors in record order.
-type group struct {
-	name    string
-	members []arch.Tensor
-}
-
-// groupsOf lists the fused linear groups of a layer, in the order the family declares them.
-func groupsOf(specs []arch.Tensor, layer int) []group {
-	var gs []group
-	index := map[string]int{}
-	for _, t := range specs {
-		if t.Layer != layer || t.Role != arch.RoleLinear || t.Group == "" {
-			continue
-		}
-		i, ok := index[t.Group]
-		if !ok {
-			i = len(gs)
-			index[t.Group] = i
-			gs = append(gs, group{name: t.Group})
-		}
-		gs[i].members = append(gs[i].members, t)
+// blobSection names the bundle section holding one ANE weight blob file.
+func blobSection(s mil.BlobSpec) string {
+	if s.Key.Group == mil.GroupLMHead {
+		return fmt.Sprintf("%slm_head.%d", BlobPrefix, s.Key.Chunk)
 	}
-	for i := range gs {
-		gs[i].name = fmt.Sprintf("layers.%d.%s", layer, gs[i].name)
-	}
-	return gs
+	return fmt.Sprintf("%slayers.%d.%s", BlobPrefix, s.Key.Layer, s.Key.Group)
 }
 
 func blobDType(d convert.DType) blobfile.DType {
@@ -195,95 +198,122 @@ func blobDType(d convert.DType) blobfile.DType {
 	return blobfile.FP16
 }
 
-// writeGroupBlob writes one BLOBFILE section holding a record per member tensor and points each
-// member's tensor view at its payload.
-func (b *builder) writeGroupBlob(g group) error {
-	entries := make([]blobfile.Entry, len(g.members))
-	for i, t := range g.members {
-		entries[i] = blobfile.Entry{DType: blobDType(b.target), Size: convert.OutputSize(b.ckpt.Tensor(t.Name), b.target)}
+func recordDType(d blobfile.DType) convert.DType {
+	if d == blobfile.FP32 {
+		return convert.F32
 	}
-	section := BlobPrefix + g.name
+	return convert.F16
+}
+
+// recordSources returns the checkpoint tensors (or row ranges of one) forming a record's payload.
+func (b *builder) recordSources(r mil.RecordSpec) ([]*convert.TensorRef, error) {
+	var refs []*convert.TensorRef
+	for _, name := range r.Tensors {
+		ref := b.ckpt.Tensor(name)
+		if ref == nil {
+			return nil, fmt.Errorf("blob record %s: tensor %s is missing", r.Name, name)
+		}
+		if r.RowEnd > 0 {
+			part := *ref
+			rowBytes := len(ref.Data) / ref.Shape[0]
+			part.Data = ref.Data[r.RowStart*rowBytes : r.RowEnd*rowBytes]
+			part.Shape = append([]int{r.RowEnd - r.RowStart}, ref.Shape[1:]...)
+			ref = &part
+		}
+		refs = append(refs, ref)
+	}
+	return refs, nil
+}
+
+// writeBlob writes one BLOBFILE section with the records mil laid out for it, and points the
+// tensor views of the weights at their payloads (the CPU reads the same bytes in place). The
+// QKV bias record is an ANE-only FP16 copy; the CPU keeps the F32 biases of the tensors
+// section.
+func (b *builder) writeBlob(spec mil.BlobSpec) (mil.Placement, error) {
+	section := blobSection(spec)
+	sources := make([][]*convert.TensorRef, len(spec.Records))
+	for i, r := range spec.Records {
+		refs, err := b.recordSources(r)
+		if err != nil {
+			return mil.Placement{}, err
+		}
+		sources[i] = refs
+	}
 	sw, err := b.w.Begin(format.KindBlob, section)
 	if err != nil {
-		return err
+		return mil.Placement{}, err
 	}
-	bw, err := blobfile.NewWriter(sw, entries)
+	bw, err := blobfile.NewWriter(sw, spec.Entries())
 	if err != nil {
-		return err
+		return mil.Placement{}, err
 	}
-	for _, t := range g.members {
+	for i, r := range spec.Records {
 		rec, err := bw.Next()
 		if err != nil {
-			return err
+			return mil.Placement{}, err
 		}
-		if err := b.writeTensor(bw, b.ckpt.Tensor(t.Name), b.target); err != nil {
-			return err
+		dt := recordDType(r.DType)
+		for _, ref := range sources[i] {
+			if err := b.writeTensor(bw, ref, dt); err != nil {
+				return mil.Placement{}, err
+			}
 		}
-		b.views[t.Name] = &format.Tensor{Name: t.Name, DType: elemDType(b.target), Shape: t.Shape,
-			Parts: []format.TensorPart{{Section: section, Offset: rec.DataOffset, Rows: t.Shape[0], Size: rec.Size}}}
+		if len(r.Tensors) != 1 || r.Name == "qkv_bias" {
+			continue
+		}
+		name := r.Tensors[0]
+		v := b.views[name]
+		if v == nil {
+			v = &format.Tensor{Name: name, DType: elemDType(dt), Shape: b.ckpt.Tensor(name).Shape}
+			b.views[name] = v
+		}
+		v.Parts = append(v.Parts, format.TensorPart{Section: section, Offset: rec.DataOffset, Rows: sources[i][0].Shape[0], Size: rec.Size})
 	}
 	if err := bw.Close(); err != nil {
-		return err
+		return mil.Placement{}, err
 	}
-	_, err = b.w.End()
-	return err
+	if _, err := b.w.End(); err != nil {
+		return mil.Placement{}, err
+	}
+	return mil.Placement{Section: section, Records: bw.Records()}, nil
 }
 
-// LMHeadChunks splits vocab rows into the fewest equal chunks of at most MaxLMHeadRows rows.
-func LMHeadChunks(vocab int) []int {
-	n := (vocab + MaxLMHeadRows - 1) / MaxLMHeadRows
-	chunks := make([]int, n)
-	for i := range chunks {
-		chunks[i] = vocab / n
-		if i < vocab%n {
-			chunks[i]++
-		}
+// writeKernels generates the MIL programs for the placed blobs and stores their texts in one
+// MIL section (each program is a byte range of it: one 16 KiB-aligned section per program
+// would add 16 KiB of padding to each of hundreds of small texts).
+func (b *builder) writeKernels(placed map[mil.BlobKey]mil.Placement) ([]format.Kernel, error) {
+	kernels, err := mil.Programs(b.cfg, b.milOpts, placed)
+	if err != nil {
+		return nil, err
 	}
-	return chunks
-}
-
-// writeLMHead writes the output projection (lm_head, or the tied embedding) as one blob per
-// chunk of rows. When tied, the embedding's tensor view points at the same bytes.
-func (b *builder) writeLMHead() error {
-	name := arch.LMHead
-	if b.cfg.TieWordEmbeddings {
-		name = arch.EmbedTokens
+	sw, err := b.w.Begin(format.KindMIL, MILSection)
+	if err != nil {
+		return nil, err
 	}
-	ref := b.ckpt.Tensor(name)
-	rowBytes := len(ref.Data) / ref.Shape[0]
-	view := &format.Tensor{Name: name, DType: elemDType(b.target), Shape: ref.Shape}
-	row := 0
-	for k, rows := range LMHeadChunks(ref.Shape[0]) {
-		part := *ref
-		part.Data = ref.Data[row*rowBytes : (row+rows)*rowBytes]
-		part.Shape = []int{rows, ref.Shape[1]}
-		section := fmt.Sprintf("%slm_head.%d", BlobPrefix, k)
-		sw, err := b.w.Begin(format.KindBlob, section)
-		if err != nil {
-			return err
+	cw := &countingWriter{w: sw}
+	out := make([]format.Kernel, 0, len(kernels))
+	for _, k := range kernels {
+		off := cw.n
+		if _, err := io.WriteString(cw, k.MIL); err != nil {
+			return nil, err
 		}
-		bw, err := blobfile.NewWriter(sw, []blobfile.Entry{{DType: blobDType(b.target), Size: convert.OutputSize(&part, b.target)}})
-		if err != nil {
-			return err
+		fk := format.Kernel{Name: k.Name, Kind: k.Kind, Layer: k.Layer, Chunk: k.Chunk, Seq: k.Seq, Decode: k.Decode,
+			MIL: MILSection, MILOffset: off, MILSize: cw.n - off}
+		for _, w := range k.Weights {
+			fk.Weights = append(fk.Weights, format.KernelWeight{Path: w.Path, Section: w.Section})
 		}
-		rec, err := bw.Next()
-		if err != nil {
-			return err
+		for _, io := range k.Inputs {
+			fk.Inputs = append(fk.Inputs, format.KernelIO{Name: io.Name, DType: io.DType, Shape: io.Shape})
 		}
-		if err := b.writeTensor(bw, &part, b.target); err != nil {
-			return err
+		for _, io := range k.Outputs {
+			fk.Outputs = append(fk.Outputs, format.KernelIO{Name: io.Name, DType: io.DType, Shape: io.Shape})
 		}
-		if err := bw.Close(); err != nil {
-			return err
-		}
-		if _, err := b.w.End(); err != nil {
-			return err
-		}
-		view.Parts = append(view.Parts, format.TensorPart{Section: section, Offset: rec.DataOffset, Rows: rows, Size: rec.Size})
-		row += rows
+		out = append(out, fk)
 	}
-	b.views[name] = view
-	return nil
+	if _, err := b.w.End(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // countingWriter counts bytes and can pad with zeros to an alignment.

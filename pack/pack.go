@@ -16,6 +16,7 @@ import (
 
 	"github.com/anepack/anepack/convert"
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/mil"
 )
 
 // Version is the producer version recorded in every bundle.
@@ -40,6 +41,12 @@ type Options struct {
 	KnownDigests map[string]string
 	// Progress, if set, is called as weights are written: bytes done and total.
 	Progress func(done, total int64)
+	// ANESeqs are the sequence-length buckets (multiples of 32) of the ANE prefill kernels;
+	// nil means the mil package's defaults. S = 32 is always generated: it also serves decode.
+	ANESeqs []int
+	// NoKernels skips generating ANE programs (the weight blobs are written regardless, since
+	// the CPU backend reads them in place).
+	NoKernels bool
 	// Warn, if set, receives warnings (values that overflowed in FP16, unused tensors, ...).
 	Warn func(msg string)
 }
@@ -116,7 +123,9 @@ func Pack(ctx context.Context, dir string, opts Options) (*Result, error) {
 	}
 	b := &builder{
 		ctx: ctx, w: w, cfg: src.config, ckpt: ckpt, target: target,
-		progress: opts.Progress,
+		progress:  opts.Progress,
+		milOpts:   mil.Options{Seqs: opts.ANESeqs, WeightDType: blobDType(target)},
+		noKernels: opts.NoKernels,
 	}
 	m, err := b.build(src, tables, tokInfo)
 	if err == nil {

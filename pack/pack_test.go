@@ -16,6 +16,7 @@ import (
 	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/internal/qwentok"
 	"github.com/anepack/anepack/internal/sttest"
+	"github.com/anepack/anepack/mil"
 	"github.com/anepack/anepack/synth"
 )
 
@@ -130,7 +131,7 @@ func TestPackTiedFP16(t *testing.T) {
 	}
 	// The tied embedding is stored once, in the LM-head blobs.
 	emb := m.FindTensor(arch.EmbedTokens)
-	if len(emb.Parts) != len(LMHeadChunks(151936)) || !strings.HasPrefix(emb.Parts[0].Section, "blob/lm_head.") {
+	if len(emb.Parts) != 3 || !strings.HasPrefix(emb.Parts[0].Section, "blob/lm_head.") {
 		t.Errorf("tied embedding parts %+v", emb.Parts)
 	}
 	// Every linear weight's view is the payload of a 0xDEADBEEF record of an fp16 blob.
@@ -345,17 +346,50 @@ func TestCancelMidWrite(t *testing.T) {
 	}
 }
 
-func TestLMHeadChunks(t *testing.T) {
-	cases := map[int][]int{151936: {50646, 50645, 50645}, 65536: {65536}, 65537: {32769, 32768}, 10: {10}}
-	for vocab, want := range cases {
-		got := LMHeadChunks(vocab)
-		if len(got) != len(want) {
-			t.Fatalf("%d: %v", vocab, got)
+// TestKernelsCompileInSim checks every ANE program the bundle lists: its MIL text (a byte range
+// of the mil section) parses, and compiles in the simulator against the bundle's own blob
+// sections, which checks each BLOBFILE offset points at a 0xDEADBEEF record of the declared
+// dtype and size.
+func TestKernelsCompileInSim(t *testing.T) {
+	dir := synthCheckpoint(t, "qwen2-tiny", 1)
+	_, b := packTo(t, dir, Options{ANESeqs: []int{32, 64}})
+	m := b.Manifest()
+	// 2 layers x 3 groups x 2 buckets + 3 LM-head chunks.
+	if len(m.Kernels) != 2*3*2+3 {
+		t.Fatalf("%d kernels", len(m.Kernels))
+	}
+	milSec, ok := b.Section(MILSection)
+	if !ok || milSec.Kind != format.KindMIL {
+		t.Fatal("no mil section")
+	}
+	text, _ := b.Bytes(milSec)
+	cache := mil.NewWeightCache()
+	for _, k := range m.Kernels {
+		prog, err := mil.Parse(text[k.MILOffset : k.MILOffset+k.MILSize])
+		if err != nil {
+			t.Fatalf("%s: %v", k.Name, err)
 		}
-		for i := range got {
-			if got[i] != want[i] || got[i] > MaxLMHeadRows {
-				t.Errorf("%d: %v; want %v", vocab, got, want)
+		weights := map[string][]byte{}
+		for _, w := range k.Weights {
+			s, ok := b.Section(w.Section)
+			if !ok {
+				t.Fatalf("%s: weight section %s missing", k.Name, w.Section)
 			}
+			weights[w.Path], _ = b.Bytes(s)
 		}
+		if _, err := prog.CompileWith(weights, mil.CompileOptions{Cache: cache}); err != nil {
+			t.Fatalf("%s: %v", k.Name, err)
+		}
+	}
+}
+
+func TestNoKernels(t *testing.T) {
+	dir := synthCheckpoint(t, "qwen2-tiny", 1)
+	_, b := packTo(t, dir, Options{NoKernels: true})
+	if len(b.Manifest().Kernels) != 0 {
+		t.Fatal("kernels written with NoKernels")
+	}
+	if _, ok := b.Section(MILSection); ok {
+		t.Fatal("mil section written with NoKernels")
 	}
 }

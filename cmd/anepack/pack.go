@@ -13,10 +13,12 @@ import (
 
 // packFlags are the root command's flags.
 type packFlags struct {
-	output string
-	dtype  string
-	force  bool
-	quiet  bool
+	output  string
+	dtype   string
+	force   bool
+	quiet   bool
+	buckets []int
+	noANE   bool
 }
 
 func (f *packFlags) register(cmd *cobra.Command) {
@@ -24,6 +26,8 @@ func (f *packFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.dtype, "dtype", "f16", "storage type of weights and embeddings: f16 or f32")
 	cmd.Flags().BoolVar(&f.force, "force", false, "overwrite an existing output file")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors")
+	cmd.Flags().IntSliceVar(&f.buckets, "ane-buckets", nil, "sequence-length buckets of the ANE prefill kernels, multiples of 32 (default 32,64,128,256,512)")
+	cmd.Flags().BoolVar(&f.noANE, "no-ane", false, "do not generate ANE kernels (the bundle then runs on the CPU only)")
 }
 
 func runPack(cmd *cobra.Command, model string, f *packFlags) error {
@@ -32,9 +36,11 @@ func runPack(cmd *cobra.Command, model string, f *packFlags) error {
 	start := time.Now()
 	var prog *cli.Progress
 	res, err := pack.Pack(ctx, model, pack.Options{
-		DType:  f.dtype,
-		Output: f.output,
-		Force:  f.force,
+		DType:     f.dtype,
+		Output:    f.output,
+		Force:     f.force,
+		ANESeqs:   f.buckets,
+		NoKernels: f.noANE,
 		Progress: func(done, total int64) {
 			if prog == nil {
 				prog = cli.NewProgress("converting weights", total, true, f.quiet)
@@ -51,8 +57,8 @@ func runPack(cmd *cobra.Command, model string, f *packFlags) error {
 	}
 	if !f.quiet {
 		m := res.Manifest
-		fmt.Fprintf(os.Stderr, "wrote %s: %s, %s weights, %d tensors, %s in %.2fs\n",
-			res.Path, m.Model.Architecture, m.Model.DType, len(m.Tensors), cli.FormatBytes(res.Size), time.Since(start).Seconds())
+		fmt.Fprintf(os.Stderr, "wrote %s: %s, %s weights, %d tensors, %d ANE kernels, %s in %.2fs\n",
+			res.Path, m.Model.Architecture, m.Model.DType, len(m.Tensors), len(m.Kernels), cli.FormatBytes(res.Size), time.Since(start).Seconds())
 	}
 	fmt.Println(res.Path)
 	return nil
