@@ -54,6 +54,9 @@ type Result struct {
 	// it, of which there were DecodeSteps.
 	Prefill, TTFT, Decode time.Duration
 	DecodeSteps           int
+	// FirstTokenAt is when the first token was sampled, for measuring from the start of a
+	// process.
+	FirstTokenAt time.Time
 }
 
 // PrefillTokensPerSecond returns the prompt tokens computed (not reused) per second.
@@ -121,9 +124,10 @@ func (s *Session) Generate(ctx context.Context, prompt []int, opts GenerateOptio
 			break
 		}
 		id := sampler.Sample(s.Logits(), s.tokens)
-		if len(res.Tokens) == 0 && res.TTFT == 0 {
-			res.TTFT = time.Since(start)
-			decodeStart = time.Now()
+		if res.FirstTokenAt.IsZero() {
+			res.FirstTokenAt = time.Now()
+			res.TTFT = res.FirstTokenAt.Sub(start)
+			decodeStart = res.FirstTokenAt
 		}
 		if slices.Contains(eos, id) {
 			res.Reason = StopEOS

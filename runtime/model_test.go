@@ -10,7 +10,7 @@ import (
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/runtime"
-	"github.com/anepack/anepack/runtime/internal/testmodel"
+	"github.com/anepack/anepack/runtime/testmodel"
 )
 
 // TestOpenIsZeroCopy opens a real bundle and checks that the weights are views of the mapping:

@@ -154,6 +154,35 @@ func (s *Session) Append(token int) error {
 	return nil
 }
 
+// Extend runs tokens after the cached sequence as one batch (however long: the backend splits it)
+// and writes the logits of the last len(logits)/vocab of them, row after row, into logits — the
+// way to see the model's predictions at every position of a prompt. Logits then returns the last
+// row, when logits holds at least one.
+func (s *Session) Extend(tokens []int, logits []float32) error {
+	vocab := s.model.Config.VocabSize
+	if len(s.tokens)+len(tokens) > s.context {
+		return &ContextError{Tokens: len(s.tokens) + len(tokens), Context: s.context, Max: s.model.Config.MaxPositionEmbeddings}
+	}
+	for i, t := range tokens {
+		if t < 0 || t >= vocab {
+			return fmt.Errorf("token %d (at index %d) is outside the model's vocabulary [0, %d)", t, i, vocab)
+		}
+	}
+	if len(tokens) == 0 {
+		return nil
+	}
+	s.valid = false
+	if err := s.state.Forward(tokens, len(s.tokens), logits); err != nil {
+		return err
+	}
+	s.tokens = append(s.tokens, tokens...)
+	if len(logits) >= vocab {
+		copy(s.logits, logits[len(logits)-vocab:])
+		s.valid = true
+	}
+	return nil
+}
+
 func commonPrefix(a, b []int) int {
 	n := 0
 	for n < len(a) && n < len(b) && a[n] == b[n] {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/cpu"
-	"github.com/anepack/anepack/runtime/internal/testmodel"
+	"github.com/anepack/anepack/runtime/testmodel"
 	"github.com/anepack/anepack/tokenizer"
 )
 

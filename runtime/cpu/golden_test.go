@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/anepack/anepack/runtime"
-	"github.com/anepack/anepack/runtime/internal/testmodel"
+	"github.com/anepack/anepack/runtime/testmodel"
 )
 
 func TestMain(m *testing.M) {

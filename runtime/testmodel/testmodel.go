@@ -1,8 +1,8 @@
-// Package testmodel builds real bundles for the runtime's tests and reads the golden references
-// Hugging Face produced for them (testdata/model-*.json at the repository root). A bundle is made
-// the way users make one — a SYNTH-1 checkpoint written by package synth, packed by package pack
-// — once per test process and dtype, and shared by every test of the package (call Cleanup from
-// TestMain to remove it).
+// Package testmodel is for tests only: it builds real bundles for the tests of the runtime, its
+// backends and anerun, and reads the golden references Hugging Face produced for them
+// (testdata/model-*.json at the repository root). A bundle is made the way users make one — a
+// SYNTH-1 checkpoint written by package synth, packed by package pack — once per test process
+// and dtype, and shared by every test of the process (call Cleanup from TestMain to remove it).
 package testmodel
 
 import (

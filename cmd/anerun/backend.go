@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/runtime/cpu"
+)
+
+// backendKind is one value of --backend. The list is in order of preference: "auto" takes the
+// first whose open succeeds (a backend that cannot run on this machine returns an error).
+// Adding a backend (ane, sim) means adding a line here.
+type backendKind struct {
+	name string
+	help string
+	open func(m *runtime.Model, o *modelFlags) (runtime.Backend, error)
+}
+
+var backends = []backendKind{
+	{"cpu", "float32 forward pass on all cores (assembly kernels where the CPU has them)", openCPU},
+}
+
+func openCPU(m *runtime.Model, o *modelFlags) (runtime.Backend, error) {
+	return cpu.New(m, cpu.Options{Threads: o.threads})
+}
+
+func backendNames() string {
+	names := []string{"auto"}
+	for _, b := range backends {
+		names = append(names, b.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// modelFlags are the flags of every command that runs a model.
+type modelFlags struct {
+	backend string
+	threads int
+	ctx     int
+}
+
+func (o *modelFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.backend, "backend", "auto", "where to run the model: "+backendNames())
+	f.IntVarP(&o.threads, "threads", "t", 0, "CPU threads (0: all cores)")
+	f.IntVarP(&o.ctx, "ctx", "c", 0, fmt.Sprintf("context length in tokens (0: %d, or the model's maximum if smaller)", runtime.DefaultContext))
+}
+
+// loaded is an open model on a backend.
+type loaded struct {
+	model   *runtime.Model
+	backend runtime.Backend
+	threads int // the threads the backend uses, for reports; 0 when not applicable
+}
+
+func (l *loaded) Close() {
+	l.backend.Close()
+	l.model.Close()
+}
+
+// load opens the bundle and the backend the flags ask for.
+func load(path string, o *modelFlags) (*loaded, error) {
+	if o.threads < 0 {
+		return nil, fmt.Errorf("--threads %d: expected 0 (all cores) or a positive number", o.threads)
+	}
+	if o.ctx < 0 {
+		return nil, fmt.Errorf("--ctx %d: expected 0 (default) or a positive number", o.ctx)
+	}
+	m, err := runtime.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if o.ctx > m.Config.MaxPositionEmbeddings {
+		m.Close()
+		return nil, fmt.Errorf("--ctx %d exceeds the model's maximum context of %d tokens (max_position_embeddings)", o.ctx, m.Config.MaxPositionEmbeddings)
+	}
+	b, err := openBackend(m, o)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	l := &loaded{model: m, backend: b}
+	if t, ok := b.(interface{ Threads() int }); ok {
+		l.threads = t.Threads()
+	}
+	return l, nil
+}
+
+func openBackend(m *runtime.Model, o *modelFlags) (runtime.Backend, error) {
+	var failures []string
+	for _, k := range backends {
+		if o.backend != "auto" && o.backend != k.name {
+			continue
+		}
+		b, err := k.open(m, o)
+		if err == nil {
+			return b, nil
+		}
+		if o.backend != "auto" {
+			return nil, fmt.Errorf("backend %s: %w", k.name, err)
+		}
+		failures = append(failures, k.name+": "+err.Error())
+	}
+	if o.backend != "auto" {
+		return nil, fmt.Errorf("--backend %q: expected one of %s", o.backend, backendNames())
+	}
+	return nil, fmt.Errorf("no backend can run this model: %s", strings.Join(failures, "; "))
+}

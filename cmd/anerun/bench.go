@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/anepack/anepack/runtime"
+)
+
+// benchResult is the --json output; the keys are fixed (scripts and BENCHMARKS.md read them).
+type benchResult struct {
+	PrefillTokensPerS float64 `json:"prefill_tokens_per_s"`
+	DecodeTokensPerS  float64 `json:"decode_tokens_per_s"`
+	TTFTMs            float64 `json:"ttft_ms"`
+	PeakRSSBytes      int64   `json:"peak_rss_bytes"`
+	Backend           string  `json:"backend"`
+	Threads           int     `json:"threads"`
+}
+
+func newBenchCmd() *cobra.Command {
+	var (
+		mf           modelFlags
+		promptTokens int
+		genTokens    int
+		reps         int
+		asJSON       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "bench MODEL.aneb [--prompt-tokens 128] [--gen-tokens 64] [--json]",
+		Short: "Measure prefill and decode speed, time to first token and peak memory",
+		Long: `bench runs a prompt of --prompt-tokens synthetic token ids as one batched prefill, then
+generates --gen-tokens tokens one at a time (greedy, never stopping early), after a short warm-up
+that maps the weights in. It repeats this --repetitions times and reports the mean:
+
+  prefill tokens/s   prompt tokens / prefill time
+  decode tokens/s    generated tokens / decode time
+  time to first token  prefill plus choosing the first token, in ms
+  peak RSS           the process's peak resident memory (getrusage), mapped weights included
+
+--json prints {"prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "peak_rss_bytes",
+"backend", "threads"}. Compare with llama-bench -p 128 -n 64 -t THREADS.`,
+		Example: `  anerun bench qwen.aneb --prompt-tokens 128 --gen-tokens 64 --threads 2 --json`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if promptTokens < 1 || genTokens < 1 || reps < 1 {
+				return fmt.Errorf("--prompt-tokens, --gen-tokens and --repetitions must be positive (got %d, %d, %d)", promptTokens, genTokens, reps)
+			}
+			l, err := load(args[0], &mf)
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			ctxLen := mf.ctx
+			if ctxLen == 0 {
+				ctxLen = promptTokens + genTokens
+			}
+			if need := promptTokens + genTokens; need > ctxLen {
+				return &runtime.ContextError{Tokens: need, Context: ctxLen, Max: l.model.Config.MaxPositionEmbeddings}
+			}
+			sess, err := runtime.NewSession(l.model, l.backend, ctxLen)
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
+			prompt := benchPrompt(promptTokens, l.model.Config.VocabSize)
+			// Warm up: fault the mapped weights in and let the worker threads start.
+			if err := benchRun(sess, prompt[:min(8, len(prompt))], 2, nil); err != nil {
+				return err
+			}
+			var prefill, decode, ttft []float64
+			for range reps {
+				var r benchRep
+				if err := benchRun(sess, prompt, genTokens, &r); err != nil {
+					return err
+				}
+				prefill = append(prefill, float64(promptTokens)/r.prefill.Seconds())
+				decode = append(decode, float64(genTokens)/r.decode.Seconds())
+				ttft = append(ttft, float64(r.ttft.Microseconds())/1000)
+			}
+			res := benchResult{
+				PrefillTokensPerS: mean(prefill), DecodeTokensPerS: mean(decode), TTFTMs: mean(ttft),
+				PeakRSSBytes: peakRSS(), Backend: l.backend.Name(), Threads: l.threads,
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				return enc.Encode(res)
+			}
+			c := l.model.Config
+			fmt.Fprintf(out, "model: %s (%s, %s, %d layers, hidden %d, vocab %d)\n", args[0], c.Architecture, l.model.DType, c.NumHiddenLayers, c.HiddenSize, c.VocabSize)
+			fmt.Fprintf(out, "backend: %s, %d threads; %d repetitions\n", res.Backend, res.Threads, reps)
+			fmt.Fprintf(out, "prefill: %d tokens, %.2f ± %.2f tokens/s\n", promptTokens, res.PrefillTokensPerS, stddev(prefill))
+			fmt.Fprintf(out, "decode: %d tokens, %.2f ± %.2f tokens/s\n", genTokens, res.DecodeTokensPerS, stddev(decode))
+			fmt.Fprintf(out, "time to first token: %.1f ms\n", res.TTFTMs)
+			fmt.Fprintf(out, "peak RSS: %.1f MiB\n", float64(res.PeakRSSBytes)/(1<<20))
+			return nil
+		},
+	}
+	mf.register(cmd)
+	f := cmd.Flags()
+	f.IntVarP(&promptTokens, "prompt-tokens", "p", 128, "prompt length in tokens")
+	f.IntVarP(&genTokens, "gen-tokens", "n", 64, "tokens to generate")
+	f.IntVarP(&reps, "repetitions", "r", 3, "runs to average")
+	f.BoolVar(&asJSON, "json", false, "print the result as one JSON object")
+	return cmd
+}
+
+// benchPrompt returns n token ids spread over the vocabulary (deterministic, like llama-bench's
+// random prompt but reproducible).
+func benchPrompt(n, vocab int) []int {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = (i*7919 + 13) % vocab
+	}
+	return p
+}
+
+type benchRep struct{ prefill, ttft, decode time.Duration }
+
+// benchRun prefills prompt from an empty cache and generates gen tokens greedily.
+func benchRun(s *runtime.Session, prompt []int, gen int, r *benchRep) error {
+	sampler, err := runtime.NewSampler(runtime.Sampling{}, s.Model().Config.VocabSize)
+	if err != nil {
+		return err
+	}
+	s.Reset()
+	start := time.Now()
+	if _, err := s.Prefill(context.Background(), prompt); err != nil {
+		return err
+	}
+	prefilled := time.Now()
+	id := sampler.Sample(s.Logits(), s.Tokens())
+	first := time.Now()
+	for i := 0; i < gen; i++ {
+		if err := s.Append(id); err != nil {
+			return err
+		}
+		id = sampler.Sample(s.Logits(), s.Tokens())
+	}
+	if r != nil {
+		r.prefill, r.ttft, r.decode = prefilled.Sub(start), first.Sub(start), time.Since(first)
+	}
+	return nil
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func stddev(v []float64) float64 {
+	if len(v) < 2 {
+		return 0
+	}
+	m, s := mean(v), 0.0
+	for _, x := range v {
+		s += (x - m) * (x - m)
+	}
+	return math.Sqrt(s / float64(len(v)-1))
+}
