@@ -7,8 +7,8 @@ package kernels
 // FCVTL (fp16 -> fp32) is base ARMv8.0, so there is nothing to detect.
 const useNEON = true
 
-// HasAsm reports whether the matrix kernels use assembly on this machine.
-// On arm64 the vector helpers (Dot, Softmax, ...) are still pure Go.
+// HasAsm reports whether the kernels use assembly on this machine. On arm64
+// the matrix kernels, Dot and Axpy do; Sum, Softmax and SwiGLU are pure Go.
 func HasAsm() bool { return useNEON }
 
 //go:noescape
@@ -16,6 +16,35 @@ func matVecF16NEON(y []float32, w []uint16, x []float32, rows, cols, k int)
 
 //go:noescape
 func matVecF32NEON(y []float32, w []float32, x []float32, rows, cols, k int)
+
+//go:noescape
+func dotNEON(x, y []float32) float32
+
+//go:noescape
+func axpyNEON(y, x []float32, a float32)
+
+func dotFast(x, y []float32) (float32, int) {
+	n := len(x) &^ 7
+	if n == 0 {
+		return 0, 0
+	}
+	return dotNEON(x[:n], y[:n]), n
+}
+
+func axpyFast(y []float32, a float32, x []float32) int {
+	n := len(x) &^ 7
+	if n == 0 {
+		return 0
+	}
+	axpyNEON(y[:n], x[:n], a)
+	return n
+}
+
+// The other vector helpers have no NEON code yet.
+
+func sumFast(x []float32) (float32, int)                    { return 0, 0 }
+func swigluFast(dst, gate, up []float32) int                { return 0 }
+func expSumFast(dst, x []float32, m float32) (float32, int) { return 0, 0 }
 
 func matVecF16Fast(y []float32, w []uint16, x []float32, rows, cols int) int {
 	k := cols &^ 7

@@ -134,3 +134,50 @@ f32sum:
 
 f32done:
 	RET
+
+// func dotNEON(x, y []float32) float32
+// sum x[i]*y[i] over len(x), a multiple of 8, in two accumulators.
+TEXT ·dotNEON(SB), NOSPLIT, $0-52
+	MOVD x_base+0(FP), R0
+	MOVD x_len+8(FP), R2
+	MOVD y_base+24(FP), R1
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	CBZ  R2, dotsum
+
+dotloop:
+	VLD1.P 32(R0), [V4.S4, V5.S4]
+	VLD1.P 32(R1), [V6.S4, V7.S4]
+	VFMLA  V4.S4, V6.S4, V0.S4
+	VFMLA  V5.S4, V7.S4, V1.S4
+	SUBS   $8, R2
+	BNE    dotloop
+
+dotsum:
+	FADD4S(0, 0, 1)
+	FADDP4S(0, 0, 0)
+	FADDP2S(0, 0)
+	FMOVS F0, ret+48(FP)
+	RET
+
+// func axpyNEON(y, x []float32, a float32)
+// y[i] += a*x[i] for i < len(x), a multiple of 8.
+TEXT ·axpyNEON(SB), NOSPLIT, $0-52
+	MOVD  y_base+0(FP), R0
+	MOVD  x_base+24(FP), R1
+	MOVD  x_len+32(FP), R2
+	FMOVS a+48(FP), F2
+	VDUP  V2.S[0], V2.S4
+	CBZ   R2, axpydone
+
+axpyloop:
+	VLD1   (R0), [V4.S4, V5.S4]
+	VLD1.P 32(R1), [V6.S4, V7.S4]
+	VFMLA  V6.S4, V2.S4, V4.S4
+	VFMLA  V7.S4, V2.S4, V5.S4
+	VST1.P [V4.S4, V5.S4], 32(R0)
+	SUBS   $8, R2
+	BNE    axpyloop
+
+axpydone:
+	RET

@@ -1,9 +1,9 @@
-//go:build !amd64 || noasm
+//go:build (!amd64 && !arm64) || noasm
 
 package kernels
 
-// The vector helpers have assembly on amd64 only; elsewhere their fast paths
-// do nothing and the Go code does all the work.
+// Without assembly for the vector helpers their fast paths do nothing and
+// the Go code does all the work.
 
 func sumFast(x []float32) (float32, int)                    { return 0, 0 }
 func dotFast(x, y []float32) (float32, int)                 { return 0, 0 }
