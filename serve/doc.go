@@ -1,0 +1,51 @@
+// Package serve is anerun's OpenAI-compatible HTTP server: it loads a bundle once and answers
+// the API the ecosystem speaks, so existing clients and tools work unchanged.
+//
+// # Endpoints
+//
+//   - POST /v1/chat/completions: messages (system, developer, user, assistant; string content
+//     or text parts) rendered with the bundle's own chat template, exactly as transformers'
+//     apply_chat_template(add_generation_prompt=True) does.
+//   - POST /v1/completions: a prompt string (or a batch of one) or an array of token ids.
+//   - GET /v1/models and GET /v1/models/{id}: the one model.
+//   - GET /health: {"status":"ok"} and the counters of [Stats]; 503 while shutting down. It
+//     needs no API key.
+//
+// Both completion endpoints take model, stream (server-sent events ending with
+// "data: [DONE]"), stream_options.include_usage, max_tokens or max_completion_tokens,
+// temperature (0 to 2), top_p, stop (a string or up to 16 strings), seed and n (1 only), and,
+// with vLLM's names, top_k, min_p, repetition_penalty and ignore_eos. Fields left out take the
+// bundle's generation_config defaults, as transformers' generate would, not OpenAI's: a model
+// packed without do_sample decodes greedily. Fields that would change the answer in ways the
+// server does not implement (logprobs, tools, logit_bias, presence and frequency penalties
+// other than 0, echo, suffix, best_of, response formats other than text) are refused with 400
+// rather than ignored.
+//
+// Answers have OpenAI's shapes, usage included (prompt_tokens_details.cached_tokens counts the
+// prompt tokens found in the session's KV cache). anepack's own figures — queue time, time to
+// first token, prefill and decode rates, the runtime's stop reason — are under "anepack" in
+// the answer (and in the stream's finish chunk). Errors have OpenAI's shape
+// {"error": {"message", "type", "param", "code"}}: 400 for bad JSON, an unknown model, a
+// parameter out of range or a prompt that does not fit the context; 401 for a missing or wrong
+// API key; 404 and 405 for unknown paths and methods; 413 for a body over the limit; 429 with
+// Retry-After when the queue is full; 504 when a request runs past its timeout (in a stream,
+// which has already answered 200, the error arrives as an event before [DONE]).
+//
+// # Concurrency
+//
+// The server holds Parallel sessions, each with its own KV cache, over the one model (its
+// weights are a read-only memory mapping) and the one backend. A request takes a free session
+// — the one whose cache shares the longest prefix with its prompt, so a chat's next turn
+// reuses its history — or waits in a bounded FIFO queue; beyond the queue it gets 429 at once.
+// A request's context ends when its client disconnects or its timeout passes, and generation
+// stops at the next token. Writes to a client that stops reading time out, so no client can
+// hold a session forever.
+//
+// # Lifecycle
+//
+// [Server.Serve] answers on a listener until its context ends, then drains: the listener
+// closes, /health reports 503, and every request in flight or in the queue finishes before
+// Serve returns (or is cancelled when the drain time is up). Each request produces one
+// structured access-log record (log/slog): request id, method, path, status, tokens, queue
+// time, time to first token, duration and how it ended.
+package serve

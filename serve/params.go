@@ -1,0 +1,160 @@
+package serve
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/anepack/anepack/runtime"
+)
+
+// maxStops bounds the stop strings of one request (OpenAI allows 4; vLLM any number). Each
+// costs a scan of the held-back text per token, so the bound keeps a request from slowing its
+// own decode loop without limit.
+const maxStops = 16
+
+// maxStopLen bounds one stop string in bytes, for the same reason.
+const maxStopLen = 1024
+
+// plan is a validated generation request: everything Session.Generate needs but the prompt.
+type plan struct {
+	model        string // the model id to echo in responses
+	stream       bool
+	includeUsage bool
+	// maxTokens is the request's max_completion_tokens (or max_tokens); 0 when absent.
+	maxTokens int
+	opts      runtime.GenerateOptions
+}
+
+// checkParams validates the fields shared by both completion endpoints and turns them into a
+// plan. Absent sampling fields take the bundle's generation defaults (what transformers'
+// generate would do with this model), not OpenAI's temperature 1; a request that sets
+// temperature 0 decodes greedily.
+func (s *Server) checkParams(p *samplingParams) (*plan, *apiError) {
+	if p.Model == "" {
+		return nil, badRequest("model", "missing_required_parameter", "you must give the model; this server serves %q", s.modelID)
+	}
+	if !s.knownModel(p.Model) {
+		return nil, badRequest("model", "model_not_found", "the model %q does not exist on this server; it serves %q", p.Model, s.modelID)
+	}
+	if p.N != nil && *p.N != 1 {
+		return nil, badRequest("n", "unsupported_value", "n is %d; this server generates one choice per request (n must be 1)", *p.N)
+	}
+	if p.StreamOptions != nil && !p.Stream {
+		return nil, badRequest("stream_options", "invalid_value", "stream_options is only allowed when stream is true")
+	}
+	pl := &plan{model: p.Model, stream: p.Stream, includeUsage: p.StreamOptions != nil && p.StreamOptions.IncludeUsage}
+
+	switch {
+	case p.MaxCompletionTokens != nil:
+		if *p.MaxCompletionTokens < 1 {
+			return nil, badRequest("max_completion_tokens", "invalid_value", "max_completion_tokens is %d; expected an integer >= 1", *p.MaxCompletionTokens)
+		}
+		pl.maxTokens = *p.MaxCompletionTokens
+	case p.MaxTokens != nil:
+		if *p.MaxTokens < 1 {
+			return nil, badRequest("max_tokens", "invalid_value", "max_tokens is %d; expected an integer >= 1", *p.MaxTokens)
+		}
+		pl.maxTokens = *p.MaxTokens
+	default:
+		if g := s.model.Generation().MaxNewTokens; g != nil && *g > 0 {
+			pl.maxTokens = *g
+		}
+	}
+
+	smp := runtime.DefaultSampling(s.model.Generation())
+	if v := p.Temperature; v != nil {
+		if math.IsNaN(*v) || *v < 0 || *v > 2 {
+			return nil, badRequest("temperature", "invalid_value", "temperature is %v; expected a number from 0 to 2", *v)
+		}
+		smp.Temperature = *v
+	}
+	if v := p.TopP; v != nil {
+		if math.IsNaN(*v) || *v <= 0 || *v > 1 {
+			return nil, badRequest("top_p", "invalid_value", "top_p is %v; expected a number greater than 0 and at most 1", *v)
+		}
+		smp.TopP = *v
+	}
+	if v := p.TopK; v != nil {
+		if *v < -1 {
+			return nil, badRequest("top_k", "invalid_value", "top_k is %d; expected -1 or 0 (off) or a positive integer", *v)
+		}
+		smp.TopK = max(*v, 0)
+	}
+	if v := p.MinP; v != nil {
+		if math.IsNaN(*v) || *v < 0 || *v > 1 {
+			return nil, badRequest("min_p", "invalid_value", "min_p is %v; expected a number from 0 to 1", *v)
+		}
+		smp.MinP = *v
+	}
+	if v := p.RepetitionPenalty; v != nil {
+		if math.IsNaN(*v) || *v <= 0 || *v > 10 {
+			return nil, badRequest("repetition_penalty", "invalid_value", "repetition_penalty is %v; expected a number greater than 0 and at most 10 (1 is off)", *v)
+		}
+		smp.RepetitionPenalty = *v
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+	}{{"presence_penalty", p.PresencePenalty}, {"frequency_penalty", p.FrequencyPenalty}} {
+		if f.v == nil {
+			continue
+		}
+		if math.IsNaN(*f.v) || *f.v < -2 || *f.v > 2 {
+			return nil, badRequest(f.name, "invalid_value", "%s is %v; expected a number from -2 to 2", f.name, *f.v)
+		}
+		if *f.v != 0 {
+			return nil, badRequest(f.name, "unsupported_parameter", "%s is not supported by this server (only 0); use repetition_penalty", f.name)
+		}
+	}
+	if len(p.LogitBias) > 0 {
+		return nil, badRequest("logit_bias", "unsupported_parameter", "logit_bias is not supported by this server")
+	}
+	if p.Seed != nil {
+		smp.Seed = uint64(*p.Seed) // a negative seed is as good a seed as any: keep its bits
+	} else {
+		smp.Seed = rand.Uint64()
+	}
+	if err := smp.Check(); err != nil { // the ranges above imply this; it guards the mapping
+		return nil, badRequest("", "invalid_value", "%v", err)
+	}
+
+	if len(p.Stop) > maxStops {
+		return nil, badRequest("stop", "invalid_value", "stop has %d strings; at most %d are allowed", len(p.Stop), maxStops)
+	}
+	for i, st := range p.Stop {
+		if len(st) > maxStopLen {
+			return nil, badRequest("stop", "invalid_value", "stop string %d is %d bytes long; at most %d are allowed", i, len(st), maxStopLen)
+		}
+	}
+	pl.opts = runtime.GenerateOptions{Sampling: smp, Stop: p.Stop}
+	if p.IgnoreEOS {
+		pl.opts.EOS = []int{} // not nil: nil means the model's eos ids
+	}
+	return pl, nil
+}
+
+// fit sets the generation budget once the prompt's length is known. Like OpenAI, a prompt
+// whose requested completion does not fit the context is refused rather than cut short; with no
+// max_tokens the completion may use the rest of the context.
+func (s *Server) fit(pl *plan, promptTokens int, param string) *apiError {
+	ctx := s.context
+	if promptTokens == 0 {
+		return badRequest(param, "invalid_value", "the prompt is empty; give at least one token")
+	}
+	want := max(pl.maxTokens, 1)
+	if promptTokens+want > ctx {
+		if pl.maxTokens == 0 {
+			return badRequest(param, "context_length_exceeded",
+				"this model's context is %d tokens per request, but the prompt has %d tokens and leaves no room for a completion; shorten the prompt (or restart the server with a larger --ctx)",
+				ctx, promptTokens)
+		}
+		return badRequest(param, "context_length_exceeded",
+			"this model's context is %d tokens per request, but %d were requested (%d in the prompt, %d for the completion); shorten the prompt or lower max_tokens",
+			ctx, promptTokens+pl.maxTokens, promptTokens, pl.maxTokens)
+	}
+	pl.opts.MaxTokens = pl.maxTokens
+	if pl.maxTokens == 0 {
+		pl.opts.MaxTokens = ctx - promptTokens
+	}
+	return nil
+}

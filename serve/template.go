@@ -1,0 +1,28 @@
+package serve
+
+import (
+	"github.com/anepack/anepack/tokenizer"
+)
+
+// templateMessage is one checked message with its content flattened to text.
+type templateMessage struct {
+	Role    string
+	Content string
+}
+
+// renderChat renders messages with the bundle's chat template, as transformers'
+// apply_chat_template(messages, add_generation_prompt=True) does, and encodes the text the
+// way transformers then tokenizes it (special tokens written by the template are recognised;
+// nothing is added). A template that refuses the conversation (raise_exception, e.g. for roles
+// out of order) is the client's error.
+func (s *Server) renderChat(msgs []templateMessage) ([]int, *apiError) {
+	tm := make([]tokenizer.Message, len(msgs))
+	for i, m := range msgs {
+		tm[i] = tokenizer.Message{Role: m.Role, Content: m.Content}
+	}
+	text, err := s.tok.ApplyChatTemplate(tm, tokenizer.ChatOptions{AddGenerationPrompt: true})
+	if err != nil {
+		return nil, badRequest("messages", "invalid_value", "the model's chat template refused the messages: %v", err)
+	}
+	return s.tok.Encode(text), nil
+}
