@@ -23,6 +23,7 @@ func TestPullDiskFull(t *testing.T) {
 	bundle := tinyBundle(t)
 	mnt := t.TempDir()
 	cmd := helperCmd(t, "diskfull", mnt, bundle)
+	cmd.Args = append(cmd.Args, "-test.v") // show the child's log lines
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
 	if os.Geteuid() != 0 {
 		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
