@@ -8,10 +8,14 @@
 // bundle; nothing here copies or converts it wholesale). Activations and all
 // accumulation are float32.
 //
-// Every kernel with an assembly fast path (amd64 with AVX2, FMA and F16C,
-// detected at run time with golang.org/x/sys/cpu) has a pure-Go twin with the
-// same contract; arm64, other CPUs and builds with -tags noasm use the twins.
-// The tests compare the two on odd shapes.
+// Every kernel with an assembly fast path has a pure-Go twin with the same
+// contract, and the tests compare the two on odd shapes:
+//   - amd64: AVX2+FMA+F16C assembly (generated with avo by internal/gen) for
+//     MatVec*, MatMul*, Dot, Sum, Axpy, SwiGLU and Softmax, chosen at run
+//     time with golang.org/x/sys/cpu; CPUs without those features use Go;
+//   - arm64: NEON assembly (kernels_arm64.s) for MatVec*, MatMul* (as
+//     row-blocked matrix-vector products), Dot and Axpy;
+//   - other CPUs, and any build with -tags noasm: the Go twins only.
 //
 // Exactness: the assembly sums products in 8 (or 16) interleaved lanes and
 // reduces them at the end, the Go twins sum in their own order, so results
