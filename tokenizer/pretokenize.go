@@ -1,5 +1,7 @@
 package tokenizer
 
+import "unicode/utf8"
+
 // Pre-tokenizer: a hand-written scanner that splits text exactly as the Split/ByteLevel regexes of
 // HF tokenizers do (Oniguruma, leftmost alternative first, with backtracking). Go's regexp has no
 // lookahead, and a backtracking engine is 10-20x slower, so each alternative is coded directly.
@@ -59,8 +61,8 @@ func nextPiece(tab *[0x10000]uint8, kind preKind, s string, i int) int {
 	if kind == preGPT2 {
 		return nextPieceGPT2(tab, s, i)
 	}
-	c, w := runeAt(s, i)
-	k := classOf(tab, c)
+	c := s[i]
+	k, w := classAt(s, i)
 	j := i + w
 	// (?i:'s|'t|'re|'ve|'m|'ll|'d)
 	if c == '\'' && j < len(s) {
@@ -73,8 +75,7 @@ func nextPiece(tab *[0x10000]uint8, kind preKind, s string, i int) int {
 		return letterRun(tab, s, j)
 	}
 	if k&(clsN|clsNL) == 0 && j < len(s) {
-		c2, w2 := runeAt(s, j)
-		if classOf(tab, c2)&clsL != 0 {
+		if k2, w2 := classAt(s, j); k2&clsL != 0 {
 			return letterRun(tab, s, j+w2)
 		}
 	}
@@ -82,8 +83,8 @@ func nextPiece(tab *[0x10000]uint8, kind preKind, s string, i int) int {
 	if k&clsN != 0 {
 		if kind == preLlama3 {
 			for n := 1; n < 3 && j < len(s); n++ {
-				c2, w2 := runeAt(s, j)
-				if classOf(tab, c2)&clsN == 0 {
+				k2, w2 := classAt(s, j)
+				if k2&clsN == 0 {
 					break
 				}
 				j += w2
@@ -96,8 +97,7 @@ func nextPiece(tab *[0x10000]uint8, kind preKind, s string, i int) int {
 		return crlfRun(s, otherRun(tab, s, j))
 	}
 	if c == ' ' && j < len(s) {
-		c2, w2 := runeAt(s, j)
-		if classOf(tab, c2)&(clsL|clsN|clsS) == 0 {
+		if k2, w2 := classAt(s, j); k2&(clsL|clsN|clsS) == 0 {
 			return crlfRun(s, otherRun(tab, s, j+w2))
 		}
 	}
@@ -107,8 +107,7 @@ func nextPiece(tab *[0x10000]uint8, kind preKind, s string, i int) int {
 	// \s+        : a single whitespace character before a non-space.
 	end, lastNL, prev, n := i, -1, i, 0
 	for end < len(s) {
-		c2, w2 := runeAt(s, end)
-		k2 := classOf(tab, c2)
+		k2, w2 := classAt(s, end)
 		if k2&clsS == 0 {
 			break
 		}
@@ -130,8 +129,8 @@ func nextPiece(tab *[0x10000]uint8, kind preKind, s string, i int) int {
 
 // nextPieceGPT2 implements 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+.
 func nextPieceGPT2(tab *[0x10000]uint8, s string, i int) int {
-	c, w := runeAt(s, i)
-	k := classOf(tab, c)
+	c := s[i]
+	k, w := classAt(s, i)
 	j := i + w
 	if c == '\'' && j < len(s) {
 		if n := contraction(s, j, false); n > 0 {
@@ -139,8 +138,7 @@ func nextPieceGPT2(tab *[0x10000]uint8, s string, i int) int {
 		}
 	}
 	if c == ' ' && j < len(s) {
-		c2, w2 := runeAt(s, j)
-		k2 := classOf(tab, c2)
+		k2, w2 := classAt(s, j)
 		switch {
 		case k2&clsL != 0:
 			return letterRun(tab, s, j+w2)
@@ -160,8 +158,8 @@ func nextPieceGPT2(tab *[0x10000]uint8, s string, i int) int {
 	}
 	end, prev, n := i, i, 0
 	for end < len(s) {
-		c2, w2 := runeAt(s, end)
-		if classOf(tab, c2)&clsS == 0 {
+		k2, w2 := classAt(s, end)
+		if k2&clsS == 0 {
 			break
 		}
 		prev = end
@@ -212,16 +210,15 @@ func foldContraction(r rune, fold bool) rune {
 // letterRun returns the end of the \p{L}* run starting at s[j].
 func letterRun(tab *[0x10000]uint8, s string, j int) int {
 	for j < len(s) {
-		b := s[j]
-		if b < 0x80 {
-			if tab[b]&clsL == 0 {
+		if b := s[j]; b < utf8.RuneSelf { // ASCII fast path
+			if k := asciiClass[b]; k&clsL == 0 {
 				return j
 			}
 			j++
 			continue
 		}
-		c, w := runeAt(s, j)
-		if classOf(tab, c)&clsL == 0 {
+		k, w := classAtSlow(s, j)
+		if k&clsL == 0 {
 			return j
 		}
 		j += w
@@ -232,8 +229,15 @@ func letterRun(tab *[0x10000]uint8, s string, j int) int {
 // numberRun returns the end of the \p{N}* run starting at s[j].
 func numberRun(tab *[0x10000]uint8, s string, j int) int {
 	for j < len(s) {
-		c, w := runeAt(s, j)
-		if classOf(tab, c)&clsN == 0 {
+		if b := s[j]; b < utf8.RuneSelf { // ASCII fast path
+			if k := asciiClass[b]; k&clsN == 0 {
+				return j
+			}
+			j++
+			continue
+		}
+		k, w := classAtSlow(s, j)
+		if k&clsN == 0 {
 			return j
 		}
 		j += w
@@ -244,8 +248,15 @@ func numberRun(tab *[0x10000]uint8, s string, j int) int {
 // otherRun returns the end of the [^\s\p{L}\p{N}]* run starting at s[j].
 func otherRun(tab *[0x10000]uint8, s string, j int) int {
 	for j < len(s) {
-		c, w := runeAt(s, j)
-		if classOf(tab, c)&(clsL|clsN|clsS) != 0 {
+		if b := s[j]; b < utf8.RuneSelf { // ASCII fast path
+			if k := asciiClass[b]; k&(clsL|clsN|clsS) != 0 {
+				return j
+			}
+			j++
+			continue
+		}
+		k, w := classAtSlow(s, j)
+		if k&(clsL|clsN|clsS) != 0 {
 			return j
 		}
 		j += w

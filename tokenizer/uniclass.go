@@ -84,6 +84,44 @@ func classOf(tab *[0x10000]uint8, r rune) uint8 {
 	return k
 }
 
+// asciiClass is the class table of ASCII; a fixed-size array lets classAt inline without
+// bounds checks. It is filled in init from the same definitions as the full table.
+var asciiClass [utf8.RuneSelf]uint8
+
+func init() {
+	for c := rune(0); c < utf8.RuneSelf; c++ {
+		var k uint8
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+			k = clsL | clsW
+		case c >= '0' && c <= '9':
+			k = clsN | clsW
+		case c == '_':
+			k = clsW
+		case c == '\r' || c == '\n':
+			k = clsS | clsNL
+		case c == ' ' || (c >= '\t' && c <= '\f'):
+			k = clsS
+		}
+		asciiClass[c] = k
+	}
+}
+
+// classAt returns the class bits and byte width of the character at s[i]; the ASCII case is
+// small enough to inline into the scanner loops. classTable() must have run.
+func classAt(s string, i int) (uint8, int) {
+	if b := s[i]; b < utf8.RuneSelf {
+		return asciiClass[b], 1
+	}
+	return classAtSlow(s, i)
+}
+
+// classAtSlow is classAt for a multi-byte character.
+func classAtSlow(s string, i int) (uint8, int) {
+	r, w := utf8.DecodeRuneInString(s[i:])
+	return classOf(bmpClass, r), w
+}
+
 // runeAt decodes the rune starting at s[i]; s must be valid UTF-8 (the encoder repairs it first).
 func runeAt(s string, i int) (rune, int) {
 	if b := s[i]; b < utf8.RuneSelf {
