@@ -84,6 +84,11 @@ func (s *Store) InstallHashed(ctx context.Context, tmp string, e Entry) (path st
 // cache) in as e.Digest: a hard link when src is on the same file system (no copy, no extra
 // space), a copy otherwise. Either way the content is hashed and must match e.Digest.
 func (s *Store) InstallFrom(ctx context.Context, src string, e Entry) (string, error) {
+	// A Hugging Face snapshot file is a symlink to its blob: link the blob itself.
+	src, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return "", err
+	}
 	f, err := os.CreateTemp(s.TempDir(), "install-*")
 	if err != nil {
 		return "", diskErr(err, s.dir)

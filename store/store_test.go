@@ -326,3 +326,46 @@ func TestParseDigest(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallFrom links a file from elsewhere (through a symlink, as in the Hugging Face
+// cache) and copies one when it must.
+func TestInstallFrom(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	other := t.TempDir()
+	data := []byte(strings.Repeat("bundle bytes ", 1000))
+	sum := sha256.Sum256(data)
+	dg := "sha256:" + hex.EncodeToString(sum[:])
+	blobPath := filepath.Join(other, "blob")
+	os.WriteFile(blobPath, data, 0o644)
+	link := filepath.Join(other, "snapshot-file")
+	if err := os.Symlink("blob", link); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.InstallFrom(ctx, link, Entry{Reference: "hf://o/r/x.aneb", Digest: dg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(data)) {
+		t.Fatalf("installed %v, %v: want a regular file", fi, err)
+	}
+	if src, _ := os.Stat(blobPath); !os.SameFile(src, fi) {
+		t.Errorf("not a hard link of the source on the same file system")
+	}
+	// The wrong digest: refused, nothing installed.
+	if _, err := s.InstallFrom(ctx, link, Entry{Reference: "r2", Digest: "sha256:" + strings.Repeat("1", 64)}); err == nil {
+		t.Error("InstallFrom accepted content that does not match the digest")
+	}
+	// The copy path (used across file systems).
+	tmp := filepath.Join(s.TempDir(), "copy-test")
+	if err := copyFile(ctx, blobPath, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Install(ctx, tmp, Entry{Reference: "copied", Digest: dg}); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := s.List(); len(list) != 2 {
+		t.Errorf("List: %+v", list)
+	}
+}
