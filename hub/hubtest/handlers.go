@@ -251,6 +251,8 @@ func (s *Server) serveHub(w http.ResponseWriter, r *http.Request) {
 		s.serveTree(w, r, rp, rest[1], strings.Join(rest[2:], "/"))
 	case ep == API && len(rest) == 1 && rest[0] == "refs":
 		s.serveRefs(w, r, rp)
+	case ep == API && len(rest) == 2 && rest[0] == "paths-info" && r.Method == http.MethodPost:
+		s.servePathsInfo(w, r, rp, rest[1])
 	case ep == Resolve:
 		if rp.Gated && !s.granted(rp, token) {
 			if token == "" {
@@ -413,6 +415,48 @@ func (s *Server) serveTree(w http.ResponseWriter, r *http.Request, rp *repo, rev
 		page = []entry{}
 	}
 	writeJSON(w, page)
+}
+
+// servePathsInfo answers POST /api/models/{repo}/paths-info/{rev}: the
+// entries for the paths asked, as JSON ({"paths": [...], "expand": true},
+// what huggingface.js sends) or a form (paths=a&paths=b&expand=True, what
+// huggingface_hub sends). With expand, each entry has its lastCommit.
+func (s *Server) servePathsInfo(w http.ResponseWriter, r *http.Request, rp *repo, rev string) {
+	c := s.lookup(w, r, rp, rev)
+	if c == nil {
+		return
+	}
+	var req struct {
+		Paths  []string `json:"paths"`
+		Expand bool     `json:"expand"`
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
+			s.writeError(w, r, http.StatusBadRequest, "", "invalid JSON body")
+			return
+		}
+	} else {
+		r.ParseForm()
+		req.Paths = r.PostForm["paths"]
+		req.Expand = strings.EqualFold(r.PostForm.Get("expand"), "true")
+	}
+	out := []map[string]any{}
+	for _, p := range req.Paths {
+		b := c.files[p]
+		if b == nil {
+			continue
+		}
+		e := map[string]any{"type": "file", "path": p, "size": b.Size, "oid": b.GitSHA1}
+		if b.LFS {
+			e["oid"] = b.PointerSHA1
+			e["lfs"] = map[string]any{"oid": b.SHA256, "size": b.Size, "pointerSize": len(lfsPointer(b.SHA256, b.Size))}
+		}
+		if req.Expand {
+			e["lastCommit"] = map[string]any{"id": c.sha, "title": "hubtest commit", "date": "2026-01-01T00:00:00.000Z"}
+		}
+		out = append(out, e)
+	}
+	writeJSON(w, out)
 }
 
 // serveRefs answers /api/models/{repo}/refs.

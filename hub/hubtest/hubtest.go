@@ -12,6 +12,7 @@
 //	GET  /api/models/{org}/{name}[/revision/{rev}][?blobs=true]   model info: id, sha, private, gated, siblings[]
 //	GET  /api/models/{org}/{name}/tree/{rev}[/{path}][?recursive=true&cursor=…]   paginated with Link: <…>; rel="next"
 //	GET  /api/models/{org}/{name}/refs                            branches[], tags[] with targetCommit
+//	POST /api/models/{org}/{name}/paths-info/{rev}                entries for the paths asked (JSON or form body)
 //	HEAD|GET /{org}/{name}/resolve/{rev}/{file}                   git files: 200 with ETag (git blob SHA-1),
 //	                                                              X-Repo-Commit; LFS files: 302 to the CDN with
 //	                                                              X-Repo-Commit, X-Linked-Etag (sha256), X-Linked-Size

@@ -253,3 +253,23 @@ func TestFaults(t *testing.T) {
 		t.Errorf("last request recorded as %+v", last)
 	}
 }
+
+func TestPathsInfo(t *testing.T) {
+	s, commit, _ := setup(t, Options{})
+	for _, body := range []struct{ ctype, data string }{
+		{"application/json", `{"paths":["model.safetensors","config.json","missing"],"expand":true}`},
+		{"application/x-www-form-urlencoded", "paths=model.safetensors&paths=config.json&paths=missing&expand=True"},
+	} {
+		resp, err := http.Post(s.URL+"/api/models/Org/M/paths-info/main", body.ctype, strings.NewReader(body.data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var entries []map[string]any
+		json.NewDecoder(resp.Body).Decode(&entries)
+		resp.Body.Close()
+		if len(entries) != 2 || entries[0]["lfs"] == nil || entries[1]["lfs"] != nil ||
+			entries[0]["lastCommit"].(map[string]any)["id"] != commit {
+			t.Errorf("%s: %v", body.ctype, entries)
+		}
+	}
+}
