@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/anepack/anepack/tokenizer"
@@ -107,11 +108,13 @@ func (s *Session) Generate(ctx context.Context, prompt []int, opts GenerateOptio
 	}
 	dec := tok.NewStreamDecoder(tokenizer.DecodeOptions{SkipSpecialTokens: !opts.Special})
 	stop := newStopMatcher(opts.Stop)
+	var shown strings.Builder
+	defer func() { res.Text = shown.String() }()
 	show := func(text string) error {
 		if text == "" {
 			return nil
 		}
-		res.Text += text
+		shown.WriteString(text)
 		if opts.OnText != nil {
 			return opts.OnText(text)
 		}

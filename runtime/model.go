@@ -235,12 +235,16 @@ func (m *Model) resolve(spec arch.Tensor) (*Tensor, error) {
 	if !equalShape(mt.Shape, spec.Shape) {
 		return nil, fmt.Errorf("%s: shape is %v; the config implies %v", where, mt.Shape, spec.Shape)
 	}
-	wantDType := m.DType // linear weights and embeddings
-	if spec.Role == arch.RoleNorm || spec.Role == arch.RoleBias {
-		wantDType = "f32"
-	}
-	if mt.DType != wantDType {
-		return nil, fmt.Errorf("%s: dtype is %q; expected %q", where, mt.DType, wantDType)
+	// Norms and biases are float32. Matrices are f16 or f32 each: a bundle's model.dtype is
+	// that of its layers, while the (tied) embedding that doubles as the ANE's LM head is FP16
+	// in every bundle.
+	switch {
+	case spec.Role == arch.RoleNorm || spec.Role == arch.RoleBias:
+		if mt.DType != "f32" {
+			return nil, fmt.Errorf("%s: dtype is %q; expected \"f32\"", where, mt.DType)
+		}
+	case mt.DType != "f16" && mt.DType != "f32":
+		return nil, fmt.Errorf("%s: dtype is %q; expected \"f16\" or \"f32\"", where, mt.DType)
 	}
 	esize := 2
 	if mt.DType == "f32" {

@@ -16,7 +16,7 @@ import (
 // TestOpenIsZeroCopy opens a real bundle and checks that the weights are views of the mapping:
 // the heap grows by far less than the weights' size, and a tensor's bytes are the section's.
 func TestOpenIsZeroCopy(t *testing.T) {
-	path := testmodel.Bundle(t, "qwen2-tiny", "f32") // ~40 MB of f32 weights
+	path := testmodel.Bundle(t, "qwen2-tiny-untied", "f32") // ~120 MB of f32 weights
 	var before, after goruntime.MemStats
 	goruntime.GC()
 	goruntime.ReadMemStats(&before)
@@ -42,6 +42,9 @@ func TestOpenIsZeroCopy(t *testing.T) {
 	}
 	if unsafe.SliceData(emb.Parts[0].Data) != &data[part.Offset] {
 		t.Error("the embedding's bytes are not the bundle section's bytes")
+	}
+	if emb.DType != "f32" {
+		t.Fatalf("the untied embedding of an f32 bundle is %q", emb.DType)
 	}
 	if got := len(emb.Parts[0].F32()); got != emb.Parts[0].Rows*m.Config.HiddenSize {
 		t.Errorf("embedding part 0 has %d float32 values; want %d rows of %d", got, emb.Parts[0].Rows, m.Config.HiddenSize)
@@ -69,7 +72,9 @@ func TestOpenRejectsBadBundles(t *testing.T) {
 			}
 		}, []string{q0, "no tensor"}},
 		{"wrong shape", func(m *format.Manifest) { m.FindTensor(q0).Shape = []int{3, 64} }, []string{q0, "shape"}},
-		{"wrong dtype", func(m *format.Manifest) { m.FindTensor(q0).DType = "f32" }, []string{q0, "dtype"}},
+		{"wrong dtype", func(m *format.Manifest) { m.FindTensor(q0).DType = "q4" }, []string{q0, "dtype", "q4"}},
+		{"wrong size", func(m *format.Manifest) { m.FindTensor(q0).DType = "f32" }, []string{q0, "bytes per row"}},
+		{"f16 norm", func(m *format.Manifest) { m.FindTensor(arch.FinalNorm).DType = "f16" }, []string{arch.FinalNorm, "dtype"}},
 		{"out of bounds", func(m *format.Manifest) { m.FindTensor(q0).Parts[0].Offset = 1 << 40 }, []string{q0, "outside section"}},
 		{"missing section", func(m *format.Manifest) { m.FindTensor(q0).Parts[0].Section = "blob/nope" }, []string{q0, "blob/nope"}},
 		{"bad config", func(m *format.Manifest) {

@@ -80,7 +80,7 @@ func (b *Backend) NewState(maxTokens int) (runtime.State, error) {
 	qd, kvd := c.NumAttentionHeads*c.HeadDim, c.NumKeyValueHeads*c.HeadDim
 	cache := c.NumHiddenLayers * kvd * maxTokens
 	s := &State{
-		b: b, cfg: c, w: b.w, maxTokens: maxTokens, batch: batch,
+		cfg: c, w: b.w, maxTokens: maxTokens, batch: batch,
 		eps:    float32(c.RMSNormEps),
 		keys:   make([]float32, cache),
 		values: make([]float32, cache),

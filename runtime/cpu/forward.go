@@ -11,7 +11,6 @@ import (
 // State is one sequence on the CPU: its KV cache and the activations of one batch of tokens.
 // It implements runtime.State. A State is not safe for concurrent use.
 type State struct {
-	b         *Backend
 	cfg       *arch.Config
 	w         *weights
 	maxTokens int

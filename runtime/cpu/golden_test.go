@@ -210,3 +210,85 @@ func TestGoldenGreedy(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkedPrefill runs the longest golden prompts through a backend whose batch is 7 tokens
+// on one thread, so the prompt is split into many chunks at odd boundaries, and expects HF's
+// logits at the recorded positions all the same.
+func TestChunkedPrefill(t *testing.T) {
+	for _, name := range testmodel.Models {
+		g := testmodel.LoadGolden(t, name)
+		m, _ := open(t, name, "f32")
+		b, err := New(m, Options{Threads: 1, Batch: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		vocab := m.Config.VocabSize
+		for _, c := range g.Cases {
+			if len(c.PromptIDs) < 100 {
+				continue
+			}
+			st, err := b.NewState(len(c.PromptIDs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			np := min(len(c.PrefillTop4), 10)
+			logits := make([]float32, np*vocab)
+			if err := st.Forward(c.PromptIDs, 0, logits); err != nil {
+				t.Fatal(err)
+			}
+			for j, want := range c.PrefillTop4[len(c.PrefillTop4)-np:] {
+				if _, err := checkTop(logits[j*vocab:(j+1)*vocab], want); err != nil {
+					t.Errorf("%s/%s: position %d from the end: %v", name, c.Name, np-j, err)
+				}
+			}
+			st.Close()
+		}
+	}
+}
+
+// TestForwardErrors checks the State's argument checks and that a decode step allocates nothing.
+func TestForwardErrors(t *testing.T) {
+	m, b := open(t, "qwen2-tiny", "f16")
+	vocab := m.Config.VocabSize
+	if _, err := b.NewState(m.Config.MaxPositionEmbeddings + 1); err == nil {
+		t.Error("a state longer than max_position_embeddings was allocated")
+	}
+	st, err := b.NewState(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	logits := make([]float32, vocab)
+	for _, tc := range []struct {
+		name   string
+		tokens []int
+		pos    int
+		logits []float32
+	}{
+		{"no tokens", nil, 0, logits},
+		{"past the context", []int{1, 2}, 15, logits},
+		{"negative position", []int{1}, -1, logits},
+		{"token past the vocabulary", []int{vocab}, 0, logits},
+		{"negative token", []int{-1}, 0, logits},
+		{"partial logits row", []int{1}, 0, logits[:vocab-1]},
+		{"more rows than tokens", []int{1}, 0, make([]float32, 2*vocab)},
+	} {
+		if err := st.Forward(tc.tokens, tc.pos, tc.logits); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+	if err := st.Forward([]int{1, 2, 3}, 0, logits); err != nil {
+		t.Fatal(err)
+	}
+	pos := 3
+	tok := []int{42}
+	if a := testing.AllocsPerRun(10, func() {
+		if err := st.Forward(tok, pos, logits); err != nil {
+			t.Fatal(err)
+		}
+		pos++
+	}); a != 0 {
+		t.Errorf("a decode step allocates %.1f times", a)
+	}
+}
