@@ -212,3 +212,17 @@ func TestTemplateParseErrorInInfo(t *testing.T) {
 		t.Fatalf("ChatTemplateErrors = %v", info.ChatTemplateErrors)
 	}
 }
+
+func TestCompileWithChatTemplateFile(t *testing.T) {
+	blob, info, err := CompileWith(synthTokenizer(t, nil), []byte(synthConfig), CompileOptions{ChatTemplate: "J{{ messages|length }}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(info.ChatTemplates, ",") != "default" {
+		t.Fatalf("templates %v", info.ChatTemplates)
+	}
+	tk, _ := Load(blob)
+	if got, err := tk.ApplyChatTemplate([]Message{{Role: "user"}}, ChatOptions{}); err != nil || got != "J1" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -17,12 +18,38 @@ import (
 // Qwen2 / Llama 3 Split regex or GPT-2 ByteLevel, decoders other than ByteLevel, and so on.
 // The result is verified by loading it before it is returned.
 func Compile(tokenizerJSON, tokenizerConfigJSON []byte) ([]byte, *Info, error) {
+	return CompileWith(tokenizerJSON, tokenizerConfigJSON, CompileOptions{})
+}
+
+// CompileOptions adjust Compile for model files beyond tokenizer.json and tokenizer_config.json.
+type CompileOptions struct {
+	// ChatTemplate, when non-empty, is the model's default chat template taken from a separate
+	// file (chat_template.jinja, which newer transformers versions write instead of the
+	// tokenizer_config.json key). As when transformers loads such a repository, it takes
+	// precedence over a "default" template in tokenizer_config.json.
+	ChatTemplate string
+}
+
+// CompileWith is Compile with options.
+func CompileWith(tokenizerJSON, tokenizerConfigJSON []byte, opts CompileOptions) ([]byte, *Info, error) {
 	s, err := buildSpec(tokenizerJSON)
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := s.readConfig(tokenizerConfigJSON); err != nil {
 		return nil, nil, err
+	}
+	if opts.ChatTemplate != "" {
+		if !utf8.ValidString(opts.ChatTemplate) {
+			return nil, nil, errors.New("chat_template.jinja: not valid UTF-8")
+		}
+		kept := []namedText{{"default", opts.ChatTemplate}}
+		for _, t := range s.templates {
+			if t.name != "default" {
+				kept = append(kept, t)
+			}
+		}
+		s.templates = kept
 	}
 	blob, err := writeTables(&s.spec)
 	if err != nil {
@@ -354,6 +381,9 @@ func (b *builder) readVocab(raw json.RawMessage) error {
 	for _, id := range b.vocab {
 		maxID = max(maxID, id)
 	}
+	if int(maxID) >= 2*len(b.vocab)+1024 {
+		return tokErr("model.vocab", "ids are too sparse: %d entries, largest id %d", len(b.vocab), maxID)
+	}
 	b.tokens = make([][]byte, maxID+1)
 	b.tokFlags = make([]uint8, maxID+1)
 	for key, id := range b.vocab {
@@ -483,7 +513,7 @@ func (b *builder) readAdded(raw json.RawMessage) error {
 			id = next
 			next++
 		}
-		if id >= 1<<30 {
+		if int(id) >= 2*len(b.vocab)+len(list)+1024 {
 			return tokErr(fmt.Sprintf("added_tokens[%d]", i), "id %d out of range", id)
 		}
 		form := a.Content
@@ -499,7 +529,7 @@ func (b *builder) readAdded(raw json.RawMessage) error {
 	return nil
 }
 
-func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+func utf8Valid(s string) bool { return utf8.ValidString(s) }
 
 func (b *builder) readPostProcessor(raw json.RawMessage) error {
 	typ, present, err := typeOf(raw)

@@ -197,6 +197,10 @@ func TestUnsupportedTokenizers(t *testing.T) {
 		{"Bert post", func(m map[string]any) { m["post_processor"] = map[string]any{"type": "BertProcessing"} },
 			`post_processor[0].type: "BertProcessing" is not supported`},
 		{"version", func(m map[string]any) { m["version"] = "2.0" }, `tokenizer.json: version: "2.0" is not supported`},
+		{"sparse ids", func(m map[string]any) { m["model"].(map[string]any)["vocab"].(map[string]any)["zzz"] = 1 << 29 },
+			`tokenizer.json: model.vocab: ids are too sparse`},
+		{"duplicate id", func(m map[string]any) { m["model"].(map[string]any)["vocab"].(map[string]any)["zzz"] = 0 },
+			`model.vocab: id 0 used by both`},
 	}
 	for _, c := range cases {
 		_, _, err := Compile(synthTokenizer(t, c.mutate), nil)

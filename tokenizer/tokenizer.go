@@ -15,6 +15,7 @@ type Tokenizer struct {
 	norm     *matcher  // added tokens with normalized=true, matched after normalization
 	pool     sync.Pool // *encoder
 	addedIDs map[string]int
+	addedAt  map[int]int // id -> index into t.added
 	chat     chatCache
 }
 
@@ -30,11 +31,12 @@ func load(b []byte, checkCRC bool) (*Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	tk := &Tokenizer{t: t, addedIDs: make(map[string]int, len(t.added))}
+	tk := &Tokenizer{t: t, addedIDs: make(map[string]int, len(t.added)), addedAt: make(map[int]int, len(t.added))}
 	var raw, nrm []*addedSpec
 	for i := range t.added {
 		a := &t.added[i]
 		tk.addedIDs[a.content] = int(a.id)
+		tk.addedAt[int(a.id)] = i
 		if a.flags&addNormalized != 0 {
 			nrm = append(nrm, a)
 		} else {
@@ -89,12 +91,11 @@ func (tk *Tokenizer) Token(id int) (tok string, ok bool) {
 	case f&tokPresent == 0:
 		return "", false
 	case f&tokAdded != 0:
-		for _, a := range tk.t.added {
-			if int(a.id) == id {
-				return a.content, true
-			}
+		i, ok := tk.addedAt[id]
+		if !ok {
+			return "", false
 		}
-		return "", false
+		return tk.t.added[i].content, true
 	case f&tokRaw != 0:
 		return string(tk.t.tokenBytes(id)), true
 	}

@@ -347,3 +347,34 @@ for name, tmpl in TEMPLATES:
     CASES.append((f"{name} bad roles", tmpl, {"messages": [MSGS[1], MSGS[1]], "bos_token": "<s>", "eos_token": "</s>"}))
 CASES.append(("llama31 single tool call", LLAMA31, {"messages": [{"role": "user", "content": "w?"}, {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo", "n": 1.0}}}]}, {"role": "tool", "content": {"temp": 3}}], "tools": TOOLS, "bos_token": "<|begin_of_text|>", "builtin_tools": ["code_interpreter", "brave_search"]}))
 CASES.append(("llama31 date", LLAMA31, {"messages": MSGS, "date_string": "01 Jan 2025", "tools_in_user_message": False, "tools": TOOLS, "bos_token": "B"}))
+
+# Scoping subtleties.
+CASES += [
+    ("macro sees later set", "{% macro m() %}[{{ x }}]{% endmacro %}{% set x = 1 %}{{ m() }}", {}),
+    ("macro in loop", "{% for i in [1, 2] %}{% macro m() %}<{{ i }}>{% endmacro %}{{ m() }}{% endfor %}", {}),
+    ("macro local set", "{% set x = 1 %}{% macro m() %}{% set x = 2 %}{{ x }}{% endmacro %}{{ m() }}{{ x }}", {}),
+    ("macro namespace", "{% set ns = namespace(n=0) %}{% macro inc() %}{% set ns.n = ns.n + 1 %}{% endmacro %}{{ inc() }}{{ inc() }}{{ ns.n }}", {}),
+    ("loop outside", "[{{ loop.index }}][{{ loop is defined }}]", {}),
+    ("reassign loop var", "{% for m in ms %}{% set m = m ~ '!' %}{{ m }}{% endfor %}[{{ m }}]", {"ms": ["a", "b"]}),
+    ("set from outer in loop", "{% set x = 10 %}{% for i in range(3) %}{% set x = x + i %}{{ x }},{% endfor %}{{ x }}", {}),
+    ("context override", "{% set x = x + 1 %}{{ x }}", {"x": 41}),
+    ("loop var after loop", "{% for m in ms %}{% set content = m %}{% endfor %}[{{ content }}]", {"ms": [1]}),
+    ("nested set visibility", "{% for a in [1] %}{% set v = 'outer' %}{% for b in [1] %}{{ v }}{% set v = 'inner' %}{{ v }}{% endfor %}{{ v }}{% endfor %}", {}),
+    ("if set then loop", "{% if true %}{% set z = 3 %}{% endif %}{% for i in [1] %}{{ z }}{% endfor %}", {}),
+    ("loop filter sees outer", "{% set lim = 2 %}{% for i in range(5) if i < lim %}{{ i }}{% endfor %}", {}),
+    ("with scope", "{% set a = 1 %}{% with %}{% set a = 2 %}{{ a }}{% endwith %}{{ a }}", {}),
+    ("set block scope", "{% set x = 'o' %}{% set y %}{% set x = 'i' %}{{ x }}{% endset %}{{ y }}{{ x }}", {}),
+    ("call result concat", "{% macro m(a) %}{{ a }}!{% endmacro %}{{ m('x') ~ m('y') }}{{ m('z')|upper }}", {}),
+    ("macro defaults reference args", "{% macro m(a, b=a * 2) %}{{ a }},{{ b }}{% endmacro %}{{ m(3) }}", {}),
+    ("caller varargs error", "{% macro m() %}x{% endmacro %}{{ m(1) }}", {}),
+    ("braces in strings", "{{ '}}' }}{{ \"{%\" }}{{ {'a': {'b': 1}} }}{{ '{#' }}", {}),
+    ("tuple in for", "{% for x in 1, 2, 3 %}{{ x }}{% endfor %}", {}),
+    ("getitem tuple key", "{% set d = {(1, 2): 'pair'} %}{{ d[1, 2] }}{{ d[(1, 2)] }}", {}),
+    ("chained filters tests", "{{ messages|selectattr('role', 'equalto', 'user')|list|length }}|{{ messages|map(attribute='content')|select('string')|join(',') }}|{{ (messages|last).role }}", {"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]}),
+    ("number formatting", "{{ 1/3 }}|{{ 2/3 }}|{{ 1e-7 }}|{{ 123456789012345678 }}|{{ 1.0e16 }}|{{ 9007199254740993.0 }}|{{ 0.1 * 3 }}|{{ 100.0 }}|{{ -1.5e-10 }}|{{ 3.0 * 2 }}", {}),
+    ("tojson floats", "{{ [1/3, 1e16, 1e-5, 0.0, -0.0, 100.0, 2.5e300]|tojson }}", {}),
+    ("bool arithmetic", "{{ true + true }}|{{ false * 3 }}|{{ true / 2 }}|{{ [1,2][true] }}", {}),
+    ("string compare", "{{ 'B' < 'a' }}{{ 'é' > 'z' }}{{ '' < 'a' }}{{ 'ab' < 'b' }}", {}),
+    ("trim unicode", "[{{ '\\u3000x\\u00a0 '|trim }}][{{ '\\x1cx\\x1f'|trim }}][{{ ' x'.strip() }}]", {}),
+    ("split unicode ws", "{{ 'a\\u3000b\\u00a0c\\x1cd'.split() }}", {}),
+]
