@@ -174,6 +174,7 @@ func TestRateLimited(t *testing.T) {
 func TestServerErrorsRetried(t *testing.T) {
 	srv := hubtest.New(t, hubtest.Options{Faults: hubtest.Faults{Status: []hubtest.StatusFault{
 		{Endpoint: hubtest.API, Code: 500, Times: 1},
+		{Endpoint: hubtest.API, Code: 408, Times: 1},
 		{Endpoint: hubtest.Resolve, Method: "HEAD", Code: 503, Times: 1},
 		{Endpoint: hubtest.CDN, Code: 502, Times: 1},
 		{Endpoint: hubtest.Resolve, Method: "GET", Code: 504, Times: 1},
@@ -187,7 +188,7 @@ func TestServerErrorsRetried(t *testing.T) {
 	}
 	f, _ := s.File("model.safetensors")
 	mustEqualFile(t, f.LocalPath, data)
-	for _, code := range []string{"HTTP 500", "HTTP 503", "HTTP 502", "HTTP 504"} {
+	for _, code := range []string{"HTTP 500", "HTTP 408", "HTTP 503", "HTTP 502", "HTTP 504"} {
 		if !strings.Contains(log.String(), code) {
 			t.Errorf("no retry logged for %s", code)
 		}

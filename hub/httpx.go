@@ -265,6 +265,9 @@ func (c *Client) httpError(resp *http.Response, what reqDesc) *Error {
 	case st == http.StatusNotFound:
 		e.Kind = ErrRepoNotFound
 		e.Msg = fmt.Sprintf("%s: not found (HTTP 404)", what)
+	case st == http.StatusRequestTimeout:
+		e.Kind = ErrNetwork
+		e.Msg = fmt.Sprintf("%s: the server timed out waiting for the request (HTTP 408); check the network and try again", what)
 	case st == http.StatusTooManyRequests:
 		e.Kind = ErrRateLimited
 		e.Msg = fmt.Sprintf("%s: rate limited by %s (HTTP 429); wait a while or use a token (HF_TOKEN), which raises the limit", what, c.Endpoint)

@@ -117,6 +117,8 @@ func (p *BarProgress) Start(files int, bytes int64) {
 	p.bar = progressbar.NewOptions64(bytes,
 		progressbar.OptionSetWriter(p.w),
 		progressbar.OptionShowBytes(true),
+		progressbar.OptionShowTotalBytes(true),
+		progressbar.OptionShowCount(),
 		progressbar.OptionSetDescription(p.describe()),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100*time.Millisecond),

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -194,5 +195,42 @@ func TestConcurrentDownloadsShareBlob(t *testing.T) {
 	}
 	if !strings.Contains(logs[1].String(), "another process is downloading it") {
 		t.Error("the second client did not wait for the lock")
+	}
+}
+
+// TestCancelKeepsPart: cancelling the context (Ctrl-C) stops at once,
+// returns context.Canceled and keeps the .part file; the next run resumes.
+func TestCancelKeepsPart(t *testing.T) {
+	const size, at = 1 << 20, 300 << 10
+	srv := hubtest.New(t, hubtest.Options{Faults: hubtest.Faults{Stall: []hubtest.StallFault{
+		{File: "model.safetensors", At: at, For: time.Minute, Times: 1}}}})
+	_, data := oneFileRepo(t, srv, "Org/M", size)
+	b, _ := srv.Blob("Org/M", "main", "model.safetensors")
+	c, _ := newClient(t, srv)
+	c.ChunkSize = -1
+	part := c.repoCache("Org/M").partPath(b.Etag)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		waitFor(t, "the bytes before the stall", func() bool { return fileSize(part) == at })
+		cancel()
+	}()
+	start := time.Now()
+	_, err := c.Snapshot(ctx, "Org/M", "", PackFilter)
+	if !errors.Is(err, context.Canceled) || time.Since(start) > 10*time.Second {
+		t.Fatalf("cancelled download: %v after %v", err, time.Since(start))
+	}
+	if fileSize(part) != at {
+		t.Fatalf(".part holds %d bytes, want %d", fileSize(part), at)
+	}
+	waitFor(t, "the server to see the client gone", func() bool { return srv.InFlight() == 0 })
+	srv.ResetRequests()
+	s, err := c.Snapshot(context.Background(), "Org/M", "", PackFilter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := s.File("model.safetensors")
+	mustEqualFile(t, f.LocalPath, data)
+	if gets := requests(srv, "cdn", "GET"); len(gets) != 1 || rangeStart(gets[0].Range) != at {
+		t.Fatalf("requests after cancel %+v", gets)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 )
 
 // Snapshot is a repo at one commit, present in the cache.
@@ -275,7 +274,6 @@ func (c *Client) fetchBlob(ctx context.Context, rc repoCache, repo, commit strin
 	for attempt := 0; ; attempt++ {
 		t := &transfer{c: c, what: reqDesc{repo: repo, rev: commit, file: f.Path, kind: "download of"},
 			size: f.Size, gitBlob: !f.LFS, part: part, statePath: part + ".json", src: src, prog: tr}
-		start := time.Now()
 		sums, err := t.run(ctx)
 		if err != nil {
 			return err
@@ -291,9 +289,6 @@ func (c *Client) fetchBlob(ctx context.Context, rc repoCache, repo, commit strin
 			os.Remove(t.statePath)
 			syncDir(filepath.Dir(blob))
 			j.sums = sums
-			if el := time.Since(start); el > 0 {
-				c.logf("%s: %s verified (%s in %v)", f.Path, formatBytes(f.Size), kind, el.Round(time.Millisecond))
-			}
 			return nil
 		}
 		os.Remove(part)
