@@ -367,10 +367,12 @@ func TestJobsLimit(t *testing.T) {
 	srv := hubtest.New(t, hubtest.Options{})
 	var files []hubtest.File
 	var stalls []hubtest.StallFault
-	for i := 0; i < 6; i++ {
-		name := "model-0000" + string(rune('1'+i)) + "-of-00006.safetensors"
+	// Each transfer pauses long enough for the others to start, even on a
+	// loaded machine.
+	for i := 0; i < 4; i++ {
+		name := "model-0000" + string(rune('1'+i)) + "-of-00004.safetensors"
 		files = append(files, hubtest.File{Path: name, Data: randBytes(uint64(i), 64<<10)})
-		stalls = append(stalls, hubtest.StallFault{File: name, At: 1000, For: 40 * time.Millisecond})
+		stalls = append(stalls, hubtest.StallFault{File: name, At: 1000, For: 250 * time.Millisecond})
 	}
 	srv.MustAddRepo(t, hubtest.Repo{ID: "Org/M", Files: files})
 	srv.SetFaults(hubtest.Faults{Stall: stalls})

@@ -111,10 +111,13 @@ func (p *BarProgress) Start(files int, bytes int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.files, p.done = files, 0
-	if files == 0 || bytes <= 0 {
+	if files == 0 {
 		return
 	}
-	p.bar = progressbar.NewOptions64(bytes,
+	// One extra unit per file, added when the file is verified, so that the
+	// bar completes with the last file rather than with the last byte (a
+	// finished bar would print a new line for every later update).
+	p.bar = progressbar.NewOptions64(bytes+int64(files),
 		progressbar.OptionSetWriter(p.w),
 		progressbar.OptionShowBytes(true),
 		progressbar.OptionShowTotalBytes(true),
@@ -147,6 +150,7 @@ func (p *BarProgress) FileDone(path string, size int64) {
 	p.done++
 	if p.bar != nil {
 		p.bar.Describe(p.describe())
+		p.bar.Add64(1)
 	}
 }
 
