@@ -70,7 +70,7 @@ func (b *builder) build(src *source, tables []byte, tokInfo json.RawMessage) (*f
 	files := []struct {
 		name string
 		data []byte
-	}{{ConfigFile, src.configJSON}, {GenerationConfigFile, src.genJSON}, {TokenizerFile, src.tokJSON}, {TokenizerConfigFile, src.tokConfigRaw}}
+	}{{ConfigFile, src.configJSON}, {GenerationConfigFile, src.genJSON}, {TokenizerFile, src.tokJSON}, {TokenizerConfigFile, src.tokConfigRaw}, {ChatTemplateFile, src.chatTemplate}}
 	for _, f := range files {
 		if f.data == nil {
 			continue

@@ -14,7 +14,7 @@ import (
 
 // sourceFiles lists the checkpoint files recorded in the provenance, relative to dir.
 func sourceFiles(dir string, c *convert.Checkpoint) []string {
-	names := []string{ConfigFile, GenerationConfigFile, TokenizerFile, TokenizerConfigFile, convert.IndexFile}
+	names := []string{ConfigFile, GenerationConfigFile, TokenizerFile, TokenizerConfigFile, ChatTemplateFile, convert.IndexFile}
 	names = append(names, c.Files...)
 	var out []string
 	seen := map[string]bool{}

@@ -18,6 +18,7 @@ import (
 	"github.com/anepack/anepack/internal/sttest"
 	"github.com/anepack/anepack/mil"
 	"github.com/anepack/anepack/synth"
+	"github.com/anepack/anepack/tokenizer"
 )
 
 // synthCheckpoint writes a SYNTH-1 checkpoint of configs/<name>.json into a temp dir.
@@ -391,5 +392,26 @@ func TestNoKernels(t *testing.T) {
 	}
 	if _, ok := b.Section(MILSection); ok {
 		t.Fatal("mil section written with NoKernels")
+	}
+}
+
+// TestChatTemplateFile packs a checkpoint that keeps its chat template in chat_template.jinja:
+// the bundle's tokenizer renders that template.
+func TestChatTemplateFile(t *testing.T) {
+	dir := synthCheckpoint(t, "qwen2-tiny", 1)
+	os.WriteFile(filepath.Join(dir, ChatTemplateFile), []byte("{% for m in messages %}[{{ m.role }}:{{ m.content }}]{% endfor %}"), 0o644)
+	_, b := packTo(t, dir, Options{NoKernels: true})
+	s, _ := b.Section(TokenizerSection)
+	data, _ := b.Bytes(s)
+	tk, err := tokenizer.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tk.ApplyChatTemplate([]tokenizer.Message{{Role: "user", Content: "hi"}}, tokenizer.ChatOptions{})
+	if err != nil || got != "[user:hi]" {
+		t.Fatalf("rendered %q, err %v", got, err)
+	}
+	if _, ok := b.Section(FilePrefix + ChatTemplateFile); !ok {
+		t.Error("chat_template.jinja not kept verbatim")
 	}
 }

@@ -18,6 +18,9 @@ const (
 	GenerationConfigFile = "generation_config.json"
 	TokenizerFile        = "tokenizer.json"
 	TokenizerConfigFile  = "tokenizer_config.json"
+	// ChatTemplateFile is where newer checkpoints keep the chat template instead of inside
+	// tokenizer_config.json; when present it wins, as in transformers.
+	ChatTemplateFile = "chat_template.jinja"
 )
 
 // source is a checkpoint directory's small files, read and validated.
@@ -28,6 +31,7 @@ type source struct {
 	genJSON      []byte // nil when generation_config.json is absent
 	tokJSON      []byte
 	tokConfigRaw []byte
+	chatTemplate []byte // nil when chat_template.jinja is absent
 }
 
 func readSource(dir string) (*source, error) {
@@ -62,6 +66,9 @@ func readSource(dir string) (*source, error) {
 		return nil, err
 	}
 	if s.tokConfigRaw, err = read(TokenizerConfigFile, true); err != nil {
+		return nil, err
+	}
+	if s.chatTemplate, err = read(ChatTemplateFile, false); err != nil {
 		return nil, err
 	}
 	return s, nil
