@@ -166,7 +166,7 @@ func runChat(cmd *cobra.Command, args []string, g *genFlags) error {
 			msgs = append(msgs, chatMessage{Role: "assistant", Content: res.Text})
 		}
 		if g.verbose {
-			printStats(errw, res, l)
+			printStats(errw, prompt, res, l)
 		}
 	}
 }

@@ -139,7 +139,7 @@ func TestGenerateChatVerbose(t *testing.T) {
 	if r.stdout != want+"\n" {
 		t.Errorf("stdout %q; want %q", r.stdout, want+"\n")
 	}
-	for _, s := range []string{"prompt: ", "prefill: ", "decode: ", "tokens/s", "time to first token: ", "since anerun started", "backend cpu"} {
+	for _, s := range []string{"prompt: ", "prompt ids: [151644, ", "prefill: ", "decode: ", "tokens/s", "time to first token: ", "since anerun started", "backend cpu"} {
 		if !strings.Contains(r.stderr, s) {
 			t.Errorf("--verbose output lacks %q:\n%s", s, r.stderr)
 		}

@@ -139,7 +139,7 @@ func runGenerate(cmd *cobra.Command, path, text string, g *genFlags) error {
 		fmt.Fprintln(out)
 	}
 	if g.verbose && res != nil {
-		printStats(cmd.ErrOrStderr(), res, l)
+		printStats(cmd.ErrOrStderr(), prompt, res, l)
 	}
 	if res != nil && res.Reason == runtime.StopCancelled {
 		fmt.Fprintln(cmd.ErrOrStderr(), "anerun: interrupted")
@@ -147,6 +147,9 @@ func runGenerate(cmd *cobra.Command, path, text string, g *genFlags) error {
 	}
 	return err
 }
+
+// maxShownIDs bounds the prompt ids --verbose prints.
+const maxShownIDs = 64
 
 // generateOptions turns the flags into runtime options for model m.
 func (g *genFlags) generateOptions(m *runtime.Model) (runtime.GenerateOptions, error) {
@@ -174,10 +177,17 @@ func (g *genFlags) encode(m *runtime.Model, msgs []chatMessage, raw string) ([]i
 	return encodeChat(tok, msgs)
 }
 
-// printStats reports one generation on w.
-func printStats(w io.Writer, r *runtime.Result, l *loaded) {
+// printStats reports one generation on w: the prompt (its ids, at most maxShownIDs of them),
+// the speeds and the time to first token.
+func printStats(w io.Writer, prompt []int, r *runtime.Result, l *loaded) {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	fmt.Fprintf(w, "\nprompt: %d tokens (%d reused from the cache)\n", r.PromptTokens, r.Reused)
+	shown := prompt[:min(len(prompt), maxShownIDs)]
+	fmt.Fprintf(w, "prompt ids: %s", formatIDs(shown))
+	if len(prompt) > len(shown) {
+		fmt.Fprintf(w, " ... (%d more)", len(prompt)-len(shown))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "prefill: %d tokens in %.1f ms, %.1f tokens/s\n", r.PromptTokens-r.Reused, ms(r.Prefill), r.PrefillTokensPerSecond())
 	fmt.Fprintf(w, "decode: %d tokens in %.1f ms, %.2f tokens/s\n", r.DecodeSteps, ms(r.Decode), r.DecodeTokensPerSecond())
 	fmt.Fprintf(w, "time to first token: %.1f ms (%.1f ms since anerun started)\n", ms(r.TTFT), ms(r.FirstTokenAt.Sub(processStart)))

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/anepack/anepack/serve"
+)
+
+// serveFlags are the flags of `anerun serve`; the root command's --http shortcut uses their
+// defaults with its own model flags.
+type serveFlags struct {
+	model     modelFlags
+	addr      string
+	apiKey    string
+	modelName string
+	parallel  int
+	queue     int
+	timeout   time.Duration
+	drain     time.Duration
+	maxBody   int64
+	logFormat string
+}
+
+// defaultParallel is --parallel's default. The CPU backend serializes the sessions' matrix
+// products, so more sessions do not raise throughput (measured on the tiny model: 32 and 33
+// requests/s with 4 and 1); they keep one long generation from holding up every short one, and
+// cost little: a KV cache's pages are touched only as it fills.
+const defaultParallel = 4
+
+// apiKeyEnv names the environment variable that supplies --api-key's default, so the key need
+// not appear in the process list.
+const apiKeyEnv = "ANERUN_API_KEY"
+
+func defaultServeFlags() serveFlags {
+	return serveFlags{addr: serve.DefaultAddr, apiKey: os.Getenv(apiKeyEnv), parallel: defaultParallel, queue: serve.DefaultQueue,
+		timeout: serve.DefaultTimeout, maxBody: serve.DefaultMaxBodyBytes, logFormat: "text"}
+}
+
+func newServeCmd() *cobra.Command {
+	f := defaultServeFlags()
+	cmd := &cobra.Command{
+		Use:   "serve MODEL.aneb [--addr 127.0.0.1:8000] [--api-key KEY] [--parallel N]",
+		Short: "Serve the model over the OpenAI HTTP API",
+		Long: `serve loads the bundle once and answers the OpenAI API, so OpenAI clients and tools work
+unchanged (point them at http://ADDR/v1):
+
+  POST /v1/chat/completions   messages through the model's chat template; "stream": true for SSE
+  POST /v1/completions        a prompt string or an array of token ids
+  GET  /v1/models             the model's id (--model-name, else the bundle's source repo or name)
+  GET  /health                {"status":"ok", ...} (no API key needed)
+
+It listens on the loopback interface unless --addr names another. With --api-key (or $` + apiKeyEnv + `)
+every request but /health must send "Authorization: Bearer KEY". --parallel generations run at
+once, each with its own KV cache of --ctx tokens; up to --queue more requests wait, and beyond
+that clients get 429 with Retry-After. A client that disconnects cancels its generation.
+SIGINT or SIGTERM stops accepting, lets requests in progress finish (at most --drain), and
+exits; a second signal exits at once. One access-log line per request goes to stderr.`,
+		Example: `  anerun serve qwen.aneb
+  anerun serve qwen.aneb --addr 0.0.0.0:8000 --api-key "$KEY" --parallel 4
+  curl http://127.0.0.1:8000/v1/chat/completions -H 'Content-Type: application/json' \
+    -d '{"model":"Qwen/Qwen2.5-0.5B-Instruct","messages":[{"role":"user","content":"Hi"}]}'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runServe(cmd, args[0], &f)
+		},
+	}
+	f.model.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "addr", f.addr, "address to listen on (host:port; a bare port means 127.0.0.1)")
+	fl.StringVar(&f.apiKey, "api-key", f.apiKey, "require this Bearer key on every request but /health (default $"+apiKeyEnv+")")
+	fl.StringVar(&f.modelName, "model-name", "", "the model id clients send and /v1/models lists (default: the bundle's source repo or model name)")
+	fl.IntVar(&f.parallel, "parallel", f.parallel, "generations that run at once, each with its own KV cache")
+	fl.IntVar(&f.queue, "queue", f.queue, "requests that may wait for a free generation slot (beyond: 429)")
+	fl.DurationVar(&f.timeout, "timeout", f.timeout, "longest time a request may take, waiting included")
+	fl.DurationVar(&f.drain, "drain", 0, "on SIGINT/SIGTERM, how long requests in progress may still run (0: --timeout)")
+	fl.Int64Var(&f.maxBody, "max-body", f.maxBody, "largest request body in bytes (beyond: 413)")
+	fl.StringVar(&f.logFormat, "log-format", f.logFormat, "access log format on stderr: text or json")
+	return cmd
+}
+
+// serveShortcut runs `anerun MODEL.aneb --http PORT`: the server with serve's defaults and the
+// root command's model flags (--backend, --threads, --ctx). PORT may also be host:port.
+func serveShortcut(cmd *cobra.Command, args []string, port string, mf *modelFlags) error {
+	if len(args) != 1 {
+		return fmt.Errorf("--http serves the model over HTTP and takes no prompt; got %d arguments", len(args))
+	}
+	f := defaultServeFlags()
+	f.model = *mf
+	f.addr = port
+	return runServe(cmd, args[0], &f)
+}
+
+// listenAddr turns --addr (or --http) into host:port: a bare port binds to loopback only.
+func listenAddr(v string) (string, error) {
+	if n, err := strconv.Atoi(v); err == nil {
+		if n < 0 || n > 65535 {
+			return "", fmt.Errorf("port %d: expected 0 to 65535", n)
+		}
+		return net.JoinHostPort("127.0.0.1", v), nil
+	}
+	if _, _, err := net.SplitHostPort(v); err != nil {
+		return "", fmt.Errorf("address %q: expected host:port or a port number", v)
+	}
+	return v, nil
+}
+
+// runServe loads the bundle and serves it until SIGINT or SIGTERM, then drains and returns.
+func runServe(cmd *cobra.Command, path string, f *serveFlags) error {
+	addr, err := listenAddr(f.addr)
+	if err != nil {
+		return fmt.Errorf("--addr: %w", err)
+	}
+	switch {
+	case f.parallel < 1:
+		return fmt.Errorf("--parallel %d: expected at least 1", f.parallel)
+	case f.queue < 0:
+		return fmt.Errorf("--queue %d: expected 0 or more", f.queue)
+	case f.timeout <= 0:
+		return fmt.Errorf("--timeout %v: expected a positive duration", f.timeout)
+	case f.drain < 0:
+		return fmt.Errorf("--drain %v: expected 0 or a positive duration", f.drain)
+	case f.maxBody < 1:
+		return fmt.Errorf("--max-body %d: expected a positive number of bytes", f.maxBody)
+	}
+	var handler slog.Handler
+	switch f.logFormat {
+	case "text":
+		handler = slog.NewTextHandler(cmd.ErrOrStderr(), nil)
+	case "json":
+		handler = slog.NewJSONHandler(cmd.ErrOrStderr(), nil)
+	default:
+		return fmt.Errorf("--log-format %q: expected text or json", f.logFormat)
+	}
+	log := slog.New(handler)
+
+	l, err := load(path, &f.model)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	queue := f.queue
+	if queue == 0 {
+		queue = -1 // serve.Config: negative means no waiting; 0 would mean its default
+	}
+	srv, err := serve.New(serve.Config{Model: l.model, Backend: l.backend, ModelID: f.modelName, Context: f.model.ctx,
+		Parallel: f.parallel, Queue: queue, Timeout: f.timeout, APIKey: f.apiKey, MaxBodyBytes: f.maxBody, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--addr %s: %w", addr, err)
+	}
+	if host, _, _ := net.SplitHostPort(ln.Addr().String()); f.apiKey == "" && !isLoopback(host) {
+		log.Warn("listening beyond this machine without --api-key: anyone who can reach the address can use the model", "addr", ln.Addr().String())
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // the next signal is not caught: it ends the process at once
+	}()
+	err = srv.Serve(ctx, ln, f.drain)
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
