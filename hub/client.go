@@ -26,10 +26,10 @@ const (
 
 // Client talks to a Hugging Face Hub (or a mirror) and keeps files in a
 // Hugging Face cache. Set the fields before the first call; a Client is safe
-// for concurrent use after that. The zero value works: public repos from
-// huggingface.co into CacheDir (which must then be set) with the defaults
-// below. NewClientFromEnv fills it from the environment the way
-// huggingface_hub does.
+// for concurrent use after that. Only CacheDir is required: every other zero
+// field means the default documented on it (huggingface.co, no token, ...).
+// NewClientFromEnv fills it from the environment the way huggingface_hub
+// does.
 type Client struct {
 	// Endpoint is the Hub's base URL, without a trailing slash
 	// (HF_ENDPOINT). Default DefaultEndpoint.
