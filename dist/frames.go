@@ -2,6 +2,7 @@ package dist
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -157,7 +158,17 @@ func split(dst, src []byte, w int) {
 	m := len(src) / w
 	if w == 2 {
 		lo, hi := dst[:m], dst[m:2*m]
-		for i := range m {
+		i := 0
+		// 8 values at a time: gather the even and the odd bytes of two words.
+		for ; i+8 <= m; i += 8 {
+			a := binary.LittleEndian.Uint64(src[2*i:])
+			b := binary.LittleEndian.Uint64(src[2*i+8:])
+			binary.LittleEndian.PutUint32(lo[i:], gather(a))
+			binary.LittleEndian.PutUint32(lo[i+4:], gather(b))
+			binary.LittleEndian.PutUint32(hi[i:], gather(a>>8))
+			binary.LittleEndian.PutUint32(hi[i+4:], gather(b>>8))
+		}
+		for ; i < m; i++ {
 			lo[i] = src[2*i]
 			hi[i] = src[2*i+1]
 		}
@@ -181,7 +192,15 @@ func unsplit(dst, src []byte, w int) {
 	m := len(src) / w
 	if w == 2 {
 		lo, hi := src[:m], src[m:2*m]
-		for i := range m {
+		i := 0
+		// 8 values at a time: spread the low and high bytes and interleave them.
+		for ; i+8 <= m; i += 8 {
+			l := binary.LittleEndian.Uint64(lo[i:])
+			h := binary.LittleEndian.Uint64(hi[i:])
+			binary.LittleEndian.PutUint64(dst[2*i:], spread(uint32(l))|spread(uint32(h))<<8)
+			binary.LittleEndian.PutUint64(dst[2*i+8:], spread(uint32(l>>32))|spread(uint32(h>>32))<<8)
+		}
+		for ; i < m; i++ {
 			dst[2*i] = lo[i]
 			dst[2*i+1] = hi[i]
 		}
@@ -194,6 +213,22 @@ func unsplit(dst, src []byte, w int) {
 		}
 	}
 	copy(dst[m*w:], src[m*w:])
+}
+
+// spread moves byte k of x to byte 2k of the result (the odd bytes are zero).
+func spread(x uint32) uint64 {
+	v := uint64(x)
+	v = (v | v<<16) & 0x0000FFFF0000FFFF
+	v = (v | v<<8) & 0x00FF00FF00FF00FF
+	return v
+}
+
+// gather is the inverse of spread: byte 2k of x to byte k of the result (odd bytes ignored).
+func gather(x uint64) uint32 {
+	x &= 0x00FF00FF00FF00FF
+	x = (x | x>>8) & 0x0000FFFF0000FFFF
+	x = (x | x>>16) & 0x00000000FFFFFFFF
+	return uint32(x)
 }
 
 // CompressStats describes one compression of a bundle.
@@ -339,10 +374,11 @@ func CompressBundle(ctx context.Context, path string, w io.Writer, frameSize int
 	return ix, st, nil
 }
 
-// frameDecoder decodes frames for a pull, with pooled buffers.
+// frameDecoder decodes frames for a pull. Its buffers are kept on a free list (not a
+// sync.Pool, which the collector empties) so a pull allocates a few frames' worth, once.
 type frameDecoder struct {
 	dec  *zstd.Decoder
-	pool sync.Pool
+	free chan []byte
 }
 
 func newFrameDecoder(jobs int) (*frameDecoder, error) {
@@ -351,17 +387,26 @@ func newFrameDecoder(jobs int) (*frameDecoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &frameDecoder{dec: d}, nil
+	return &frameDecoder{dec: d, free: make(chan []byte, 2*max(jobs, runtime.GOMAXPROCS(0))+2)}, nil
 }
 
 func (d *frameDecoder) buf(n int64) []byte {
-	if b, ok := d.pool.Get().(*[]byte); ok && int64(cap(*b)) >= n {
-		return (*b)[:n]
+	select {
+	case b := <-d.free:
+		if int64(cap(b)) >= n {
+			return b[:n]
+		}
+	default:
 	}
 	return make([]byte, n, max(n, DefaultFrameSize))
 }
 
-func (d *frameDecoder) release(b []byte) { d.pool.Put(&b) }
+func (d *frameDecoder) release(b []byte) {
+	select {
+	case d.free <- b:
+	default:
+	}
+}
 
 // decode returns the n plain bytes of one frame (release them after use).
 func (d *frameDecoder) decode(comp []byte, n int64, filter byte) ([]byte, error) {

@@ -88,16 +88,16 @@ func (t *transfer) closeState() {
 	}
 }
 
-// saveState records the progress. The part file is synced first, so that the state never
-// claims bytes a crash could lose. Errors are ignored: the worst case is a resume from less.
+// saveState records the progress. Errors are ignored: the worst case is a resume from less.
+// The part file is not synced first (an fsync a second stalls the writers on slow disks):
+// after a process is killed the page cache still holds every byte the state claims, and
+// after a machine crash that lost some, the digest check at the end fails and the pull
+// downloads again from the start.
 func (t *transfer) saveState() {
 	if t.stateFile == nil {
 		return
 	}
 	st := t.snapshot()
-	if t.f.Sync() != nil {
-		return
-	}
 	data, err := json.Marshal(st)
 	if err != nil || len(data) > t.stateCap {
 		return
