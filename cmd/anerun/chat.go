@@ -103,6 +103,7 @@ func runChat(cmd *cobra.Command, args []string, g *genFlags) error {
 	system := len(msgs)
 	var transcript strings.Builder // --raw: the conversation is one growing text
 	reader := bufio.NewReader(in)
+	turns := 0
 	first := ""
 	if len(args) > 1 {
 		first = args[1]
@@ -166,7 +167,8 @@ func runChat(cmd *cobra.Command, args []string, g *genFlags) error {
 			msgs = append(msgs, chatMessage{Role: "assistant", Content: res.Text})
 		}
 		if g.verbose {
-			printStats(errw, prompt, res, l)
+			printStats(errw, prompt, res, l, turns == 0)
 		}
+		turns++
 	}
 }

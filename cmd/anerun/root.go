@@ -139,7 +139,7 @@ func runGenerate(cmd *cobra.Command, path, text string, g *genFlags) error {
 		fmt.Fprintln(out)
 	}
 	if g.verbose && res != nil {
-		printStats(cmd.ErrOrStderr(), prompt, res, l)
+		printStats(cmd.ErrOrStderr(), prompt, res, l, true)
 	}
 	if res != nil && res.Reason == runtime.StopCancelled {
 		fmt.Fprintln(cmd.ErrOrStderr(), "anerun: interrupted")
@@ -178,8 +178,9 @@ func (g *genFlags) encode(m *runtime.Model, msgs []chatMessage, raw string) ([]i
 }
 
 // printStats reports one generation on w: the prompt (its ids, at most maxShownIDs of them),
-// the speeds and the time to first token.
-func printStats(w io.Writer, prompt []int, r *runtime.Result, l *loaded) {
+// the speeds and the time to first token (also counted from the start of the process for the
+// first generation of a run).
+func printStats(w io.Writer, prompt []int, r *runtime.Result, l *loaded, first bool) {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	fmt.Fprintf(w, "\nprompt: %d tokens (%d reused from the cache)\n", r.PromptTokens, r.Reused)
 	shown := prompt[:min(len(prompt), maxShownIDs)]
@@ -190,7 +191,11 @@ func printStats(w io.Writer, prompt []int, r *runtime.Result, l *loaded) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "prefill: %d tokens in %.1f ms, %.1f tokens/s\n", r.PromptTokens-r.Reused, ms(r.Prefill), r.PrefillTokensPerSecond())
 	fmt.Fprintf(w, "decode: %d tokens in %.1f ms, %.2f tokens/s\n", r.DecodeSteps, ms(r.Decode), r.DecodeTokensPerSecond())
-	fmt.Fprintf(w, "time to first token: %.1f ms (%.1f ms since anerun started)\n", ms(r.TTFT), ms(r.FirstTokenAt.Sub(processStart)))
+	fmt.Fprintf(w, "time to first token: %.1f ms", ms(r.TTFT))
+	if first {
+		fmt.Fprintf(w, " (%.1f ms since anerun started)", ms(r.FirstTokenAt.Sub(processStart)))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "generated: %d tokens, stopped by %s; backend %s", len(r.Tokens), r.Reason, l.backend.Name())
 	if l.threads > 0 {
 		fmt.Fprintf(w, ", %d threads", l.threads)
