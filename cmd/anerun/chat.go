@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -157,8 +158,20 @@ func runChat(cmd *cobra.Command, args []string, g *genFlags) error {
 		res, err := sess.Generate(ctx, prompt, turn)
 		done()
 		fmt.Fprintln(out)
+		var ce *runtime.ContextError
+		if errors.As(err, &ce) {
+			// The conversation outgrew the context: say so, forget the message, keep chatting.
+			fmt.Fprintf(errw, "anerun: %v; /reset starts a new conversation\n", err)
+			if g.raw {
+				t := transcript.String()
+				transcript.Reset()
+				transcript.WriteString(t[:len(t)-len(text)])
+			} else {
+				msgs = msgs[:len(msgs)-1]
+			}
+			continue
+		}
 		if err != nil && (res == nil || res.Reason != runtime.StopCancelled) {
-			// A prompt that no longer fits the context ends the chat with a clear message.
 			return err
 		}
 		if g.raw {

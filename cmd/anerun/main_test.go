@@ -423,6 +423,15 @@ func TestChat(t *testing.T) {
 		t.Errorf("tokens reused per turn %v; want 0, then the first turn's", reused)
 	}
 
+	// A message that no longer fits the context is refused with advice; /reset recovers.
+	r = anerun(t, "hello there my friend\nhi\n/reset\nhi\n", "-i", path, "--ctx", "16", "-n", "3", "--verbose")
+	if r.code != 0 || !strings.Contains(r.stderr, "do not fit the context of 16 tokens") || !strings.Contains(r.stderr, "/reset") {
+		t.Errorf("context overflow in a chat: exit %d, stderr %s", r.code, r.stderr)
+	}
+	if n := strings.Count(r.stderr, "generated: "); n != 2 {
+		t.Errorf("%d answers; want 2 (before the overflow and after /reset):\n%s", n, r.stderr)
+	}
+
 	// Ctrl-C during an endless answer stops it; the chat goes on.
 	p := start(t, "-i", path, "--max-tokens", "0", "--ctx", "32768")
 	io.WriteString(p.stdin, "Tell me everything\n")
