@@ -8,7 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/hub/hubtest"
+	"github.com/anepack/anepack/internal/qwentok"
+	"github.com/anepack/anepack/pack"
+	"github.com/anepack/anepack/synth"
 )
 
 // hubEnv points the Hugging Face environment at a fake Hub and a fresh cache.
@@ -115,4 +119,94 @@ func TestResolveModel(t *testing.T) {
 	if src, err = resolveModel(context.Background(), local, &hubFlags{}, true); err != nil || src.Dir != local || src.Provenance.Source != "" {
 		t.Fatalf("local dir: %+v %v", src, err)
 	}
+}
+
+// TestPackFromHub is the headline flow of `anepack Org/Model` in process: a
+// SYNTH-1 checkpoint served by the fake Hub is fetched into the Hugging Face
+// cache and packed; the bundle's sections are identical to packing the same
+// files from a local directory, the manifest records the repo, revision and
+// commit, and a second run with HF_HUB_OFFLINE=1 (the Hub gone) packs the
+// same bundle from the cache.
+func TestPackFromHub(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg, err := os.ReadFile(filepath.Join("..", "..", "configs", "qwen2-tiny.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := qwentok.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck := filepath.Join(dir, "Tiny-Model")
+	if err := synth.WriteCheckpoint(ctx, ck, cfg, tok, synth.Options{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []hubtest.File{{Path: "pytorch_model.bin", Data: []byte("not needed")}}
+	for _, e := range entries {
+		files = append(files, hubtest.File{Path: e.Name(), Disk: filepath.Join(ck, e.Name())})
+	}
+	srv := hubtest.New(t, hubtest.Options{})
+	commit := srv.MustAddRepo(t, hubtest.Repo{ID: "Org/Tiny-Model", Files: files})
+	hubEnv(t, srv)
+
+	local := filepath.Join(dir, "local.aneb")
+	if _, err := pack.Pack(ctx, ck, pack.Options{Output: local, NoKernels: true}); err != nil {
+		t.Fatal(err)
+	}
+	packRepo := func(out string) *format.Bundle {
+		t.Helper()
+		src, err := resolveModel(ctx, "Org/Tiny-Model", &hubFlags{revision: "main", jobs: 4}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pack.Pack(ctx, src.Dir, pack.Options{Output: out, NoKernels: true, Name: src.Name,
+			Provenance: src.Provenance, KnownDigests: src.KnownDigests}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := format.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return b
+	}
+	want, err := format.Open(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Close()
+	same := func(got *format.Bundle) {
+		t.Helper()
+		ws, gs := want.Sections(), got.Sections()
+		if len(ws) != len(gs) {
+			t.Fatalf("%d sections, want %d", len(gs), len(ws))
+		}
+		for i := range ws {
+			if ws[i].Kind != gs[i].Kind || ws[i].Name != gs[i].Name || ws[i].SHA256 != gs[i].SHA256 {
+				t.Errorf("section %d: %s %s %s, want %s %s %s", i, gs[i].Kind, gs[i].Name, gs[i].DigestString(), ws[i].Kind, ws[i].Name, ws[i].DigestString())
+			}
+		}
+		p, lp := got.Manifest().Provenance, want.Manifest().Provenance
+		if p.Source != "hf" || p.Repo != "Org/Tiny-Model" || p.Revision != "main" || p.Commit != commit || len(p.Files) != len(lp.Files) {
+			t.Errorf("provenance %+v", p)
+		}
+		for i := range lp.Files {
+			if p.Files[i] != lp.Files[i] {
+				t.Errorf("source file %+v, want %+v", p.Files[i], lp.Files[i])
+			}
+		}
+		if got.Manifest().Model.Name != "Tiny-Model" {
+			t.Errorf("model name %q", got.Manifest().Model.Name)
+		}
+	}
+	same(packRepo(filepath.Join(dir, "hub.aneb")))
+
+	srv.Close()
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	same(packRepo(filepath.Join(dir, "offline.aneb")))
 }
