@@ -124,11 +124,15 @@ func (b *builder) build(src *source, tables []byte, tokInfo json.RawMessage) (*f
 	return m, nil
 }
 
-// storeDType is the dtype a tensor is stored in: norms and biases always F32; linear weights
-// and embeddings in the requested type.
+// storeDType is the dtype a tensor is stored in: norms and biases always F32, embeddings always
+// FP16 (a lookup reads one row per token, so F32 would only double the size), linear weights
+// (including a separate LM head) in the requested type.
 func (b *builder) storeDType(t arch.Tensor) convert.DType {
-	if t.Role == arch.RoleNorm || t.Role == arch.RoleBias {
+	switch t.Role {
+	case arch.RoleNorm, arch.RoleBias:
 		return convert.F32
+	case arch.RoleEmbedding:
+		return convert.F16
 	}
 	return b.target
 }

@@ -24,7 +24,8 @@ const Version = "0.1.0"
 
 // Options controls Pack.
 type Options struct {
-	// DType is the storage type of linear weights and embeddings: "f16" (default) or "f32".
+	// DType is the storage type of linear weights (the LM head included): "f16" (default) or
+	// "f32". Embeddings are always FP16, norms and biases always F32.
 	DType string
 	// Output is the bundle path; empty means "<model name>.aneb" in the current directory.
 	Output string

@@ -105,8 +105,11 @@ func checkViews(t *testing.T, dir string, b *format.Bundle, linear convert.DType
 			t.Fatalf("manifest lacks %s", spec.Name)
 		}
 		want := linear
-		if spec.Role == arch.RoleNorm || spec.Role == arch.RoleBias {
+		switch spec.Role {
+		case arch.RoleNorm, arch.RoleBias:
 			want = convert.F32
+		case arch.RoleEmbedding:
+			want = convert.F16
 		}
 		if v.DType != elemDType(want) {
 			t.Errorf("%s stored as %s; want %s", spec.Name, v.DType, elemDType(want))

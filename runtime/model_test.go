@@ -43,11 +43,18 @@ func TestOpenIsZeroCopy(t *testing.T) {
 	if unsafe.SliceData(emb.Parts[0].Data) != &data[part.Offset] {
 		t.Error("the embedding's bytes are not the bundle section's bytes")
 	}
-	if emb.DType != "f32" {
-		t.Fatalf("the untied embedding of an f32 bundle is %q", emb.DType)
+	if emb.DType != "f16" {
+		t.Fatalf("the untied embedding of an f32 bundle is %q; embeddings are always f16", emb.DType)
 	}
-	if got := len(emb.Parts[0].F32()); got != emb.Parts[0].Rows*m.Config.HiddenSize {
-		t.Errorf("embedding part 0 has %d float32 values; want %d rows of %d", got, emb.Parts[0].Rows, m.Config.HiddenSize)
+	if got := len(emb.Parts[0].F16()); got != emb.Parts[0].Rows*m.Config.HiddenSize {
+		t.Errorf("embedding part 0 has %d fp16 values; want %d rows of %d", got, emb.Parts[0].Rows, m.Config.HiddenSize)
+	}
+	head, err := m.Tensor(arch.LMHead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head.DType != "f32" || len(head.Parts[0].F32()) != head.Parts[0].Rows*m.Config.HiddenSize {
+		t.Errorf("the lm_head of an f32 bundle is %q with %d values in part 0", head.DType, len(head.Parts[0].F32()))
 	}
 }
 

@@ -23,7 +23,7 @@ type packFlags struct {
 
 func (f *packFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "bundle path (default: <model name>.aneb)")
-	cmd.Flags().StringVar(&f.dtype, "dtype", "f16", "storage type of weights and embeddings: f16 or f32")
+	cmd.Flags().StringVar(&f.dtype, "dtype", "f16", "storage type of linear weights: f16 or f32 (embeddings are always f16, norms and biases f32)")
 	cmd.Flags().BoolVar(&f.force, "force", false, "overwrite an existing output file")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors")
 	cmd.Flags().IntSliceVar(&f.buckets, "ane-buckets", nil, "sequence-length buckets of the ANE prefill kernels, multiples of 32 (default 32,64,128,256,512)")
