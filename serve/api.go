@@ -31,6 +31,9 @@ type extras struct {
 	// decode steps after the first token.
 	PrefillMS float64 `json:"prefill_ms"`
 	DecodeMS  float64 `json:"decode_ms"`
+	// GenerateMS is the whole time spent in the runtime's Generate; the rest of a request's
+	// time is waiting (QueueMS) and the server's own work (parsing, tokenizing, encoding).
+	GenerateMS float64 `json:"generate_ms"`
 	// PrefillTokensPerSecond counts the prompt tokens computed (not reused from the cache).
 	PrefillTokensPerSecond float64 `json:"prefill_tokens_per_second"`
 	// DecodeTokensPerSecond counts decode steps (one forward pass per generated token).

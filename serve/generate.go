@@ -88,9 +88,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, rec *record, p
 	}
 	genStart := time.Now()
 	res, err := sl.sess.Generate(ctx, prompt, opts)
+	genTime := time.Since(genStart)
 	released = true
 	s.slots.release(sl)
-	s.noteDuration(time.Since(genStart))
+	s.noteDuration(genTime)
 
 	completion := len(res.Tokens)
 	if res.Reason == runtime.StopEOS {
@@ -118,6 +119,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, rec *record, p
 		TTFTMS:                 ms(rec.ttft),
 		PrefillMS:              ms(res.Prefill),
 		DecodeMS:               ms(res.Decode),
+		GenerateMS:             ms(genTime),
 		PrefillTokensPerSecond: round2(res.PrefillTokensPerSecond()),
 		DecodeTokensPerSecond:  round2(res.DecodeTokensPerSecond()),
 		StopReason:             string(res.Reason),

@@ -75,7 +75,7 @@ type testServer struct {
 
 // startServer serves the test model on 127.0.0.1 with cfg's settings (Model, Backend, Context
 // and Logger are filled in) until the test ends.
-func startServer(t *testing.T, cfg Config) *testServer {
+func startServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
 	logs := new(syncBuffer)
 	cfg.Model, cfg.Backend = testModel, testBackend
@@ -106,7 +106,7 @@ func startServer(t *testing.T, cfg Config) *testServer {
 }
 
 // shutdown stops the server and waits for Serve to return.
-func (ts *testServer) shutdown(t *testing.T) {
+func (ts *testServer) shutdown(t testing.TB) {
 	t.Helper()
 	ts.stop()
 	select {
