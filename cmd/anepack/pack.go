@@ -30,17 +30,24 @@ func (f *packFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.noANE, "no-ane", false, "do not generate ANE kernels (the bundle then runs on the CPU only)")
 }
 
-func runPack(cmd *cobra.Command, model string, f *packFlags) error {
+func runPack(cmd *cobra.Command, model string, f *packFlags, hf *hubFlags) error {
 	ctx, cancel := cli.SignalContext(cmd.Context())
 	defer cancel()
 	start := time.Now()
+	src, err := resolveModel(ctx, model, hf, f.quiet)
+	if err != nil {
+		return err
+	}
 	var prog *cli.Progress
-	res, err := pack.Pack(ctx, model, pack.Options{
-		DType:     f.dtype,
-		Output:    f.output,
-		Force:     f.force,
-		ANESeqs:   f.buckets,
-		NoKernels: f.noANE,
+	res, err := pack.Pack(ctx, src.Dir, pack.Options{
+		DType:        f.dtype,
+		Output:       f.output,
+		Force:        f.force,
+		Name:         src.Name,
+		Provenance:   src.Provenance,
+		KnownDigests: src.KnownDigests,
+		ANESeqs:      f.buckets,
+		NoKernels:    f.noANE,
 		Progress: func(done, total int64) {
 			if prog == nil {
 				prog = cli.NewProgress("converting weights", total, true, f.quiet)

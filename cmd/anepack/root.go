@@ -9,17 +9,21 @@ import (
 )
 
 // newRootCmd builds the anepack command tree. The root itself packs: its one positional argument
-// is a checkpoint directory (or, later, a Hugging Face repo id).
+// is a Hugging Face repo id or a checkpoint directory.
 func newRootCmd() *cobra.Command {
 	var opts packFlags
+	var hf hubFlags
 	root := &cobra.Command{
 		Use:   "anepack MODEL [-o out.aneb]",
 		Short: "Pack a Hugging Face model into one memory-mappable .aneb bundle",
 		Long: `anepack converts a Hugging Face checkpoint (config.json, tokenizer files and safetensors
 weights) into one versioned .aneb bundle that anerun memory-maps and runs.
 
-MODEL is a local checkpoint directory (use ./name for a directory called like a subcommand).`,
-		Example: `  anepack ./Qwen2.5-0.5B-Instruct -o qwen.aneb
+MODEL is a Hugging Face repo id (Org/Name: the files packing needs are downloaded into the
+Hugging Face cache, or reused from it) or a local checkpoint directory (use ./name for a
+directory called like a subcommand).`,
+		Example: `  anepack Qwen/Qwen2.5-0.5B-Instruct
+  anepack ./Qwen2.5-0.5B-Instruct -o qwen.aneb
   anepack synth --config cfg.json --seed 1 -o ./synth-model
   anepack inspect qwen.aneb
   anepack verify qwen.aneb`,
@@ -30,12 +34,13 @@ MODEL is a local checkpoint directory (use ./name for a directory called like a 
 			if len(args) == 0 {
 				return cmd.Help()
 			}
-			return runPack(cmd, args[0], &opts)
+			return runPack(cmd, args[0], &opts, &hf)
 		},
 	}
 	root.CompletionOptions.HiddenDefaultCmd = true
 	opts.register(root)
-	root.AddCommand(newSynthCmd(), newInspectCmd(), newVerifyCmd())
+	hf.register(root)
+	root.AddCommand(newSynthCmd(), newInspectCmd(), newVerifyCmd(), newDownloadCmd(), newLsCmd())
 	return root
 }
 
@@ -43,7 +48,7 @@ MODEL is a local checkpoint directory (use ./name for a directory called like a 
 // suggestion instead of being packed.
 func rootArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 1 {
-		return fmt.Errorf("expected one model (a checkpoint directory), got %d arguments: %s", len(args), strings.Join(args, " "))
+		return fmt.Errorf("expected one model (a repo id or a checkpoint directory), got %d arguments: %s", len(args), strings.Join(args, " "))
 	}
 	if len(args) == 1 {
 		a := args[0]

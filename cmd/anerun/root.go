@@ -71,7 +71,8 @@ values) between turns: Ctrl-C stops the current answer, Ctrl-C again or Ctrl-D e
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "print prompt tokens, tokens/s and time to first token on stderr")
 	f.BoolVar(&g.special, "special", false, "print special tokens (<|im_start|>, ...) in the output")
 
-	root.AddCommand(newBenchCmd(), newLogitsCmd(), newTokenizeCmd(), newTemplateCmd())
+	root.AddCommand(newBenchCmd(), newLogitsCmd(), newTokenizeCmd(), newTemplateCmd(),
+		newPullCmd(), newListCmd(), newRmCmd(), newServeCmd())
 	return root
 }
 
