@@ -11,13 +11,15 @@ all: build
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-# The whole pipeline on a synthetic model: SYNTH-1 checkpoint -> .aneb -> inspect -> verify.
+# The whole pipeline on a synthetic model: SYNTH-1 checkpoint -> .aneb -> inspect -> verify ->
+# generated text (gibberish: the weights are synthetic, but every step is the real one).
 demo: build
 	@mkdir -p $(OUT)
 	$(BIN)/anepack synth --config $(DEMO_CFG) --seed 1 -o $(OUT)/qwen2-tiny
 	$(BIN)/anepack $(OUT)/qwen2-tiny -o $(OUT)/qwen2-tiny.aneb --force
 	$(BIN)/anepack inspect $(OUT)/qwen2-tiny.aneb
 	$(BIN)/anepack verify $(OUT)/qwen2-tiny.aneb
+	$(BIN)/anerun $(OUT)/qwen2-tiny.aneb "Hello! Who are you?" --max-tokens 32 --verbose
 
 vet:
 	$(GO) vet ./...
