@@ -40,7 +40,7 @@ directory called like a subcommand).`,
 	root.CompletionOptions.HiddenDefaultCmd = true
 	opts.register(root)
 	hf.register(root)
-	root.AddCommand(newSynthCmd(), newInspectCmd(), newVerifyCmd(), newDownloadCmd(), newLsCmd())
+	root.AddCommand(newSynthCmd(), newInspectCmd(), newVerifyCmd(), newDownloadCmd(), newLsCmd(), newPushCmd())
 	return root
 }
 
