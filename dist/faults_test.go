@@ -251,3 +251,42 @@ func TestPullInterrupted(t *testing.T) {
 	}
 	sameFile(t, tinyBundle(t), p.Path)
 }
+
+// TestConcurrentPulls pulls the same bundle twice at once into one store (two stores opened
+// on one directory, as two processes would): one downloads, the other waits for it and then
+// finds the bundle installed.
+func TestConcurrentPulls(t *testing.T) {
+	reg := startRegistry(t, false)
+	pushPlain(t, reg, "anepack/tiny:v1", CompressNever)
+	proxy := newFaultProxy(t, "http://"+reg.addr)
+	proxy.setRate(40 << 20) // about a second, so the two overlap
+	dir := t.TempDir()
+	ref := "oci://" + proxy.addr + "/anepack/tiny:v1"
+	type res struct {
+		p   *Pulled
+		err error
+	}
+	out := make(chan res, 2)
+	for range 2 {
+		go func() {
+			st, err := store.Open(dir)
+			if err != nil {
+				out <- res{err: err}
+				return
+			}
+			p, err := Pull(context.Background(), ref, Options{Store: st, PlainHTTP: true, Backoff: time.Millisecond})
+			out <- res{p, err}
+		}()
+	}
+	a, b := <-out, <-out
+	if a.err != nil || b.err != nil {
+		t.Fatalf("pulls: %v, %v", a.err, b.err)
+	}
+	if a.p.Cached == b.p.Cached {
+		t.Errorf("cached: %v and %v; want one download and one wait", a.p.Cached, b.p.Cached)
+	}
+	if sent := proxy.blobBytes.Load(); sent > a.p.Entry.Size+64<<10 {
+		t.Errorf("the bundle was downloaded twice (%d bytes)", sent)
+	}
+	sameFile(t, tinyBundle(t), a.p.Path)
+}

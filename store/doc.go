@@ -12,6 +12,9 @@
 //	                       files being installed; nothing here is ever handed out
 //	lock                   flock'd while refs or blobs are added or removed
 //
+// Pointing a reference at another bundle (a tag that moved) deletes the bundle it named
+// before unless another reference still names it.
+//
 // A reference is stored under a file name made of its characters with everything but
 // [A-Za-z0-9._-] percent-encoded ("oci://r/ns/m:v1" becomes "oci%3A%2F%2Fr%2Fns%2Fm%3Av1");
 // the JSON holds the reference itself, so the name only has to be unique.

@@ -124,11 +124,37 @@ func (s *Store) SetRef(ctx context.Context, e Entry) error {
 	return s.writeRef(e)
 }
 
-// writeRef writes the ref file by write-fsync-rename; the caller holds the store lock.
+// writeRef writes the ref file by write-fsync-rename; the caller holds the store lock. When
+// the reference named another bundle before (a tag that moved) and nothing else names that
+// one, it is deleted, so updating a reference does not leave the old bundle behind.
 func (s *Store) writeRef(e Entry) error {
 	if err := checkRef(e.Reference); err != nil {
 		return err
 	}
+	old, err := s.Lookup(e.Reference)
+	if err := s.writeRefFile(e); err != nil {
+		return err
+	}
+	if err != nil || old.Digest == e.Digest {
+		return nil
+	}
+	entries, err := s.List()
+	if err != nil {
+		return nil
+	}
+	for _, o := range entries {
+		if o.Digest == old.Digest && o.Reference != "" {
+			return nil
+		}
+	}
+	var r Removed
+	if err := s.removeBlob(old.Digest, &r); err == nil && len(r.Blobs) > 0 {
+		s.logf("%s now names %s; deleted %s, which nothing else names (%d bytes freed)", e.Reference, e.Digest, old.Digest, r.Freed)
+	}
+	return nil
+}
+
+func (s *Store) writeRefFile(e Entry) error {
 	if _, err := ParseDigest(e.Digest); err != nil {
 		return err
 	}

@@ -369,3 +369,34 @@ func TestInstallFrom(t *testing.T) {
 		t.Errorf("List: %+v", list)
 	}
 }
+
+// TestRefMoves re-points a reference (a tag that moved): the bundle it named before is
+// deleted unless another reference still names it.
+func TestRefMoves(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	tmpA, a := blob(t, s, 1000, 1)
+	tmpB, b := blob(t, s, 1000, 2)
+	tmpC, c := blob(t, s, 1000, 3)
+	if _, err := s.Install(ctx, tmpA, Entry{Reference: "oci://r/m:latest", Digest: a}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Install(ctx, tmpB, Entry{Reference: "oci://r/m:latest", Digest: b}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Has(a) || !s.Has(b) {
+		t.Fatalf("after the tag moved: has old %v, new %v; want only the new bundle", s.Has(a), s.Has(b))
+	}
+	if err := s.SetRef(ctx, Entry{Reference: "oci://r/m:v1", Digest: b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Install(ctx, tmpC, Entry{Reference: "oci://r/m:latest", Digest: c}); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Has(b) || !s.Has(c) {
+		t.Fatalf("a bundle still named by v1 was deleted")
+	}
+	if e, _ := s.Lookup("oci://r/m:latest"); e.Digest != c {
+		t.Errorf("latest names %s, want %s", e.Digest, c)
+	}
+}
