@@ -1,0 +1,224 @@
+package ane
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/mil"
+	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/runtime/cpu/kernels"
+)
+
+// Where decode steps (Forward of one token) run.
+const (
+	// DecodeANE runs decode through the S = 32 kernels with one live column (ane-facts §3.5:
+	// narrower surfaces give zeros or garbage).
+	DecodeANE = "ane"
+	// DecodeCPU runs decode's projections as float32 GEMVs on the CPU over the same weights;
+	// prefill still runs on the kernels. It needs no decode-only compiles.
+	DecodeCPU = "cpu"
+)
+
+// Options configures a Backend.
+type Options struct {
+	// Eval is the evaluator: EvalSim (default) or EvalANE.
+	Eval string
+	// DecodeOn is where decode steps run: DecodeANE (default) or DecodeCPU.
+	DecodeOn string
+	// Threads is the number of cores for the CPU's share (attention, norms, CPU decode); 0
+	// means all of them.
+	Threads int
+	// CompileBudget bounds the kernels one Backend loads: the buckets are planned to fit it.
+	// 0 means MaxCompiles, what the ANE compiler allows a process; negative means no limit
+	// (the sim then uses every bucket the bundle has).
+	CompileBudget int
+	// Preload loads (on the ANE: compiles) every planned kernel in New instead of on first use.
+	Preload bool
+}
+
+// Backend runs a bundle's ANE kernels for the projections of prefill (and decode), with the
+// embedding, RMSNorm, RoPE, attention and residuals on the CPU. It implements runtime.Backend.
+// The evaluator (ANE or sim) sits behind mil.Dispatcher; nothing else depends on it.
+type Backend struct {
+	name      string
+	opts      Options
+	m         *runtime.Model
+	cfg       *arch.Config
+	ks        *kernelSet
+	layerSeqs []int
+	lmSeqs    []int
+	planned   int
+	counter   *countingBackend
+	disp      *mil.Dispatcher
+	pool      *kernels.Pool
+	prefill   projector // n > 1
+	decode    projector // n == 1
+
+	embed            []matrix    // embedding rows in chunks
+	inNorm, postNorm [][]float32 // per layer
+	finalNorm        []float32
+	batch            int // tokens per pass: the largest planned bucket
+}
+
+// New prepares the backend for m. It checks the bundle's kernels (a bundle packed with
+// --no-ane gives ErrNoKernels with the command to pack it again), opens the evaluator (EvalANE
+// off Apple Silicon gives ErrUnavailable), and plans the buckets it may use within the compile
+// budget. Kernels load lazily, on first use of a bucket, unless Options.Preload is set.
+func New(m *runtime.Model, opts Options) (*Backend, error) {
+	if opts.Eval == "" {
+		opts.Eval = EvalSim
+	}
+	if opts.DecodeOn == "" {
+		opts.DecodeOn = DecodeANE
+	}
+	switch {
+	case opts.Eval != EvalSim && opts.Eval != EvalANE:
+		return nil, fmt.Errorf("ane: evaluator %q; expected %q or %q", opts.Eval, EvalANE, EvalSim)
+	case opts.DecodeOn != DecodeANE && opts.DecodeOn != DecodeCPU:
+		return nil, fmt.Errorf("decode on %q; expected %q or %q", opts.DecodeOn, DecodeANE, DecodeCPU)
+	case opts.Threads < 0:
+		return nil, fmt.Errorf("threads is %d; expected 0 (all cores) or a positive number", opts.Threads)
+	case m.Config.Architecture != "Qwen2ForCausalLM":
+		return nil, fmt.Errorf("%s: the %s backend runs Qwen2ForCausalLM, not %q", m.Name, opts.Eval, m.Config.Architecture)
+	}
+	ks, err := readKernels(m)
+	if err != nil {
+		return nil, err
+	}
+	budget := opts.CompileBudget
+	if budget == 0 {
+		budget = MaxCompiles
+	}
+	var eval mil.Backend
+	switch opts.Eval {
+	case EvalSim:
+		eval = &simBackend{sim: mil.SimBackend{Cache: mil.NewWeightCache()}, budget: budget}
+	case EvalANE:
+		d, err := Open()
+		if err != nil {
+			return nil, fmt.Errorf("%w; `anerun doctor` says why. The same kernels run in the simulator with --backend sim", err)
+		}
+		eval = &driverBackend{d: d}
+	}
+	c := m.Config
+	b := &Backend{name: opts.Eval, opts: opts, m: m, cfg: c, ks: ks, counter: &countingBackend{Backend: eval},
+		inNorm: make([][]float32, c.NumHiddenLayers), postNorm: make([][]float32, c.NumHiddenLayers)}
+	b.layerSeqs, b.lmSeqs = ks.plan(c.NumHiddenLayers, budget, opts.DecodeOn == DecodeANE)
+	b.planned = ks.compiles(c.NumHiddenLayers, b.layerSeqs, b.lmSeqs)
+	b.batch = slices.Max(b.layerSeqs)
+	if err := b.loadCPUWeights(); err != nil {
+		return nil, err
+	}
+	b.disp, err = mil.NewDispatcher(b.counter, ks.selected(b.layerSeqs, b.lmSeqs), func(section string) ([]byte, error) {
+		s, ok := m.Bundle().Section(section)
+		if !ok {
+			return nil, fmt.Errorf("%s: section %q is not in the bundle", m.Name, section)
+		}
+		return m.Bundle().Bytes(s)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.Name, err)
+	}
+	b.pool = kernels.NewPool(opts.Threads)
+	kp := &kernelProjector{d: b.disp, lmRows: ks.lmRows, lmLayer: ks.lmLayer, vocab: c.VocabSize}
+	b.prefill, b.decode = kp, kp
+	if opts.DecodeOn == DecodeCPU {
+		if b.decode, err = newCPUProjector(m, b.pool); err != nil {
+			b.Close()
+			return nil, err
+		}
+	}
+	if opts.Preload {
+		if err := b.disp.LoadAll(); err != nil {
+			b.Close()
+			return nil, b.wrap(err)
+		}
+	}
+	return b, nil
+}
+
+// loadCPUWeights resolves the tensors the CPU's share reads: the embedding and the norms.
+func (b *Backend) loadCPUWeights() error {
+	m, c := b.m, b.cfg
+	var err error
+	if b.embed, err = matrices(m, arch.EmbedTokens); err != nil {
+		return err
+	}
+	for l := 0; l < c.NumHiddenLayers; l++ {
+		if b.inNorm[l], err = vector(m, arch.LayerTensor(l, arch.InputLayernorm), c.HiddenSize); err != nil {
+			return err
+		}
+		if b.postNorm[l], err = vector(m, arch.LayerTensor(l, arch.PostAttentionLayernorm), c.HiddenSize); err != nil {
+			return err
+		}
+	}
+	b.finalNorm, err = vector(m, arch.FinalNorm, c.HiddenSize)
+	return err
+}
+
+// Name returns the evaluator's name, "ane" or "sim", as --backend spells it.
+func (b *Backend) Name() string { return b.name }
+
+// Threads returns the number of cores the CPU's share uses.
+func (b *Backend) Threads() int { return b.pool.Threads() }
+
+// Stats describes the backend's kernels, for `anerun --verbose`, bench and doctor.
+type Stats struct {
+	Eval          string // "ane" or "sim"
+	DecodeOn      string // "ane" or "cpu"
+	BundleKernels int    // kernels in the bundle
+	Buckets       []int  // the layer buckets this backend may use
+	LMHeadBuckets []int  // the LM-head buckets it may use
+	Planned       int    // kernels of those buckets: the most it loads (compiles on the ANE)
+	Loaded        int    // kernels loaded so far
+	Budget        int    // the compile budget the plan fits (< 0: none)
+}
+
+// Stats returns the backend's kernel counts.
+func (b *Backend) Stats() Stats {
+	budget := b.opts.CompileBudget
+	if budget == 0 {
+		budget = MaxCompiles
+	}
+	return Stats{Eval: b.name, DecodeOn: b.opts.DecodeOn, BundleKernels: len(b.ks.kernels),
+		Buckets: slices.Clone(b.layerSeqs), LMHeadBuckets: slices.Clone(b.lmSeqs),
+		Planned: b.planned, Loaded: b.counter.count(), Budget: budget}
+}
+
+// Close unloads every loaded kernel and stops the worker goroutines.
+func (b *Backend) Close() error {
+	err := b.disp.Close()
+	if b.pool != nil {
+		b.pool.Close()
+	}
+	return err
+}
+
+// BudgetError reports that the compile budget ran out while kernels were loading lazily.
+// It wraps ErrCompileBudget.
+type BudgetError struct {
+	Backend string // "ane" or "sim"
+	Loaded  int    // kernels loaded before the failure
+	Planned int    // kernels the planned buckets need
+	Buckets []int
+	Err     error
+}
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("%s: %v\nThis run loaded %d of the %d kernels of buckets %v before the budget ran out. "+
+		"Run the command again: the aned daemon keeps the programs compiled so far and loads them without compiling. "+
+		"To need fewer compiles, decode on the CPU (--decode-on cpu), or run on the CPU (--backend cpu).",
+		e.Backend, e.Err, e.Loaded, e.Planned, e.Buckets)
+}
+
+func (e *BudgetError) Unwrap() error { return e.Err }
+
+// wrap names the backend in an error and adds advice to a compile-budget failure.
+func (b *Backend) wrap(err error) error {
+	if errors.Is(err, ErrCompileBudget) {
+		return &BudgetError{Backend: b.name, Loaded: b.counter.count(), Planned: b.planned, Buckets: b.layerSeqs, Err: err}
+	}
+	return fmt.Errorf("%s: %w", b.name, err)
+}

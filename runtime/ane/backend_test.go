@@ -1,0 +1,380 @@
+package ane
+
+import (
+	"errors"
+	"math"
+	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/runtime/testmodel"
+)
+
+// prompt returns n token ids of the tiny golden model's long prompt.
+func prompt(t *testing.T, n int) []int {
+	t.Helper()
+	for _, c := range testmodel.LoadGolden(t, "qwen2-tiny").Cases {
+		if len(c.PromptIDs) >= n {
+			return c.PromptIDs[:n]
+		}
+	}
+	t.Fatalf("no golden prompt has %d tokens", n)
+	return nil
+}
+
+// TestNoKernels: a bundle whose manifest lists no kernels (what `anepack --no-ane` writes) is
+// refused by both evaluators with the command that fixes it, before the ANE is even opened.
+func TestNoKernels(t *testing.T) {
+	src := testmodel.Bundle(t, "qwen2-tiny", "f16")
+	dst := filepath.Join(t.TempDir(), "noane.aneb")
+	if err := testmodel.Rewrite(src, dst, func(m *format.Manifest) { m.Kernels = nil }); err != nil {
+		t.Fatal(err)
+	}
+	m, err := runtime.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, eval := range []string{EvalSim, EvalANE} {
+		_, err := New(m, Options{Eval: eval})
+		if !errors.Is(err, ErrNoKernels) {
+			t.Fatalf("%s: error %v; want ErrNoKernels", eval, err)
+		}
+		for _, want := range []string{"noane.aneb", "--no-ane", "anepack"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %q does not mention %q", eval, err, want)
+			}
+		}
+	}
+}
+
+// TestDamagedKernels: manifests that pack would never write give errors naming the field.
+func TestDamagedKernels(t *testing.T) {
+	src := testmodel.Bundle(t, "qwen2-tiny", "f16")
+	for _, tc := range []struct {
+		name string
+		edit func(m *format.Manifest)
+		want string
+	}{
+		{"text outside the section", func(m *format.Manifest) { m.Kernels[0].MILOffset = 1 << 40 }, "mil_offset"},
+		{"missing section", func(m *format.Manifest) { m.Kernels[3].MIL = "nope" }, `"nope"`},
+		{"wrong channels", func(m *format.Manifest) { m.Kernels[1].Outputs[0].Shape[1] = 7 }, "config implies"},
+		{"missing layer kernel", func(m *format.Manifest) {
+			m.Kernels = slices.DeleteFunc(m.Kernels, func(k format.Kernel) bool { return k.Kind == "mlp" && k.Layer == 1 })
+		}, "no mlp kernel for layer 1"},
+		{"no decode bucket", func(m *format.Manifest) {
+			m.Kernels = slices.DeleteFunc(m.Kernels, func(k format.Kernel) bool { return k.Seq == 32 && k.Kind != "lm_head" })
+		}, "decode bucket"},
+		{"missing LM-head chunk", func(m *format.Manifest) {
+			m.Kernels = slices.DeleteFunc(m.Kernels, func(k format.Kernel) bool { return k.Kind == "lm_head" && k.Chunk == 1 })
+		}, "chunk 1 is missing"},
+		{"unknown kind", func(m *format.Manifest) { m.Kernels[2].Kind = "attn" }, `"attn"`},
+		{"missing blob", func(m *format.Manifest) {
+			for i := range m.Kernels {
+				m.Kernels[i].Weights[0].Section = "blob/gone"
+			}
+		}, "blob/gone"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dst := filepath.Join(t.TempDir(), "bad.aneb")
+			if err := testmodel.Rewrite(src, dst, tc.edit); err != nil {
+				t.Fatal(err)
+			}
+			m, err := runtime.Open(dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			b, err := New(m, Options{Eval: EvalSim, Threads: 1})
+			if err == nil {
+				// Blob sections are read when a kernel loads: the first Forward must fail.
+				defer b.Close()
+				st, _ := b.NewState(8)
+				err = st.Forward([]int{1, 2}, 0, make([]float32, m.Config.VocabSize))
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v; want one mentioning %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestANEUnavailable: off Apple Silicon the ane evaluator fails with ErrUnavailable and points
+// at the sim.
+func TestANEUnavailable(t *testing.T) {
+	if goruntime.GOOS == "darwin" && goruntime.GOARCH == "arm64" {
+		t.Skip("on Apple Silicon the ANE may be available")
+	}
+	m, err := runtime.Open(testmodel.Bundle(t, "qwen2-tiny", "f16"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	_, err = New(m, Options{Eval: EvalANE})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "--backend sim") {
+		t.Fatalf("error %v; want ErrUnavailable suggesting --backend sim", err)
+	}
+}
+
+// TestLazyLoading: only the buckets a run uses are loaded: a 10-token prompt and decode use
+// S = 32 (6 layer kernels + 3 LM-head chunks), a 100-token prompt adds the 128 bucket.
+func TestLazyLoading(t *testing.T) {
+	m, _, b := openBoth(t, "qwen2-tiny", "f16", Options{Eval: EvalSim})
+	st, err := b.NewState(128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if n := b.Stats().Loaded; n != 0 {
+		t.Fatalf("%d kernels loaded before the first Forward", n)
+	}
+	logits := make([]float32, m.Config.VocabSize)
+	ids := prompt(t, 100)
+	if err := st.Forward(ids[:10], 0, logits); err != nil {
+		t.Fatal(err)
+	}
+	for pos := 10; pos < 13; pos++ {
+		if err := st.Forward([]int{argmax(logits)}, pos, logits); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := b.Stats().Loaded; n != 2*3+3 {
+		t.Errorf("after a 10-token prompt and decode: %d kernels loaded; want 9", n)
+	}
+	if err := st.Forward(ids, 0, logits); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.Stats().Loaded; n != 2*3*2+3 {
+		t.Errorf("after a 100-token prompt: %d kernels loaded; want 15", n)
+	}
+}
+
+// TestPlan checks the bucket plans for a 24-layer model with 5 buckets and 3 LM-head chunks
+// (Qwen2.5-0.5B's 363 kernels): one bucket of layer kernels (72) fits the ANE's budget with
+// the LM head (3), two do not.
+func TestPlan(t *testing.T) {
+	ks := &kernelSet{layerSeq: []int{32, 64, 128, 256, 512}, lmSeq: []int{32}, lmRows: []int{65536, 65536, 20864}}
+	for _, tc := range []struct {
+		layers, budget int
+		decodeANE      bool
+		want           []int
+	}{
+		{24, 100, true, []int{32}},
+		{24, 100, false, []int{512}},
+		{24, -1, true, []int{32, 64, 128, 256, 512}},
+		{2, 100, true, []int{32, 64, 128, 256, 512}},
+		{2, 20, true, []int{32, 512}},
+		{2, 20, false, []int{256, 512}},
+		{40, 100, true, []int{32}}, // 123 > 100: the minimum, and lazy loading reports the budget
+	} {
+		got, lm := ks.plan(tc.layers, tc.budget, tc.decodeANE)
+		if !slices.Equal(got, tc.want) || !slices.Equal(lm, []int{32}) {
+			t.Errorf("plan(%d layers, budget %d, decode on ANE %v) = %v, %v; want %v, [32]", tc.layers, tc.budget, tc.decodeANE, got, lm, tc.want)
+		}
+	}
+}
+
+// TestCompileBudget: with a budget below what even one bucket needs, the first Forward fails
+// with a BudgetError that wraps ErrCompileBudget and says what to do.
+func TestCompileBudget(t *testing.T) {
+	m, _, b := openBoth(t, "qwen2-tiny", "f16", Options{Eval: EvalSim, CompileBudget: 5})
+	st, err := b.NewState(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	err = st.Forward([]int{1, 2, 3}, 0, make([]float32, m.Config.VocabSize))
+	var be *BudgetError
+	if !errors.As(err, &be) || !errors.Is(err, ErrCompileBudget) {
+		t.Fatalf("error %v; want a BudgetError", err)
+	}
+	if be.Loaded != 5 || be.Planned != 9 {
+		t.Errorf("loaded %d of %d; want 5 of 9", be.Loaded, be.Planned)
+	}
+	for _, w := range []string{"Run the command again", "--decode-on cpu", "--backend cpu"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %q", err, w)
+		}
+	}
+	// A budget that fits one bucket beside decode: only 32 and 512 are planned.
+	_, _, b2 := openBoth(t, "qwen2-tiny", "f16", Options{Eval: EvalSim, CompileBudget: 20})
+	if s := b2.Stats(); !slices.Equal(s.Buckets, []int{32, 512}) || s.Planned != 15 {
+		t.Errorf("budget 20: buckets %v, %d kernels; want [32 512], 15", s.Buckets, s.Planned)
+	}
+}
+
+// TestCPUProjector runs the whole forward pass with the CPU projector (the --decode-on cpu
+// code) for prefill too: everything but the kernels, which the CPU backend must match to its
+// own golden tolerance (1e-3). This checks the CPU's share of the ANE path — embedding, norms,
+// RoPE, the KV cache layout, attention over the QKV kernel's row layout — without fp16.
+func TestCPUProjector(t *testing.T) {
+	m, cb, b := openBoth(t, "qwen2-tiny-untied", "f32", Options{Eval: EvalSim, DecodeOn: DecodeCPU})
+	b.prefill = b.decode
+	vocab := m.Config.VocabSize
+	ids := prompt(t, 70)
+	cs, _ := cb.NewState(80)
+	ss, _ := b.NewState(80)
+	want, got := make([]float32, 3*vocab), make([]float32, 3*vocab)
+	if err := cs.Forward(ids, 0, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Forward(ids, 0, got); err != nil {
+		t.Fatal(err)
+	}
+	worst := maxDiff(got, want)
+	for pos := len(ids); pos < len(ids)+4; pos++ {
+		id := []int{argmax(want[len(want)-vocab:])}
+		if err := cs.Forward(id, pos, want[:vocab]); err != nil {
+			t.Fatal(err)
+		}
+		if err := ss.Forward(id, pos, got[:vocab]); err != nil {
+			t.Fatal(err)
+		}
+		worst = max(worst, maxDiff(got[:vocab], want[:vocab]))
+		copy(want[len(want)-vocab:], want[:vocab])
+	}
+	if worst > 1e-3 {
+		t.Errorf("largest logit difference from the CPU backend %.2e; want <= 1e-3", worst)
+	}
+	if n := b.Stats().Loaded; n != 0 {
+		t.Errorf("%d kernels loaded by a run without kernels", n)
+	}
+	t.Logf("largest logit difference from the CPU backend: %.2e (whole vocabulary)", worst)
+}
+
+// TestDecodeOnCPU: prefill on the kernels, decode on the CPU. The decode steps match the CPU
+// backend within simTol, and decoding loads no kernel (the 100-token prompt used the 128
+// bucket and the LM head only).
+func TestDecodeOnCPU(t *testing.T) {
+	m, cb, b := openBoth(t, "qwen2-tiny", "f16", Options{Eval: EvalSim, DecodeOn: DecodeCPU})
+	vocab := m.Config.VocabSize
+	ids := prompt(t, 100)
+	cs, _ := cb.NewState(120)
+	ss, _ := b.NewState(120)
+	want, got := make([]float32, vocab), make([]float32, vocab)
+	if err := cs.Forward(ids, 0, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Forward(ids, 0, got); err != nil {
+		t.Fatal(err)
+	}
+	loaded := b.Stats().Loaded
+	worst := maxDiff(got, want)
+	for pos := len(ids); pos < len(ids)+5; pos++ {
+		id := []int{argmax(want)}
+		if err := cs.Forward(id, pos, want); err != nil {
+			t.Fatal(err)
+		}
+		if err := ss.Forward(id, pos, got); err != nil {
+			t.Fatal(err)
+		}
+		worst = max(worst, maxDiff(got, want))
+	}
+	if worst > simTol {
+		t.Errorf("largest logit difference from the CPU backend %.2e; want <= %g", worst, simTol)
+	}
+	if loaded != 2*3+3 || b.Stats().Loaded != loaded {
+		t.Errorf("kernels loaded: %d after prefill, %d after decode; want 9 and 9", loaded, b.Stats().Loaded)
+	}
+	// Decoding on the CPU allocates nothing.
+	pos, tok := len(ids)+5, []int{42}
+	if a := testing.AllocsPerRun(5, func() {
+		if err := ss.Forward(tok, pos, got); err != nil {
+			t.Fatal(err)
+		}
+		pos++
+	}); a != 0 {
+		t.Errorf("a CPU decode step allocates %.1f times", a)
+	}
+	t.Logf("largest logit difference from the CPU backend: %.2e (whole vocabulary)", worst)
+}
+
+// TestConcurrentStates decodes two sequences at once on one backend (as anerun serve does) and
+// expects the logits each gets alone.
+func TestConcurrentStates(t *testing.T) {
+	m, _, b := openBoth(t, "qwen2-tiny", "f16", Options{Eval: EvalSim})
+	vocab := m.Config.VocabSize
+	run := func(ids []int) []float32 {
+		st, err := b.NewState(len(ids) + 3)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		defer st.Close()
+		logits := make([]float32, vocab)
+		if err := st.Forward(ids, 0, logits); err != nil {
+			t.Error(err)
+		}
+		for pos := len(ids); pos < len(ids)+3; pos++ {
+			if err := st.Forward([]int{argmax(logits)}, pos, logits); err != nil {
+				t.Error(err)
+			}
+		}
+		return logits
+	}
+	a, c := prompt(t, 40), prompt(t, 9)
+	wantA, wantC := run(a), run(c)
+	var gotA, gotC []float32
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); gotA = run(a) }()
+	go func() { defer wg.Done(); gotC = run(c) }()
+	wg.Wait()
+	if !slices.Equal(gotA, wantA) || !slices.Equal(gotC, wantC) {
+		t.Error("logits of concurrent sequences differ from their logits alone")
+	}
+}
+
+// TestForwardErrors checks the State's argument checks.
+func TestForwardErrors(t *testing.T) {
+	m, _, b := openBoth(t, "qwen2-tiny", "f16", Options{Eval: EvalSim})
+	vocab := m.Config.VocabSize
+	if _, err := b.NewState(m.Config.MaxPositionEmbeddings + 1); err == nil {
+		t.Error("a state longer than max_position_embeddings was allocated")
+	}
+	st, err := b.NewState(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits := make([]float32, vocab)
+	for _, tc := range []struct {
+		name   string
+		tokens []int
+		pos    int
+		logits []float32
+	}{
+		{"no tokens", nil, 0, logits},
+		{"past the context", []int{1, 2}, 15, logits},
+		{"negative position", []int{1}, -1, logits},
+		{"token past the vocabulary", []int{vocab}, 0, logits},
+		{"negative token", []int{-1}, 0, logits},
+		{"partial logits row", []int{1}, 0, logits[:vocab-1]},
+		{"more rows than tokens", []int{1}, 0, make([]float32, 2*vocab)},
+	} {
+		if err := st.Forward(tc.tokens, tc.pos, tc.logits); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+	st.Close()
+	if err := st.Forward([]int{1}, 0, logits); err == nil {
+		t.Error("Forward on a closed state: no error")
+	}
+	for _, o := range []Options{{Eval: "gpu"}, {DecodeOn: "gpu"}, {Threads: -1}} {
+		if _, err := New(m, o); err == nil {
+			t.Errorf("options %+v accepted", o)
+		}
+	}
+}
+
+func maxDiff(a, b []float32) float64 {
+	worst := 0.0
+	for i := range a {
+		worst = max(worst, math.Abs(float64(a[i]-b[i])))
+	}
+	return worst
+}

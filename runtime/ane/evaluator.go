@@ -1,0 +1,129 @@
+package ane
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/anepack/anepack/mil"
+)
+
+// Evaluators: what turns a kernel into numbers. The dispatch code above them is the same.
+const (
+	// EvalANE compiles each kernel for the Apple Neural Engine with the purego driver
+	// (darwin/arm64 only; elsewhere ErrUnavailable).
+	EvalANE = "ane"
+	// EvalSim executes each kernel's MIL text and weight blobs in the MIL simulator (package
+	// mil), on any machine.
+	EvalSim = "sim"
+)
+
+// driverBackend adapts the driver to mil.Backend, so the ANE runs behind the same
+// mil.Dispatcher as the sim: each Load is one Compile (which the driver counts against
+// MaxCompiles, or satisfies from the aned daemon's cache).
+type driverBackend struct {
+	d *Driver
+}
+
+func (b *driverBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loaded, error) {
+	spec := Spec{MIL: []byte(k.MIL), Weights: weights}
+	for _, io := range k.Inputs {
+		spec.Inputs = append(spec.Inputs, IO{Name: io.Name, Bytes: ioBytes(io)})
+	}
+	for _, io := range k.Outputs {
+		spec.Outputs = append(spec.Outputs, IO{Name: io.Name, Bytes: ioBytes(io)})
+	}
+	p, err := b.d.Compile(spec)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", k.Name, err)
+	}
+	return &driverLoaded{p: p, in: make([][]byte, len(k.Inputs)), out: make([][]byte, len(k.Outputs))}, nil
+}
+
+// ioBytes is the size of an fp16 [1, C, 1, S] tensor.
+func ioBytes(io mil.KernelIO) int {
+	n := 2
+	for _, d := range io.Shape {
+		n *= d
+	}
+	return n
+}
+
+// driverLoaded is a compiled program. Its buffers are reused between evaluations, so an
+// evaluation allocates nothing here (mil.Dispatcher serialises the calls on one kernel).
+type driverLoaded struct {
+	p       *Program
+	mu      sync.Mutex
+	in, out [][]byte
+}
+
+// Eval runs the whole surface: the ANE computes every column whatever live is.
+func (l *driverLoaded) Eval(in, out [][]uint16, live int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(in) != len(l.in) || len(out) != len(l.out) {
+		return fmt.Errorf("ane: %d inputs and %d outputs; the program has %d and %d", len(in), len(out), len(l.in), len(l.out))
+	}
+	for i, b := range in {
+		l.in[i] = u16Bytes(b)
+	}
+	for i, b := range out {
+		l.out[i] = u16Bytes(b)
+	}
+	err := l.p.Eval(l.in, l.out)
+	clear(l.in)
+	clear(l.out)
+	return err
+}
+
+func (l *driverLoaded) Close() error { return l.p.Close() }
+
+// u16Bytes views fp16 values as their little-endian bytes (every platform with an ANE is
+// little-endian, and runtime.NewModel refuses big-endian machines).
+func u16Bytes(v []uint16) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 2*len(v))
+}
+
+// simBackend is the sim evaluator. It counts loads the way the ANE counts compiles: the sim
+// could load any number of kernels, but refusing past the same budget keeps `--backend sim`
+// a faithful rehearsal of a run on the ANE, compile budget included.
+type simBackend struct {
+	sim    mil.SimBackend
+	mu     sync.Mutex
+	loads  int
+	budget int // < 0: no limit
+}
+
+func (b *simBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loaded, error) {
+	b.mu.Lock()
+	if b.budget >= 0 && b.loads >= b.budget {
+		b.mu.Unlock()
+		return nil, fmt.Errorf("kernel %s: %w", k.Name, ErrCompileBudget)
+	}
+	b.loads++
+	b.mu.Unlock()
+	return b.sim.Load(k, weights)
+}
+
+// countingBackend counts the kernels loaded through it, whatever the evaluator.
+type countingBackend struct {
+	mil.Backend
+	mu     sync.Mutex
+	loaded int
+}
+
+func (b *countingBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loaded, error) {
+	l, err := b.Backend.Load(k, weights)
+	if err == nil {
+		b.mu.Lock()
+		b.loaded++
+		b.mu.Unlock()
+	}
+	return l, err
+}
+
+func (b *countingBackend) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.loaded
+}
