@@ -235,6 +235,12 @@ func TestStopSeedAndLength(t *testing.T) {
 	if *got.Choices[0].FinishReason != "length" || got.Usage.Usage.CompletionTokens != 5 {
 		t.Fatalf("max_tokens 5: %+v %+v", got.Choices[0], got.Usage.Usage)
 	}
+	// Without max_tokens the completion may fill the context.
+	small := startServer(t, Config{Context: 24})
+	small.post(t, "/v1/completions", map[string]any{"model": ts.ModelID(), "prompt": ids, "ignore_eos": true, "temperature": 0}, &got)
+	if *got.Choices[0].FinishReason != "length" || got.Usage.Usage.CompletionTokens != 24-len(ids) {
+		t.Fatalf("no max_tokens, context 24, %d prompt tokens: %+v %+v", len(ids), got.Choices[0], got.Usage.Usage)
+	}
 	// The same seed samples the same text; the server's answer equals the runtime's.
 	body := map[string]any{"model": ts.ModelID(), "prompt": ids, "max_tokens": 8, "temperature": 1.0, "top_k": 50, "top_p": 0.9, "seed": 42, "ignore_eos": true}
 	var a, b textCompletion

@@ -73,12 +73,14 @@ type testServer struct {
 	done   chan error
 }
 
-// startServer serves the test model on 127.0.0.1 with cfg's settings (Model, Backend, Context
-// and Logger are filled in) until the test ends.
+// startServer serves the test model (or cfg.Model) on 127.0.0.1 with cfg's settings until the
+// test ends. Context and Logger are filled in.
 func startServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
 	logs := new(syncBuffer)
-	cfg.Model, cfg.Backend = testModel, testBackend
+	if cfg.Model == nil {
+		cfg.Model, cfg.Backend = testModel, testBackend
+	}
 	if cfg.Context == 0 {
 		cfg.Context = testContext
 	}

@@ -19,6 +19,7 @@ import (
 var (
 	testModel   *runtime.Model
 	testBackend *cpu.Backend
+	testDir     string // removed after the tests
 )
 
 func TestMain(m *testing.M) {
@@ -32,7 +33,8 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	path, err := buildBundle(dir)
+	testDir = dir
+	path, err := buildBundle(dir, "qwen2-tiny", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "building the test bundle:", err)
 		return 1
@@ -51,8 +53,9 @@ func runTests(m *testing.M) int {
 	return m.Run()
 }
 
-// buildBundle writes the checkpoint and packs it into dir/qwen2-tiny.aneb.
-func buildBundle(dir string) (string, error) {
+// buildBundle writes the checkpoint, with its tokenizer files changed by edit when it is not
+// nil, and packs it into dir/name.aneb.
+func buildBundle(dir, name string, edit func(files map[string][]byte) error) (string, error) {
 	cfg, err := os.ReadFile(filepath.Join("..", "configs", "qwen2-tiny.json"))
 	if err != nil {
 		return "", err
@@ -61,13 +64,18 @@ func buildBundle(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if edit != nil {
+		if err := edit(files); err != nil {
+			return "", err
+		}
+	}
 	ctx := context.Background()
-	ckpt := filepath.Join(dir, "qwen2-tiny")
+	ckpt := filepath.Join(dir, name)
 	if err := synth.WriteCheckpoint(ctx, ckpt, cfg, files, synth.Options{Seed: 1, Workers: 1}); err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, "qwen2-tiny.aneb")
-	if _, err := pack.Pack(ctx, ckpt, pack.Options{Output: out, Name: "qwen2-tiny"}); err != nil {
+	out := filepath.Join(dir, name+".aneb")
+	if _, err := pack.Pack(ctx, ckpt, pack.Options{Output: out, Name: name}); err != nil {
 		return "", err
 	}
 	return out, os.RemoveAll(ckpt)

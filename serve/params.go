@@ -22,6 +22,8 @@ type plan struct {
 	includeUsage bool
 	// maxTokens is the request's max_completion_tokens (or max_tokens); 0 when absent.
 	maxTokens int
+	// defaultMax is the bundle's max_new_tokens, used when the request gives no limit.
+	defaultMax int
 	opts      runtime.GenerateOptions
 }
 
@@ -57,7 +59,7 @@ func (s *Server) checkParams(p *samplingParams) (*plan, *apiError) {
 		pl.maxTokens = *p.MaxTokens
 	default:
 		if g := s.model.Generation().MaxNewTokens; g != nil && *g > 0 {
-			pl.maxTokens = *g
+			pl.defaultMax = *g
 		}
 	}
 
@@ -135,7 +137,8 @@ func (s *Server) checkParams(p *samplingParams) (*plan, *apiError) {
 
 // fit sets the generation budget once the prompt's length is known. Like OpenAI, a prompt
 // whose requested completion does not fit the context is refused rather than cut short; with no
-// max_tokens the completion may use the rest of the context.
+// max_tokens the completion may use the rest of the context (or the bundle's max_new_tokens,
+// if smaller).
 func (s *Server) fit(pl *plan, promptTokens int, param string) *apiError {
 	ctx := s.context
 	if promptTokens == 0 {
@@ -155,6 +158,9 @@ func (s *Server) fit(pl *plan, promptTokens int, param string) *apiError {
 	pl.opts.MaxTokens = pl.maxTokens
 	if pl.maxTokens == 0 {
 		pl.opts.MaxTokens = ctx - promptTokens
+		if pl.defaultMax > 0 {
+			pl.opts.MaxTokens = min(pl.opts.MaxTokens, pl.defaultMax)
+		}
 	}
 	return nil
 }

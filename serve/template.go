@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"errors"
+
 	"github.com/anepack/anepack/tokenizer"
 )
 
@@ -21,7 +23,10 @@ func (s *Server) renderChat(msgs []templateMessage) ([]int, *apiError) {
 		tm[i] = tokenizer.Message{Role: m.Role, Content: m.Content}
 	}
 	text, err := s.tok.ApplyChatTemplate(tm, tokenizer.ChatOptions{AddGenerationPrompt: true})
-	if err != nil {
+	switch {
+	case errors.Is(err, tokenizer.ErrNoChatTemplate):
+		return nil, badRequest("messages", "no_chat_template", "this model has no chat template, so it cannot take chat messages; use /v1/completions with a prompt")
+	case err != nil:
 		return nil, badRequest("messages", "invalid_value", "the model's chat template refused the messages: %v", err)
 	}
 	return s.tok.Encode(text), nil
