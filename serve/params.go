@@ -24,7 +24,7 @@ type plan struct {
 	maxTokens int
 	// defaultMax is the bundle's max_new_tokens, used when the request gives no limit.
 	defaultMax int
-	opts      runtime.GenerateOptions
+	opts       runtime.GenerateOptions
 }
 
 // checkParams validates the fields shared by both completion endpoints and turns them into a
