@@ -9,6 +9,7 @@ import (
 	goruntime "runtime"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -20,10 +21,11 @@ import (
 const qos = uint32(21)
 
 const (
-	frameworkPath = "/System/Library/PrivateFrameworks/AppleNeuralEngine.framework/AppleNeuralEngine"
-	foundation    = "/System/Library/Frameworks/Foundation.framework/Foundation"
-	ioSurfacePath = "/System/Library/Frameworks/IOSurface.framework/IOSurface"
-	libobjc       = "/usr/lib/libobjc.A.dylib"
+	frameworkPath  = "/System/Library/PrivateFrameworks/AppleNeuralEngine.framework/AppleNeuralEngine"
+	foundation     = "/System/Library/Frameworks/Foundation.framework/Foundation"
+	ioSurfacePath  = "/System/Library/Frameworks/IOSurface.framework/IOSurface"
+	coreFoundation = "/System/Library/Frameworks/CoreFoundation.framework/CoreFoundation"
+	libobjc        = "/usr/lib/libobjc.A.dylib"
 )
 
 // cfuncs are the C functions the driver calls, bound once.
@@ -94,7 +96,7 @@ func Open() (*Driver, error) {
 func open() (*Driver, error) {
 	d := &Driver{cls: map[string]objc.Class{}, dirs: map[string]int{}}
 	handles := map[string]uintptr{}
-	for _, p := range []string{libobjc, foundation, ioSurfacePath, frameworkPath} {
+	for _, p := range []string{libobjc, coreFoundation, foundation, ioSurfacePath, frameworkPath} {
 		h, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 		if err != nil {
 			return nil, fmt.Errorf("%w: dlopen %s: %v", ErrUnavailable, p, err)
@@ -117,7 +119,7 @@ func open() (*Driver, error) {
 		{&d.f.IOSurfaceLock, ioSurfacePath, "IOSurfaceLock"},
 		{&d.f.IOSurfaceUnlock, ioSurfacePath, "IOSurfaceUnlock"},
 		{&d.f.IOSurfaceGetBaseAddress, ioSurfacePath, "IOSurfaceGetBaseAddress"},
-		{&d.f.CFRelease, foundation, "CFRelease"},
+		{&d.f.CFRelease, coreFoundation, "CFRelease"},
 		{&d.f.NSTemporaryDirectory, foundation, "NSTemporaryDirectory"},
 		{&d.f.PoolPush, libobjc, "objc_autoreleasePoolPush"},
 		{&d.f.PoolPop, libobjc, "objc_autoreleasePoolPop"},
@@ -212,7 +214,10 @@ type surface struct {
 	bytes int
 }
 
-// newSurface creates a 1-D byte buffer IOSurface as every ANE runtime does (ane-facts §2.1).
+// newSurface creates a 1-D byte buffer IOSurface as every ANE runtime does (ane-facts §2.1),
+// of exactly the tensor's size: every kernel's S is a multiple of 32, so each fp16 channel row
+// is a whole number of 64 bytes, which is what the reported minimum sizes come down to
+// (ane-facts §2.3: MDX's 8192-byte surfaces work; the 49152-byte "minimum" is GPT-2's width).
 func (d *Driver) newSurface(n int) (surface, error) {
 	props := d.nsDict()
 	for _, kv := range []struct {
@@ -308,9 +313,8 @@ func (d *Driver) compile(p *Program, spec Spec) error {
 			return nsError("compileWithQoS:options:error:", nserr)
 		}
 	}
-	var nserr objc.ID
-	if !objc.Send[bool](model, sels.load, qos, d.nsDict(), unsafe.Pointer(&nserr)) {
-		return nsError("loadWithQoS:options:error:", nserr)
+	if err := d.load(model); err != nil {
+		return err
 	}
 	ins, inIdx, outs, outIdx := d.nsArray(), d.nsArray(), d.nsArray(), d.nsArray()
 	for i, io := range spec.Inputs {
@@ -337,6 +341,23 @@ func (d *Driver) compile(p *Program, spec Spec) error {
 	}
 	p.request = req.Send(sels.retain)
 	return nil
+}
+
+// load loads a compiled model, retrying once after 100 ms: a load right after other programs
+// were unloaded can fail transiently (ane-facts §1.8, the maderix bridge does the same).
+func (d *Driver) load(model objc.ID) error {
+	var err error
+	for try := 0; try < 2; try++ {
+		if try > 0 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		var nserr objc.ID
+		if objc.Send[bool](model, sels.load, qos, d.nsDict(), unsafe.Pointer(&nserr)) {
+			return nil
+		}
+		err = nsError("loadWithQoS:options:error:", nserr)
+	}
+	return err
 }
 
 // stage writes model.mil and the weight files where the compiler expects them.
@@ -389,9 +410,9 @@ func (p *Program) Eval(in, out [][]byte) error {
 	d := p.d
 	return d.do(func() error {
 		for i, s := range p.inputs {
-			d.f.IOSurfaceLock(s.ref, 0, nil)
-			copy(unsafe.Slice((*byte)(d.f.IOSurfaceGetBaseAddress(s.ref)), s.bytes), in[i])
-			d.f.IOSurfaceUnlock(s.ref, 0, nil)
+			if err := d.withSurface(s, 0, func(b []byte) { copy(b, in[i]) }); err != nil {
+				return err
+			}
 		}
 		var nserr objc.ID
 		if !objc.Send[bool](p.model, sels.eval, qos, d.nsDict(), p.request, unsafe.Pointer(&nserr)) {
@@ -399,12 +420,27 @@ func (p *Program) Eval(in, out [][]byte) error {
 		}
 		const readOnly = 1 // kIOSurfaceLockReadOnly
 		for i, s := range p.outputs {
-			d.f.IOSurfaceLock(s.ref, readOnly, nil)
-			copy(out[i], unsafe.Slice((*byte)(d.f.IOSurfaceGetBaseAddress(s.ref)), s.bytes))
-			d.f.IOSurfaceUnlock(s.ref, readOnly, nil)
+			if err := d.withSurface(s, readOnly, func(b []byte) { copy(out[i], b) }); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
+}
+
+// withSurface locks s (options 0 to write, kIOSurfaceLockReadOnly to read), gives fn its bytes
+// and unlocks it. A failed lock or a nil base address is an error, not a crash.
+func (d *Driver) withSurface(s surface, options uint32, fn func([]byte)) error {
+	if kr := d.f.IOSurfaceLock(s.ref, options, nil); kr != 0 {
+		return fmt.Errorf("ane: IOSurfaceLock failed with kern_return %#x", uint32(kr))
+	}
+	defer d.f.IOSurfaceUnlock(s.ref, options, nil)
+	base := d.f.IOSurfaceGetBaseAddress(s.ref)
+	if base == nil {
+		return fmt.Errorf("ane: IOSurfaceGetBaseAddress returned NULL")
+	}
+	fn(unsafe.Slice((*byte)(base), s.bytes))
+	return nil
 }
 
 // Close unloads the program, frees its surfaces and removes its staging directory (unless an
