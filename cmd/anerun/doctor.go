@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	goruntime "runtime"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/cpu"
+
+	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/runtime/ane"
+	"github.com/anepack/anepack/runtime/cpu/kernels"
+)
+
+// doctorReport is what `anerun doctor` finds; --json prints it as is.
+type doctorReport struct {
+	OS          string   `json:"os"`   // GOOS
+	Arch        string   `json:"arch"` // GOARCH
+	OSVersion   string   `json:"os_version,omitempty"`
+	Chip        string   `json:"chip,omitempty"`
+	CPUs        int      `json:"cpus"`
+	Go          string   `json:"go"`
+	CPUFeatures []string `json:"cpu_features"` // the features the CPU kernels can use that this CPU has
+	CPUKernels  string   `json:"cpu_kernels"`  // "assembly" or "go"
+	ANE         struct {
+		Available     bool     `json:"available"`
+		Framework     bool     `json:"framework"`
+		Classes       []string `json:"classes"`
+		Missing       []string `json:"missing"`
+		Reason        string   `json:"reason,omitempty"`
+		CompileBudget int      `json:"compile_budget"`
+	} `json:"ane"`
+	Auto       string         `json:"auto"` // the backend --backend auto picks
+	AutoReason string         `json:"auto_reason"`
+	Bundle     *doctorBundle  `json:"bundle,omitempty"`
+	Backends   []doctorOption `json:"backends"`
+}
+
+// doctorBundle describes a bundle's ANE kernels and the buckets a run would use.
+type doctorBundle struct {
+	Path     string `json:"path"`
+	Kernels  int    `json:"kernels"`
+	Buckets  []int  `json:"buckets,omitempty"`  // layer buckets planned within the compile budget
+	LMHead   []int  `json:"lm_head,omitempty"`  // LM-head buckets planned
+	Compiles int    `json:"compiles,omitempty"` // kernels of the planned buckets (decode on the ANE)
+	Problem  string `json:"problem,omitempty"`  // why the ane/sim backends cannot run it
+}
+
+// doctorOption is one --backend value and whether it can run here.
+type doctorOption struct {
+	Name   string `json:"name"`
+	Usable bool   `json:"usable"`
+	Note   string `json:"note"`
+}
+
+func newDoctorCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "doctor [MODEL.aneb] [--json]",
+		Short: "Report the machine: OS, chip, CPU kernels, whether the Apple Neural Engine can be used",
+		Long: `doctor reports the OS and chip, the CPU features the CPU kernels use, whether
+AppleNeuralEngine.framework loads and its private classes resolve (no program is compiled), and
+which backend --backend auto picks. With a bundle, it also lists the bundle's ANE kernels and
+the buckets a run would use within the ANE's compile budget.`,
+		Example: `  anerun doctor
+  anerun doctor qwen.aneb --json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r := doctor()
+			if len(args) == 1 {
+				b, err := doctorInspect(args[0])
+				if err != nil {
+					return err
+				}
+				r.Bundle = b
+				r.Auto, r.AutoReason = autoChoice(ane.Probe(), b.Problem == "")
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(r)
+			}
+			r.print(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+// doctor probes the machine.
+func doctor() *doctorReport {
+	p := ane.Probe()
+	r := &doctorReport{OS: goruntime.GOOS, Arch: goruntime.GOARCH, OSVersion: p.OS, Chip: p.Chip,
+		CPUs: goruntime.NumCPU(), Go: goruntime.Version(), CPUFeatures: cpuFeatures(), CPUKernels: "go"}
+	if r.OSVersion == goruntime.GOOS+"/"+goruntime.GOARCH {
+		r.OSVersion = "" // the stub's placeholder says nothing more
+	}
+	if r.Chip == "" {
+		r.Chip = cpuModel()
+	}
+	if kernels.HasAsm() {
+		r.CPUKernels = "assembly"
+	}
+	r.ANE.Available, r.ANE.Framework, r.ANE.Reason = p.Available, p.Framework, p.Reason
+	r.ANE.Classes, r.ANE.Missing = nonNil(p.Classes), nonNil(p.Missing)
+	r.ANE.CompileBudget = ane.MaxCompiles
+	r.Auto, r.AutoReason = autoChoice(p, true)
+	aneNote := "the bundle's kernels on the Neural Engine"
+	if !p.Available {
+		aneNote = "unavailable: " + p.Reason
+	}
+	r.Backends = []doctorOption{
+		{"cpu", true, fmt.Sprintf("float32 on %d cores, %s kernels", r.CPUs, r.CPUKernels)},
+		{"ane", p.Available, aneNote},
+		{"sim", true, "the ANE kernels in the MIL simulator (slow; for checking)"},
+	}
+	return r
+}
+
+// doctorInspect opens a bundle and plans its kernels the way the ane backend would, without
+// loading any (the sim evaluator plans exactly as the ANE's does).
+func doctorInspect(path string) (*doctorBundle, error) {
+	m, err := runtime.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	d := &doctorBundle{Path: path, Kernels: len(m.Manifest().Kernels)}
+	b, err := ane.New(m, ane.Options{Eval: ane.EvalSim, Threads: 1})
+	if err != nil {
+		if !errors.Is(err, ane.ErrNoKernels) {
+			d.Problem = err.Error()
+		} else {
+			d.Problem = "no ANE kernels: pack it again without --no-ane"
+		}
+		return d, nil
+	}
+	defer b.Close()
+	s := b.Stats()
+	d.Buckets, d.LMHead, d.Compiles = s.Buckets, s.LMHeadBuckets, s.Planned
+	return d, nil
+}
+
+func (r *doctorReport) print(w io.Writer) {
+	sys := r.OS + "/" + r.Arch
+	if r.OSVersion != "" {
+		sys += " (" + r.OSVersion + ")"
+	}
+	fmt.Fprintf(w, "system:    %s, %s\n", sys, r.Go)
+	if r.Chip != "" {
+		fmt.Fprintf(w, "chip:      %s\n", r.Chip)
+	}
+	feat := "none of those the kernels use"
+	if len(r.CPUFeatures) > 0 {
+		feat = strings.Join(r.CPUFeatures, " ")
+	}
+	fmt.Fprintf(w, "cpu:       %d cores; features %s; CPU kernels in %s\n", r.CPUs, feat, r.CPUKernels)
+	if r.ANE.Available {
+		fmt.Fprintf(w, "ane:       available (AppleNeuralEngine.framework loaded; classes %s)\n", strings.Join(r.ANE.Classes, ", "))
+	} else {
+		fmt.Fprintf(w, "ane:       unavailable: %s\n", r.ANE.Reason)
+		if r.ANE.Framework {
+			fmt.Fprintf(w, "           framework loaded; classes resolved: %s; missing: %s\n", strings.Join(r.ANE.Classes, ", "), strings.Join(r.ANE.Missing, ", "))
+		}
+	}
+	fmt.Fprintf(w, "           compile budget %d programs per process\n", r.ANE.CompileBudget)
+	for _, o := range r.Backends {
+		mark := "yes"
+		if !o.Usable {
+			mark = "no "
+		}
+		fmt.Fprintf(w, "backend:   %-4s %s  %s\n", o.Name, mark, o.Note)
+	}
+	if b := r.Bundle; b != nil {
+		if b.Problem != "" {
+			fmt.Fprintf(w, "bundle:    %s: %d ANE kernels; %s\n", b.Path, b.Kernels, b.Problem)
+		} else {
+			fmt.Fprintf(w, "bundle:    %s: %d ANE kernels; a run uses buckets %v and LM-head buckets %v: at most %d compiles\n",
+				b.Path, b.Kernels, b.Buckets, b.LMHead, b.Compiles)
+		}
+	}
+	fmt.Fprintf(w, "auto:      %s (%s)\n", r.Auto, r.AutoReason)
+}
+
+// cpuFeatures lists the features the CPU kernels (runtime/cpu/kernels) can use that this CPU
+// has: AVX2, FMA and F16C on amd64, Advanced SIMD on arm64.
+func cpuFeatures() []string {
+	var f []string
+	add := func(has bool, name string) {
+		if has {
+			f = append(f, name)
+		}
+	}
+	switch goruntime.GOARCH {
+	case "amd64":
+		add(cpu.X86.HasAVX2, "avx2")
+		add(cpu.X86.HasFMA, "fma")
+		add(cpu.X86.HasF16C, "f16c")
+	case "arm64":
+		add(cpu.ARM64.HasASIMD, "asimd") // NEON; the fp16 weights are widened with FCVTL (ARMv8.0)
+	}
+	return nonNil(f)
+}
+
+// cpuModel reads the CPU's model name on Linux (macOS reports it through ane.Probe).
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
