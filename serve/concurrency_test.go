@@ -32,11 +32,12 @@ func (ts *testServer) longStream(t *testing.T, ctx context.Context, n int) (*htt
 }
 
 func TestQueueFull(t *testing.T) {
-	ts := startServer(t, Config{Parallel: 1, Queue: 1})
+	// A long context, so that A cannot finish before the test is done with it on a fast machine.
+	ts := startServer(t, Config{Parallel: 1, Queue: 1, Context: 4096})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// A holds the one session; B waits in the one queue place; C is refused.
-	a, _ := ts.longStream(t, ctx, 200)
+	a, _ := ts.longStream(t, ctx, 4000)
 	defer a.Body.Close()
 	type answer struct {
 		status int
@@ -118,8 +119,8 @@ func TestDisconnectCancels(t *testing.T) {
 }
 
 func TestTimeout(t *testing.T) {
-	ts := startServer(t, Config{Parallel: 1, Timeout: 150 * time.Millisecond})
-	body := map[string]any{"model": ts.ModelID(), "prompt": "Count:", "max_tokens": 240, "ignore_eos": true}
+	ts := startServer(t, Config{Parallel: 1, Timeout: 150 * time.Millisecond, Context: 4096})
+	body := map[string]any{"model": ts.ModelID(), "prompt": "Count:", "max_tokens": 4000, "ignore_eos": true}
 	resp, data := ts.do(t, http.MethodPost, "/v1/completions", body)
 	checkError(t, resp, data, 504, "", "timeout")
 	body["stream"] = true
@@ -135,7 +136,7 @@ func TestTimeout(t *testing.T) {
 
 func TestShutdownDrains(t *testing.T) {
 	ts := startServer(t, Config{Parallel: 1})
-	const n = 30
+	const n = 200
 	resp, br := ts.longStream(t, context.Background(), n)
 	defer resp.Body.Close()
 	// A second request waits for the session.
