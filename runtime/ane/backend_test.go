@@ -16,7 +16,7 @@ import (
 )
 
 // prompt returns n token ids of the tiny golden model's long prompt.
-func prompt(t *testing.T, n int) []int {
+func prompt(t testing.TB, n int) []int {
 	t.Helper()
 	for _, c := range testmodel.LoadGolden(t, "qwen2-tiny").Cases {
 		if len(c.PromptIDs) >= n {

@@ -36,7 +36,7 @@ const (
 )
 
 // openBoth opens the golden bundle with the CPU backend and an ane backend with opts.
-func openBoth(t *testing.T, name, dtype string, opts Options) (*runtime.Model, *cpu.Backend, *Backend) {
+func openBoth(t testing.TB, name, dtype string, opts Options) (*runtime.Model, *cpu.Backend, *Backend) {
 	t.Helper()
 	m, err := runtime.Open(testmodel.Bundle(t, name, dtype))
 	if err != nil {
