@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/anepack/anepack/dist"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/cpu"
 )
@@ -68,6 +71,15 @@ func load(path string, o *modelFlags) (*loaded, error) {
 	}
 	if o.ctx < 0 {
 		return nil, fmt.Errorf("--ctx %d: expected 0 (default) or a positive number", o.ctx)
+	}
+	// A reference (oci://, hf://, https://) is pulled into the local store on first use and
+	// verified; a local path comes back unchanged.
+	opts, err := (&dist.Flags{}).Options(os.Stdin, os.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	if path, err = dist.Resolve(context.Background(), path, opts); err != nil {
+		return nil, err
 	}
 	m, err := runtime.Open(path)
 	if err != nil {
