@@ -4,7 +4,7 @@ BIN      := bin
 OUT      := out
 DEMO_CFG := configs/qwen2-tiny.json
 
-.PHONY: all build demo test vet bench clean
+.PHONY: all build demo test test-tools vet bench clean
 
 all: build
 
@@ -25,8 +25,14 @@ vet:
 	$(GO) vet ./...
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet ./...
 
+# What the tests need from outside Go: a real OCI registry (Debian's docker-registry, with
+# htpasswd for its auth tests) for the distribution tests.
+test-tools:
+	@command -v docker-registry >/dev/null && command -v htpasswd >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry apache2-utils; }
+
 # Every test, then the pure-Go kernels again with the assembly switched off.
-test: vet
+test: test-tools vet
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags noasm ./half/... ./runtime/cpu/...
 
