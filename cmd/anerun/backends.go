@@ -26,12 +26,15 @@ var (
 // command that runs a model. One command runs per process, so one variable serves them all.
 var kernelFlags struct {
 	decodeOn string
+	check    bool
 }
 
-// registerKernelFlags adds --decode-on to a command's model flags.
+// registerKernelFlags adds --decode-on and --ane-check to a command's model flags.
 func registerKernelFlags(f *pflag.FlagSet) {
 	f.StringVar(&kernelFlags.decodeOn, "decode-on", ane.DecodeANE,
 		"with --backend ane or sim, where decode steps run: ane (the S=32 kernels, one live column) or cpu (float32 GEMVs; needs fewer ANE compiles)")
+	f.BoolVar(&kernelFlags.check, "ane-check", false,
+		"with --backend ane or sim, compare each kernel's first evaluation with the MIL simulator and stop at the first that differs")
 }
 
 // openKernels opens the ane or sim backend for m.
@@ -43,7 +46,7 @@ func openKernels(m *runtime.Model, o *modelFlags, eval string) (runtime.Backend,
 	if decodeOn != ane.DecodeANE && decodeOn != ane.DecodeCPU {
 		return nil, fmt.Errorf("--decode-on %q: expected %s or %s", decodeOn, ane.DecodeANE, ane.DecodeCPU)
 	}
-	return ane.New(m, ane.Options{Eval: eval, DecodeOn: decodeOn, Threads: o.threads})
+	return ane.New(m, ane.Options{Eval: eval, DecodeOn: decodeOn, Threads: o.threads, Check: kernelFlags.check})
 }
 
 // autoChoice says which backend `--backend auto` picks on this machine for a bundle with ANE

@@ -36,6 +36,11 @@ type Options struct {
 	CompileBudget int
 	// Preload loads (on the ANE: compiles) every planned kernel in New instead of on first use.
 	Preload bool
+	// Check also evaluates each kernel's first evaluation in the simulator and fails, naming the
+	// kernel, where the evaluator's output differs by more than 1 % of its magnitude: for
+	// bringing the ANE path up on hardware it has not run on. It costs one sim load and
+	// evaluation per kernel.
+	Check bool
 }
 
 // Backend runs a bundle's ANE kernels for the projections of prefill (and decode), with the
@@ -101,6 +106,10 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 			return nil, fmt.Errorf("%w; `anerun doctor` says why. The same kernels run in the simulator with --backend sim", err)
 		}
 		eval = &driverBackend{d: d}
+	}
+	if opts.Check {
+		// No weight cache: each kernel's float32 weights are freed once it has been checked.
+		eval = &checkedBackend{eval: eval, ref: &mil.SimBackend{}}
 	}
 	c := m.Config
 	b := &Backend{name: opts.Eval, opts: opts, m: m, cfg: c, ks: ks, counter: &countingBackend{Backend: eval},

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/half"
+	"github.com/anepack/anepack/mil"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/testmodel"
 )
@@ -377,4 +379,68 @@ func maxDiff(a, b []float32) float64 {
 		worst = max(worst, math.Abs(float64(a[i]-b[i])))
 	}
 	return worst
+}
+
+// TestCheck: with Check, every kernel's first evaluation is compared with the simulator. The
+// sim agrees with itself, so a run gives the same logits as without Check; a kernel that
+// computes something else (here layer 1's QKV program standing in for layer 0's) is caught
+// and named.
+func TestCheck(t *testing.T) {
+	m, _, plain := openBoth(t, "qwen2-tiny", "f16", Options{Eval: EvalSim})
+	checked, err := New(m, Options{Eval: EvalSim, Check: true, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer checked.Close()
+	vocab := m.Config.VocabSize
+	ids := prompt(t, 40)
+	var got [2][]float32
+	for i, b := range []*Backend{plain, checked} {
+		st, _ := b.NewState(41)
+		got[i] = make([]float32, vocab)
+		if err := st.Forward(ids, 0, got[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Forward([]int{7}, len(ids), got[i]); err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+	}
+	if !slices.Equal(got[0], got[1]) {
+		t.Error("Check changed the logits")
+	}
+
+	ks, err := readKernels(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func(layer int) mil.Loaded {
+		for _, k := range ks.kernels {
+			if k.Kind == "attn_qkv" && k.Layer == layer && k.Seq == 32 {
+				w := map[string][]byte{}
+				for _, kw := range k.Weights {
+					s, _ := m.Bundle().Section(kw.Section)
+					w[kw.Path], _ = m.Bundle().Bytes(s)
+				}
+				l, err := (&mil.SimBackend{}).Load(&k, w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+		}
+		t.Fatalf("no attn_qkv kernel for layer %d", layer)
+		return nil
+	}
+	wrong := &checkedLoaded{name: "layers.0.attn_qkv.s32", eval: load(1), ref: load(0), seq: 32}
+	defer wrong.Close()
+	in := make([]uint16, m.Config.HiddenSize*32)
+	for i := range in {
+		in[i] = half.F32ToF16Scalar(float32(i%13)/13 - 0.5)
+	}
+	out := make([]uint16, ks.kernels[0].Outputs[0].Shape[1]*32)
+	err = wrong.Eval([][]uint16{in}, [][]uint16{out}, 3)
+	if err == nil || !strings.Contains(err.Error(), "layers.0.attn_qkv.s32") || !strings.Contains(err.Error(), "differs from the simulator") {
+		t.Errorf("error %v; want one naming the kernel", err)
+	}
 }
