@@ -69,6 +69,9 @@ type completionRequest struct {
 // stopList is OpenAI's stop field: a string, an array of strings, or null.
 type stopList []string
 
+// errStopType is stopList's complaint about any other JSON value.
+var errStopType = errors.New(`field "stop": expected a string or an array of strings`)
+
 // UnmarshalJSON accepts a string, an array of strings or null.
 func (s *stopList) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
@@ -86,7 +89,7 @@ func (s *stopList) UnmarshalJSON(b []byte) error {
 	}
 	var many []string
 	if err := json.Unmarshal(b, &many); err != nil {
-		return errors.New("expected a string or an array of strings")
+		return errStopType
 	}
 	*s = many
 	return nil
@@ -114,15 +117,10 @@ func decodeBody(data []byte, v any) *apiError {
 			return badRequest(typ.Field, "invalid_type", "field %q: expected %s, got %s", typ.Field, jsonKind(typ.Type.String()), typ.Value)
 		case errors.Is(err, io.ErrUnexpectedEOF):
 			return badRequest("", "invalid_json", "the request body is truncated JSON")
+		case errors.Is(err, errStopType):
+			return badRequest("stop", "invalid_type", "%v", errStopType)
 		default:
-			// Errors from our own UnmarshalJSON methods (stop) arrive here without a field name.
-			msg := err.Error()
-			param := ""
-			if strings.Contains(msg, "stopList") || strings.HasPrefix(msg, "expected a string or an array") {
-				param = "stop"
-				msg = "field \"stop\": expected a string or an array of strings"
-			}
-			return badRequest(param, "invalid_json", "%s", msg)
+			return badRequest("", "invalid_json", "the request body could not be decoded: %v", err)
 		}
 	}
 	if dec.More() {
