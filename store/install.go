@@ -184,13 +184,17 @@ func (s *Store) Get(ctx context.Context, ref string, progress func(done, total i
 	return e, p, err
 }
 
-// Verify hashes the blob and returns its path when the content matches the digest. The error
+// Verify hashes the blob and returns its path when the content matches the digest. A blob
+// hashed before whose file is unchanged since (see verified.go) is not hashed again. The error
 // wraps ErrNotFound when the blob is absent; on a mismatch the blob is deleted and the error
 // is a *CorruptError saying so.
 func (s *Store) Verify(ctx context.Context, digest string, progress func(done, total int64)) (string, error) {
 	p, err := s.BlobPath(digest)
 	if err != nil {
 		return "", err
+	}
+	if s.stamped(digest, p) {
+		return p, nil
 	}
 	got, _, err := HashFile(ctx, p, progress)
 	if errors.Is(err, os.ErrNotExist) {
@@ -200,8 +204,10 @@ func (s *Store) Verify(ctx context.Context, digest string, progress func(done, t
 		return "", fmt.Errorf("store: verifying %s: %w", p, err)
 	}
 	if got == digest {
+		s.stamp(digest, p)
 		return p, nil
 	}
+	s.unstamp(digest)
 	ce := &CorruptError{Digest: digest, Got: got, Path: p}
 	ce.DeleteErr = s.deleteCorrupt(ctx, p)
 	ce.Deleted = ce.DeleteErr == nil

@@ -133,6 +133,7 @@ func (s *Store) removeBlob(digest string, r *Removed) error {
 	if err := os.Remove(p); err != nil {
 		return fmt.Errorf("store: removing %s: %w", p, err)
 	}
+	s.unstamp(digest)
 	syncDir(s.blobDir())
 	r.Blobs = append(r.Blobs, digest)
 	r.Freed += fi.Size()

@@ -400,3 +400,52 @@ func TestRefMoves(t *testing.T) {
 		t.Errorf("latest names %s, want %s", e.Digest, c)
 	}
 }
+
+// TestVerifyStamp checks that a verified blob is not hashed again while unchanged, and that a
+// blob changed after verification (new modification time) is hashed, found corrupt and deleted.
+func TestVerifyStamp(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	tmp, digest := blob(t, s, 4096, 99)
+	p, err := s.Install(ctx, tmp, Entry{Digest: digest, Reference: "https://example.com/x.aneb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashed := func() bool {
+		var called bool
+		if _, err := s.Verify(ctx, digest, func(done, total int64) { called = true }); err != nil {
+			t.Fatal(err)
+		}
+		return called
+	}
+	if !hashed() {
+		t.Error("a blob modified moments ago was trusted without hashing")
+	}
+	// An hour later (as far as the file system says) the first Verify hashes and stamps, and the
+	// next one trusts the stamp.
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if !hashed() {
+		t.Error("an unstamped blob was not hashed")
+	}
+	if hashed() {
+		t.Error("a stamped, unchanged blob was hashed again")
+	}
+	// Corrupt the blob in place; the write moves its modification time.
+	os.Chmod(p, 0o644)
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{0xFF, 0xFE}, 100)
+	f.Close()
+	var ce *CorruptError
+	if _, err := s.Verify(ctx, digest, nil); !errors.As(err, &ce) || !ce.Deleted {
+		t.Fatalf("Verify of a modified blob: %v", err)
+	}
+	if _, err := os.Stat(s.stampPath(digest)); !os.IsNotExist(err) {
+		t.Error("the stamp of a deleted blob remains")
+	}
+}

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package store
+
+import "os"
+
+// inode is 0 where the platform has no inode numbers; size and modification time remain.
+func inode(os.FileInfo) uint64 { return 0 }
