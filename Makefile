@@ -31,8 +31,14 @@ test-tools:
 	@command -v docker-registry >/dev/null && command -v htpasswd >/dev/null || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry apache2-utils; }
 
+# A real OpenAI client (the official openai npm package, pinned in package-lock.json) for the
+# server tests.
+SERVE_CLIENT := serve/testdata/openai-client
+$(SERVE_CLIENT)/node_modules/.package-lock.json: $(SERVE_CLIENT)/package-lock.json
+	cd $(SERVE_CLIENT) && npm ci --no-audit --no-fund
+
 # Every test, then the pure-Go kernels again with the assembly switched off.
-test: test-tools vet
+test: test-tools $(SERVE_CLIENT)/node_modules/.package-lock.json vet
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags noasm ./half/... ./runtime/cpu/...
 

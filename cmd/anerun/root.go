@@ -25,6 +25,7 @@ type genFlags struct {
 	interactive bool
 	verbose     bool
 	special     bool
+	http        string
 }
 
 // newRootCmd builds the anerun command tree. Every subcommand is registered here.
@@ -52,6 +53,9 @@ values) between turns: Ctrl-C stops the current answer, Ctrl-C again or Ctrl-D e
 			if len(args) == 0 {
 				return cmd.Help()
 			}
+			if g.http != "" {
+				return serveShortcut(cmd, args, g.http, &g.model)
+			}
 			if g.interactive {
 				return runChat(cmd, args, &g)
 			}
@@ -70,6 +74,7 @@ values) between turns: Ctrl-C stops the current answer, Ctrl-C again or Ctrl-D e
 	f.BoolVarP(&g.interactive, "interactive", "i", false, "interactive chat")
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "print prompt tokens, tokens/s and time to first token on stderr")
 	f.BoolVar(&g.special, "special", false, "print special tokens (<|im_start|>, ...) in the output")
+	f.StringVar(&g.http, "http", "", "serve the OpenAI API on this port (loopback) or host:port instead of answering a prompt (see anerun serve)")
 
 	root.AddCommand(newBenchCmd(), newLogitsCmd(), newTokenizeCmd(), newTemplateCmd(),
 		newPullCmd(), newListCmd(), newRmCmd(), newServeCmd())
