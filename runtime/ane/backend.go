@@ -103,7 +103,7 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	case EvalANE:
 		d, err := Open()
 		if err != nil {
-			return nil, fmt.Errorf("%w; `anerun doctor` says why. The same kernels run in the simulator with --backend sim", err)
+			return nil, fmt.Errorf("%w (`anerun doctor` reports the machine); the same kernels run in the simulator with --backend sim", err)
 		}
 		eval = &driverBackend{d: d}
 	}

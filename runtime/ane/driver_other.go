@@ -2,7 +2,10 @@
 
 package ane
 
-import goruntime "runtime"
+import (
+	"fmt"
+	goruntime "runtime"
+)
 
 // Driver is the ANE driver; on this platform it cannot be opened.
 type Driver struct{}
@@ -11,11 +14,16 @@ type Driver struct{}
 type Program struct{}
 
 // Open returns ErrUnavailable: the ANE exists only on Apple Silicon Macs.
-func Open() (*Driver, error) { return nil, ErrUnavailable }
+func Open() (*Driver, error) {
+	return nil, fmt.Errorf("%w: %s", ErrUnavailable, notApple)
+}
+
+// notApple is why the ANE is unavailable on this platform.
+const notApple = "not an Apple Silicon Mac (darwin/arm64)"
 
 // Probe reports that the ANE is unavailable on this platform.
 func Probe() Report {
-	return Report{OS: goruntime.GOOS + "/" + goruntime.GOARCH, Reason: "not an Apple Silicon Mac (darwin/arm64)"}
+	return Report{OS: goruntime.GOOS + "/" + goruntime.GOARCH, Reason: notApple}
 }
 
 // Compile is unavailable on this platform.

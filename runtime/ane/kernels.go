@@ -36,8 +36,12 @@ var layerGroups = []string{arch.GroupQKV, arch.GroupO, arch.GroupMLP}
 func readKernels(m *runtime.Model) (*kernelSet, error) {
 	man := m.Manifest()
 	if len(man.Kernels) == 0 {
-		return nil, fmt.Errorf("%s: %w (it was packed with --no-ane, or by an anepack without ANE support); pack it again without --no-ane: anepack <model> -o %s",
-			m.Name, ErrNoKernels, m.Name)
+		src := "MODEL"
+		if man.Provenance.Repo != "" {
+			src = man.Provenance.Repo
+		}
+		return nil, fmt.Errorf("%s: %w (it was packed with --no-ane, or by an anepack without ANE support); pack it again without --no-ane: anepack %s -o %s",
+			m.Name, ErrNoKernels, src, m.Name)
 	}
 	c := m.Config
 	hidden, q, kv := c.HiddenSize, c.NumAttentionHeads*c.HeadDim, c.NumKeyValueHeads*c.HeadDim
