@@ -3,6 +3,8 @@ package mil
 import (
 	"math"
 	"sync"
+
+	"github.com/anepack/anepack/half"
 )
 
 // The sim keeps every float tensor as float32 holding values that are exactly representable
@@ -13,69 +15,12 @@ var (
 	f16Table     []float32 // fp16 bits -> float32, all 65536 patterns
 )
 
-// f16ToF32 widens fp16 bits to float32, exactly.
-func f16ToF32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1F
-	mant := uint32(h & 0x3FF)
-	switch exp {
-	case 0:
-		if mant == 0 {
-			return math.Float32frombits(sign)
-		}
-		// Subnormal: value = mant * 2^-24, exact in float32.
-		f := float32(mant) * (1.0 / (1 << 24))
-		if sign != 0 {
-			f = -f
-		}
-		return f
-	case 0x1F:
-		if mant == 0 {
-			return math.Float32frombits(sign | 0x7F800000)
-		}
-		return math.Float32frombits(sign | 0x7FC00000 | mant<<13)
-	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
-}
+// f16ToF32 widens fp16 bits to float32, exactly (package half's conversion).
+func f16ToF32(h uint16) float32 { return half.F16ToF32Scalar(h) }
 
 // f32ToF16 narrows float32 to fp16 bits with round-to-nearest-even; overflow gives ±Inf,
 // tiny values give subnormals or ±0, NaN stays NaN.
-func f32ToF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int32(b>>23) & 0xFF
-	mant := b & 0x7FFFFF
-	if exp == 0xFF {
-		if mant != 0 {
-			return sign | 0x7E00 | uint16(mant>>13)
-		}
-		return sign | 0x7C00
-	}
-	e := exp - 127 + 15
-	if e >= 0x1F {
-		return sign | 0x7C00
-	}
-	if e <= 0 {
-		if e < -10 {
-			return sign
-		}
-		m := mant | 0x800000
-		shift := uint32(14 - e)
-		h := m >> shift
-		rem := m & (1<<shift - 1)
-		half := uint32(1) << (shift - 1)
-		if rem > half || (rem == half && h&1 == 1) {
-			h++
-		}
-		return sign | uint16(h)
-	}
-	h := uint32(e)<<10 | mant>>13
-	rem := mant & 0x1FFF
-	if rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
-		h++ // may carry into the exponent, up to Inf: both correct
-	}
-	return sign | uint16(h)
-}
+func f32ToF16(f float32) uint16 { return half.F32ToF16Scalar(f) }
 
 // round16 rounds a float32 to the nearest fp16 value (ties to even) and returns it as float32.
 func round16(f float32) float32 {
@@ -116,19 +61,8 @@ func decodeF16(dst []float32, b []byte) {
 }
 
 // F16ToF32 widens fp16 values (their bits) into dst, exactly. dst must be at least as long as src.
-func F16ToF32(dst []float32, src []uint16) {
-	t := f16Lookup()
-	dst = dst[:len(src)]
-	for i, h := range src {
-		dst[i] = t[h]
-	}
-}
+func F16ToF32(dst []float32, src []uint16) { half.F16ToF32(dst[:len(src)], src) }
 
 // F32ToF16 narrows float32 values to fp16 bits (round to nearest even). dst must be at least
 // as long as src.
-func F32ToF16(dst []uint16, src []float32) {
-	dst = dst[:len(src)]
-	for i, f := range src {
-		dst[i] = f32ToF16(f)
-	}
-}
+func F32ToF16(dst []uint16, src []float32) { half.F32ToF16(dst[:len(src)], src) }
