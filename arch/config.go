@@ -139,7 +139,13 @@ func (p *configParser) number(field string) (float64, bool) {
 		return 0, false
 	}
 	var n json.Number
-	if err := json.Unmarshal(p.raw[field], &n); err != nil {
+	raw := p.raw[field]
+	// json.Number also accepts a quoted number ("896"); config.json must hold a real number.
+	if len(raw) == 0 || raw[0] == '"' {
+		p.fail(field, "expected a number, got "+string(raw))
+		return 0, false
+	}
+	if err := json.Unmarshal(raw, &n); err != nil {
 		p.fail(field, "expected a number, got "+string(p.raw[field]))
 		return 0, false
 	}
