@@ -1,15 +1,43 @@
-// Package ane runs MIL programs on the Apple Neural Engine through Apple's private
-// AppleNeuralEngine.framework, reached with purego (no cgo): it stages a program's MIL text and
-// weight blobs, compiles and loads it in the aned daemon, wraps inputs and outputs in
-// IOSurfaces, and evaluates requests. Everything that can be pure Go (MIL generation, blob
-// layout, the simulator) lives in package mil; this package is only the thin driver.
+// Package ane runs a bundle's ANE kernels: the ane and sim backends of anerun, and the
+// darwin/arm64 driver for Apple's private AppleNeuralEngine.framework, reached with purego (no
+// cgo).
 //
-// The driver exists on darwin/arm64 only. On every other platform [Open] returns
-// [ErrUnavailable], and the sim backend executes the same programs in Go.
+// # Backend
 //
-// Nothing here has run on Apple hardware yet: the sequence of calls follows the public ANE
-// research runtimes as summarised in shared/ane-facts.md §1-3, and is checked by
-// cross-compilation only.
+// [New] returns a runtime.Backend that runs the projections of every layer — fused QKV (bias
+// included), O, the whole SwiGLU FFN — and the LM-head chunks through the bundle's MIL programs
+// with mil.Dispatcher, which picks the smallest bucket for a run of tokens, packs token-major
+// float32 activations into channel-major fp16 surfaces and back. Embedding, RMSNorm, RoPE,
+// causal attention over a float32 KV cache and the residuals run on the CPU (package
+// runtime/cpu/kernels), in Hugging Face's order of operations. Only the evaluator differs
+// between the two backends:
+//
+//   - EvalANE: each kernel is compiled and run on the Neural Engine by the driver below;
+//   - EvalSim: each kernel's MIL text and weight blobs are executed by package mil's
+//     simulator, on any machine, with fp16 rounding after every op.
+//
+// Kernels load on first use of their bucket. The buckets a run may use are planned so that
+// everything it can load fits the compile budget (MaxCompiles; the ANE compiler fails after
+// about 119 compiles per process): for Qwen2.5-0.5B (24 layers x 3 groups per bucket + 3
+// LM-head chunks) that is the S = 32 kernels only, 75 compiles. The sim counts loads against
+// the same budget, so `--backend sim` rehearses an ANE run, budget included. A run that still
+// exhausts the budget fails with a BudgetError that says what to do.
+//
+// Decode (one token) runs on the S = 32 kernels with one live column (DecodeANE), or as
+// float32 GEMVs on the CPU over the same weight bytes (DecodeCPU). Options.Check compares each
+// kernel's first evaluation with the simulator, to find the program the hardware computes
+// differently. A bundle packed with `anepack --no-ane` gives ErrNoKernels.
+//
+// # Driver
+//
+// [Open] stages a program's MIL text and weight blobs, compiles and loads it in the aned
+// daemon, wraps inputs and outputs in IOSurfaces, and evaluates requests, all on one
+// OS-thread-locked worker with an autorelease pool per call. The driver exists on darwin/arm64
+// only; on every other platform Open returns [ErrUnavailable].
+//
+// Nothing here has run on Apple hardware yet: the driver's sequence of calls follows the
+// public ANE research runtimes as summarised in shared/ane-facts.md §1-3 and is checked by
+// cross-compilation only; the backend is tested end to end with the sim evaluator.
 package ane
 
 import (
@@ -39,6 +67,7 @@ type NSError struct {
 	Description string
 }
 
+// Error gives the selector, domain, code and description.
 func (e *NSError) Error() string {
 	return fmt.Sprintf("ane: %s failed: %s error %d: %s", e.Op, e.Domain, e.Code, e.Description)
 }

@@ -215,6 +215,7 @@ type BudgetError struct {
 	Err     error
 }
 
+// Error says what ran out and what to do.
 func (e *BudgetError) Error() string {
 	return fmt.Sprintf("%s: %v\nThis run loaded %d of the %d kernels of buckets %v before the budget ran out. "+
 		"Run the command again: the aned daemon keeps the programs compiled so far and loads them without compiling. "+
@@ -222,6 +223,7 @@ func (e *BudgetError) Error() string {
 		e.Backend, e.Err, e.Loaded, e.Planned, e.Buckets)
 }
 
+// Unwrap returns ErrCompileBudget (wrapped with the kernel's name).
 func (e *BudgetError) Unwrap() error { return e.Err }
 
 // wrap names the backend in an error and adds advice to a compile-budget failure.

@@ -25,6 +25,7 @@ type checkedBackend struct {
 	ref  mil.Backend
 }
 
+// Load loads k on the evaluator and in the sim.
 func (b *checkedBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loaded, error) {
 	l, err := b.eval.Load(k, weights)
 	if err != nil {
@@ -47,6 +48,7 @@ type checkedLoaded struct {
 	checked   bool
 }
 
+// Eval evaluates; the first time, it also evaluates in the sim and compares the live columns.
 func (l *checkedLoaded) Eval(in, out [][]uint16, live int) error {
 	if err := l.eval.Eval(in, out, live); err != nil {
 		return err
@@ -73,6 +75,7 @@ func (l *checkedLoaded) Eval(in, out [][]uint16, live int) error {
 	return nil
 }
 
+// Close closes both kernels.
 func (l *checkedLoaded) Close() error {
 	if !l.checked {
 		l.ref.Close()

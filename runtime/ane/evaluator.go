@@ -25,6 +25,7 @@ type driverBackend struct {
 	d *Driver
 }
 
+// Load compiles (or loads from the daemon's cache) one kernel.
 func (b *driverBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loaded, error) {
 	spec := Spec{MIL: []byte(k.MIL), Weights: weights}
 	for _, io := range k.Inputs {
@@ -76,6 +77,7 @@ func (l *driverLoaded) Eval(in, out [][]uint16, live int) error {
 	return err
 }
 
+// Close unloads the program.
 func (l *driverLoaded) Close() error { return l.p.Close() }
 
 // u16Bytes views fp16 values as their little-endian bytes (every platform with an ANE is
@@ -94,6 +96,7 @@ type simBackend struct {
 	budget int // < 0: no limit
 }
 
+// Load compiles k in the sim, or refuses with ErrCompileBudget once the budget is used.
 func (b *simBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loaded, error) {
 	b.mu.Lock()
 	if b.budget >= 0 && b.loads >= b.budget {
@@ -112,6 +115,7 @@ type countingBackend struct {
 	loaded int
 }
 
+// Load loads through the wrapped backend and counts successes.
 func (b *countingBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loaded, error) {
 	l, err := b.Backend.Load(k, weights)
 	if err == nil {
