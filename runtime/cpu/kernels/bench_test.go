@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/anepack/anepack/half"
 )
@@ -218,6 +219,44 @@ func BenchmarkPoolOverhead(b *testing.B) {
 			for b.Loop() {
 				p.Parallel(64, 1, fn)
 			}
+		})
+		p.Close()
+	}
+}
+
+// BenchmarkDecodeBound interleaves the two measurements that decide the
+// decode target, so both see the same background load on a shared machine:
+// the STREAM-like read pass (Sum over 256 MiB) and the fp16 GEMV streaming
+// 24 distinct 4864x896 matrices, both split over all cores. It reports both
+// rates and gemv/read, the fraction of the read bandwidth the GEMV reaches.
+func BenchmarkDecodeBound(b *testing.B) {
+	w16, _ := benchWeights(benchStream, false)
+	x, y := benchVec(benchCols), make([]float32, benchRows)
+	buf := make([]float32, 64<<20)
+	for i := range buf {
+		buf[i] = 1
+	}
+	var sink [64]float32
+	body := func(lo, hi int) { sink[lo*len(sink)/len(buf)] = Sum(buf[lo:hi]) }
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			var tRead, tGemv float64
+			for b.Loop() {
+				t0 := time.Now()
+				p.Parallel(len(buf), 1<<20, body)
+				t1 := time.Now()
+				for _, w := range w16 {
+					p.MatVecF16(y, w, x, benchRows, benchCols)
+				}
+				tRead += t1.Sub(t0).Seconds()
+				tGemv += time.Since(t1).Seconds()
+			}
+			read := float64(b.N) * float64(4*len(buf)) / tRead / 1e9
+			gemv := float64(b.N) * float64(benchStream*2*benchRows*benchCols) / tGemv / 1e9
+			b.ReportMetric(read, "read-GB/s")
+			b.ReportMetric(gemv, "gemv-GB/s")
+			b.ReportMetric(gemv/read, "gemv/read")
 		})
 		p.Close()
 	}

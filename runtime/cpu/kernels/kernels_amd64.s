@@ -15,83 +15,7 @@ TEXT ·matVecF16AVX2(SB), NOSPLIT, $0-96
 	SHLQ $0x01, SI
 	MOVQ k+88(FP), DI
 
-rows4:
-	CMPQ   BX, $0x04
-	JB     rows1
-	MOVQ   CX, R8
-	LEAQ   (CX)(SI*1), R9
-	MOVQ   DX, R10
-	MOVQ   DI, R11
-	LEAQ   (CX)(SI*4), R12
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-
-c16x4:
-	CMPQ        R11, $0x10
-	JB          c8x4
-	VMOVUPS     (R10), Y8
-	VMOVUPS     32(R10), Y9
-	PREFETCHT0  (R12)
-	PREFETCHT0  64(R12)
-	ADDQ        $0x00000080, R12
-	VCVTPH2PS   (R8), Y10
-	VFMADD231PS Y8, Y10, Y0
-	VCVTPH2PS   16(R8), Y10
-	VFMADD231PS Y9, Y10, Y4
-	VCVTPH2PS   (R9), Y10
-	VFMADD231PS Y8, Y10, Y1
-	VCVTPH2PS   16(R9), Y10
-	VFMADD231PS Y9, Y10, Y5
-	VCVTPH2PS   (R8)(SI*2), Y10
-	VFMADD231PS Y8, Y10, Y2
-	VCVTPH2PS   16(R8)(SI*2), Y10
-	VFMADD231PS Y9, Y10, Y6
-	VCVTPH2PS   (R9)(SI*2), Y10
-	VFMADD231PS Y8, Y10, Y3
-	VCVTPH2PS   16(R9)(SI*2), Y8
-	VFMADD231PS Y9, Y8, Y7
-	ADDQ        $0x20, R8
-	ADDQ        $0x20, R9
-	ADDQ        $0x40, R10
-	SUBQ        $0x10, R11
-	JMP         c16x4
-
-c8x4:
-	TESTQ       R11, R11
-	JZ          sum4
-	VMOVUPS     (R10), Y8
-	VCVTPH2PS   (R8), Y9
-	VFMADD231PS Y8, Y9, Y0
-	VCVTPH2PS   (R9), Y9
-	VFMADD231PS Y8, Y9, Y1
-	VCVTPH2PS   (R8)(SI*2), Y9
-	VFMADD231PS Y8, Y9, Y2
-	VCVTPH2PS   (R9)(SI*2), Y9
-	VFMADD231PS Y8, Y9, Y3
-
-sum4:
-	VADDPS       Y4, Y0, Y0
-	VADDPS       Y5, Y1, Y1
-	VADDPS       Y6, Y2, Y2
-	VADDPS       Y7, Y3, Y3
-	VHADDPS      Y1, Y0, Y0
-	VHADDPS      Y3, Y2, Y2
-	VHADDPS      Y2, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X1, X0, X1
-	VMOVUPS      X1, (AX)
-	ADDQ         $0x10, AX
-	LEAQ         (CX)(SI*4), CX
-	SUBQ         $0x04, BX
-	JMP          rows4
-
-rows1:
+row:
 	TESTQ  BX, BX
 	JZ     done
 	MOVQ   CX, R8
@@ -99,27 +23,40 @@ rows1:
 	MOVQ   DI, R10
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 
-c16x1:
-	CMPQ        R10, $0x10
-	JB          c8x1
-	VCVTPH2PS   (R8), Y2
-	VCVTPH2PS   16(R8), Y3
-	VFMADD231PS (R9), Y2, Y0
-	VFMADD231PS 32(R9), Y3, Y1
-	ADDQ        $0x20, R8
-	ADDQ        $0x40, R9
-	SUBQ        $0x10, R10
-	JMP         c16x1
+c32:
+	CMPQ        R10, $0x20
+	JB          c8
+	PREFETCHT0  1024(R8)
+	VCVTPH2PS   (R8), Y4
+	VFMADD231PS (R9), Y4, Y0
+	VCVTPH2PS   16(R8), Y4
+	VFMADD231PS 32(R9), Y4, Y1
+	VCVTPH2PS   32(R8), Y4
+	VFMADD231PS 64(R9), Y4, Y2
+	VCVTPH2PS   48(R8), Y4
+	VFMADD231PS 96(R9), Y4, Y3
+	ADDQ        $0x40, R8
+	ADDQ        $0x00000080, R9
+	SUBQ        $0x20, R10
+	JMP         c32
 
-c8x1:
+c8:
 	TESTQ       R10, R10
-	JZ          sum1
-	VCVTPH2PS   (R8), Y2
-	VFMADD231PS (R9), Y2, Y0
+	JZ          sum
+	VCVTPH2PS   (R8), Y4
+	VFMADD231PS (R9), Y4, Y0
+	ADDQ        $0x10, R8
+	ADDQ        $0x20, R9
+	SUBQ        $0x08, R10
+	JMP         c8
 
-sum1:
+sum:
 	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X1
 	VHADDPS      X1, X1, X1
@@ -128,7 +65,7 @@ sum1:
 	ADDQ         $0x04, AX
 	ADDQ         SI, CX
 	DECQ         BX
-	JMP          rows1
+	JMP          row
 
 done:
 	VZEROUPPER
@@ -145,85 +82,7 @@ TEXT ·matVecF32AVX2(SB), NOSPLIT, $0-96
 	SHLQ $0x02, SI
 	MOVQ k+88(FP), DI
 
-rows4:
-	CMPQ   BX, $0x04
-	JB     rows1
-	MOVQ   CX, R8
-	LEAQ   (CX)(SI*1), R9
-	MOVQ   DX, R10
-	MOVQ   DI, R11
-	LEAQ   (CX)(SI*4), R12
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-
-c16x4:
-	CMPQ        R11, $0x10
-	JB          c8x4
-	VMOVUPS     (R10), Y8
-	VMOVUPS     32(R10), Y9
-	PREFETCHT0  (R12)
-	PREFETCHT0  64(R12)
-	PREFETCHT0  128(R12)
-	PREFETCHT0  192(R12)
-	ADDQ        $0x00000100, R12
-	VMOVUPS     (R8), Y10
-	VFMADD231PS Y8, Y10, Y0
-	VMOVUPS     32(R8), Y10
-	VFMADD231PS Y9, Y10, Y4
-	VMOVUPS     (R9), Y10
-	VFMADD231PS Y8, Y10, Y1
-	VMOVUPS     32(R9), Y10
-	VFMADD231PS Y9, Y10, Y5
-	VMOVUPS     (R8)(SI*2), Y10
-	VFMADD231PS Y8, Y10, Y2
-	VMOVUPS     32(R8)(SI*2), Y10
-	VFMADD231PS Y9, Y10, Y6
-	VMOVUPS     (R9)(SI*2), Y10
-	VFMADD231PS Y8, Y10, Y3
-	VMOVUPS     32(R9)(SI*2), Y8
-	VFMADD231PS Y9, Y8, Y7
-	ADDQ        $0x40, R8
-	ADDQ        $0x40, R9
-	ADDQ        $0x40, R10
-	SUBQ        $0x10, R11
-	JMP         c16x4
-
-c8x4:
-	TESTQ       R11, R11
-	JZ          sum4
-	VMOVUPS     (R10), Y8
-	VMOVUPS     (R8), Y9
-	VFMADD231PS Y8, Y9, Y0
-	VMOVUPS     (R9), Y9
-	VFMADD231PS Y8, Y9, Y1
-	VMOVUPS     (R8)(SI*2), Y9
-	VFMADD231PS Y8, Y9, Y2
-	VMOVUPS     (R9)(SI*2), Y9
-	VFMADD231PS Y8, Y9, Y3
-
-sum4:
-	VADDPS       Y4, Y0, Y0
-	VADDPS       Y5, Y1, Y1
-	VADDPS       Y6, Y2, Y2
-	VADDPS       Y7, Y3, Y3
-	VHADDPS      Y1, Y0, Y0
-	VHADDPS      Y3, Y2, Y2
-	VHADDPS      Y2, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X1, X0, X1
-	VMOVUPS      X1, (AX)
-	ADDQ         $0x10, AX
-	LEAQ         (CX)(SI*4), CX
-	SUBQ         $0x04, BX
-	JMP          rows4
-
-rows1:
+row:
 	TESTQ  BX, BX
 	JZ     done
 	MOVQ   CX, R8
@@ -231,27 +90,41 @@ rows1:
 	MOVQ   DI, R10
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 
-c16x1:
-	CMPQ        R10, $0x10
-	JB          c8x1
-	VMOVUPS     (R8), Y2
-	VMOVUPS     32(R8), Y3
-	VFMADD231PS (R9), Y2, Y0
-	VFMADD231PS 32(R9), Y3, Y1
-	ADDQ        $0x40, R8
-	ADDQ        $0x40, R9
-	SUBQ        $0x10, R10
-	JMP         c16x1
+c32:
+	CMPQ        R10, $0x20
+	JB          c8
+	PREFETCHT0  1024(R8)
+	PREFETCHT0  1088(R8)
+	VMOVUPS     (R8), Y4
+	VFMADD231PS (R9), Y4, Y0
+	VMOVUPS     32(R8), Y4
+	VFMADD231PS 32(R9), Y4, Y1
+	VMOVUPS     64(R8), Y4
+	VFMADD231PS 64(R9), Y4, Y2
+	VMOVUPS     96(R8), Y4
+	VFMADD231PS 96(R9), Y4, Y3
+	ADDQ        $0x80, R8
+	ADDQ        $0x00000080, R9
+	SUBQ        $0x20, R10
+	JMP         c32
 
-c8x1:
+c8:
 	TESTQ       R10, R10
-	JZ          sum1
-	VMOVUPS     (R8), Y2
-	VFMADD231PS (R9), Y2, Y0
+	JZ          sum
+	VMOVUPS     (R8), Y4
+	VFMADD231PS (R9), Y4, Y0
+	ADDQ        $0x20, R8
+	ADDQ        $0x20, R9
+	SUBQ        $0x08, R10
+	JMP         c8
 
-sum1:
+sum:
 	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X1
 	VHADDPS      X1, X1, X1
@@ -260,7 +133,7 @@ sum1:
 	ADDQ         $0x04, AX
 	ADDQ         SI, CX
 	DECQ         BX
-	JMP          rows1
+	JMP          row
 
 done:
 	VZEROUPPER
