@@ -135,7 +135,7 @@ func matVec(name string, f16 bool) {
 	}
 	TEXT(name, NOSPLIT, "func(y []float32, w "+wt+", x []float32, rows, cols, k int)")
 	Pragma("noescape")
-	Doc(name+" sets y[r] = sum_{c<k} w[r*cols+c]*x[c] for r < rows; k is a multiple of 8.")
+	Doc(name + " sets y[r] = sum_{c<k} w[r*cols+c]*x[c] for r < rows; k is a multiple of 8.")
 	yp := Load(Param("y").Base(), GP64())
 	wp := Load(Param("w").Base(), GP64())
 	xbase := Load(Param("x").Base(), GP64())
