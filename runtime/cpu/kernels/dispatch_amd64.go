@@ -48,10 +48,18 @@ func matMulF16Fast(y, x []float32, w []uint16, n, rows, cols, lo, hi int) int {
 	rb := blockRows(cols * 2)
 	for r0 := lo; r0 < hi; r0 += rb {
 		r1 := min(hi, r0+rb)
+		panels := (r1 - r0) / tileRows
 		for t := 0; t < n; t += tileTokens {
 			tt := min(tileTokens, n-t)
 			xt := x[t*cols : (t+tt)*cols]
-			for r := r0; r < r1; r += tileRows {
+			r := r0
+			if tt == tileTokens && panels > 0 {
+				// Full tiles: one call sweeps all whole panels of the block.
+				re := r0 + panels*tileRows
+				gemmF16Panels(y[t*rows+r0:(t+tt-1)*rows+re], rows, xt, w[r0*cols:re*cols], cols, k, panels)
+				r = re
+			}
+			for ; r < r1; r += tileRows {
 				rr := min(tileRows, r1-r)
 				gemmF16Tiles[tt-1][rr-1](y[t*rows+r:(t+tt-1)*rows+r+rr], rows, xt, w[r*cols:(r+rr)*cols], cols, k)
 			}
@@ -69,10 +77,18 @@ func matMulF32Fast(y, x, w []float32, n, rows, cols, lo, hi int) int {
 	rb := blockRows(cols * 4)
 	for r0 := lo; r0 < hi; r0 += rb {
 		r1 := min(hi, r0+rb)
+		panels := (r1 - r0) / tileRows
 		for t := 0; t < n; t += tileTokens {
 			tt := min(tileTokens, n-t)
 			xt := x[t*cols : (t+tt)*cols]
-			for r := r0; r < r1; r += tileRows {
+			r := r0
+			if tt == tileTokens && panels > 0 {
+				// Full tiles: one call sweeps all whole panels of the block.
+				re := r0 + panels*tileRows
+				gemmF32Panels(y[t*rows+r0:(t+tt-1)*rows+re], rows, xt, w[r0*cols:re*cols], cols, k, panels)
+				r = re
+			}
+			for ; r < r1; r += tileRows {
 				rr := min(tileRows, r1-r)
 				gemmF32Tiles[tt-1][rr-1](y[t*rows+r:(t+tt-1)*rows+r+rr], rows, xt, w[r*cols:(r+rr)*cols], cols, k)
 			}

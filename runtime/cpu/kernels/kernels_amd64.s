@@ -57,10 +57,10 @@ sum:
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y2
 	VADDPS       Y2, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X1
-	VHADDPS      X1, X1, X1
-	VHADDPS      X1, X1, X1
 	VMOVSS       X1, (AX)
 	ADDQ         $0x04, AX
 	ADDQ         SI, CX
@@ -125,10 +125,10 @@ sum:
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y2
 	VADDPS       Y2, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X1
-	VHADDPS      X1, X1, X1
-	VHADDPS      X1, X1, X1
 	VMOVSS       X1, (AX)
 	ADDQ         $0x04, AX
 	ADDQ         SI, CX
@@ -160,10 +160,10 @@ loop:
 	VFMADD231PS  Y1, Y2, Y0
 	ADDQ         $0x08, BX
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X1
-	VHADDPS      X1, X1, X1
-	VHADDPS      X1, X1, X1
 	VMOVSS       X1, (AX)
 	VZEROUPPER
 	RET
@@ -189,10 +189,10 @@ loop:
 	VFMADD231PS  Y1, Y2, Y0
 	ADDQ         $0x08, BX
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X1
-	VHADDPS      X1, X1, X1
-	VHADDPS      X1, X1, X1
 	VMOVSS       X1, (AX)
 	VZEROUPPER
 	RET
@@ -222,15 +222,15 @@ loop:
 	VFMADD231PS  Y3, Y4, Y1
 	ADDQ         $0x08, SI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X2
 	VADDPS       X2, X0, X2
-	VHADDPS      X2, X2, X2
-	VHADDPS      X2, X2, X2
 	VMOVSS       X2, (AX)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	VZEROUPPER
 	RET
@@ -260,15 +260,15 @@ loop:
 	VFMADD231PS  Y3, Y4, Y1
 	ADDQ         $0x08, SI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X2
 	VADDPS       X2, X0, X2
-	VHADDPS      X2, X2, X2
-	VHADDPS      X2, X2, X2
 	VMOVSS       X2, (AX)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	VZEROUPPER
 	RET
@@ -302,20 +302,20 @@ loop:
 	VFMADD231PS  Y5, Y6, Y2
 	ADDQ         $0x08, SI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X3
 	VADDPS       X3, X0, X3
-	VHADDPS      X3, X3, X3
-	VHADDPS      X3, X3, X3
 	VMOVSS       X3, (AX)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	VZEROUPPER
 	RET
@@ -349,20 +349,20 @@ loop:
 	VFMADD231PS  Y5, Y6, Y2
 	ADDQ         $0x08, SI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X3
 	VADDPS       X3, X0, X3
-	VHADDPS      X3, X3, X3
-	VHADDPS      X3, X3, X3
 	VMOVSS       X3, (AX)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	VZEROUPPER
 	RET
@@ -392,16 +392,16 @@ loop:
 	VFMADD231PS  Y2, Y3, Y1
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X2
 	VADDPS       X2, X0, X2
-	VHADDPS      X2, X2, X2
-	VHADDPS      X2, X2, X2
 	VMOVSS       X2, (AX)
 	ADDQ         CX, AX
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
 	VZEROUPPER
 	RET
@@ -431,16 +431,16 @@ loop:
 	VFMADD231PS  Y2, Y3, Y1
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X2
 	VADDPS       X2, X0, X2
-	VHADDPS      X2, X2, X2
-	VHADDPS      X2, X2, X2
 	VMOVSS       X2, (AX)
 	ADDQ         CX, AX
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
 	VZEROUPPER
 	RET
@@ -476,26 +476,26 @@ loop:
 	VFMADD231PS  Y5, Y6, Y3
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X4
 	VADDPS       X4, X0, X4
-	VHADDPS      X4, X4, X4
-	VHADDPS      X4, X4, X4
 	VMOVSS       X4, (AX)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	VZEROUPPER
 	RET
@@ -531,26 +531,26 @@ loop:
 	VFMADD231PS  Y5, Y6, Y3
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X4
 	VADDPS       X4, X0, X4
-	VHADDPS      X4, X4, X4
-	VHADDPS      X4, X4, X4
 	VMOVSS       X4, (AX)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	VZEROUPPER
 	RET
@@ -592,36 +592,36 @@ loop:
 	VFMADD231PS  Y8, Y9, Y5
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X6
 	VADDPS       X6, X0, X6
-	VHADDPS      X6, X6, X6
-	VHADDPS      X6, X6, X6
 	VMOVSS       X6, (AX)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y4, Y4, Y4
+	VHADDPS      Y4, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	VZEROUPPER
 	RET
@@ -663,36 +663,36 @@ loop:
 	VFMADD231PS  Y8, Y9, Y5
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X6
 	VADDPS       X6, X0, X6
-	VHADDPS      X6, X6, X6
-	VHADDPS      X6, X6, X6
 	VMOVSS       X6, (AX)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y4, Y4, Y4
+	VHADDPS      Y4, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	VZEROUPPER
 	RET
@@ -726,22 +726,22 @@ loop:
 	VFMADD231PS  Y3, Y4, Y2
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X3
 	VADDPS       X3, X0, X3
-	VHADDPS      X3, X3, X3
-	VHADDPS      X3, X3, X3
 	VMOVSS       X3, (AX)
 	ADDQ         CX, AX
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
 	ADDQ         CX, AX
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
 	VZEROUPPER
 	RET
@@ -775,22 +775,22 @@ loop:
 	VFMADD231PS  Y3, Y4, Y2
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X3
 	VADDPS       X3, X0, X3
-	VHADDPS      X3, X3, X3
-	VHADDPS      X3, X3, X3
 	VMOVSS       X3, (AX)
 	ADDQ         CX, AX
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
 	ADDQ         CX, AX
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
 	VZEROUPPER
 	RET
@@ -832,37 +832,37 @@ loop:
 	VFMADD231PS  Y7, Y8, Y5
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X6
 	VADDPS       X6, X0, X6
-	VHADDPS      X6, X6, X6
-	VHADDPS      X6, X6, X6
 	VMOVSS       X6, (AX)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y4, Y4, Y4
+	VHADDPS      Y4, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	VZEROUPPER
 	RET
@@ -904,37 +904,37 @@ loop:
 	VFMADD231PS  Y7, Y8, Y5
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X6
 	VADDPS       X6, X0, X6
-	VHADDPS      X6, X6, X6
-	VHADDPS      X6, X6, X6
 	VMOVSS       X6, (AX)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y4, Y4, Y4
+	VHADDPS      Y4, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	VZEROUPPER
 	RET
@@ -984,52 +984,52 @@ loop:
 	VFMADD231PS  Y11, Y12, Y8
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X9
 	VADDPS       X9, X0, X9
-	VHADDPS      X9, X9, X9
-	VHADDPS      X9, X9, X9
 	VMOVSS       X9, (AX)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y4, Y4, Y4
+	VHADDPS      Y4, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y6, Y6, Y6
+	VHADDPS      Y6, Y6, Y6
 	VEXTRACTF128 $0x01, Y6, X0
 	VADDPS       X0, X6, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y7, Y7, Y7
+	VHADDPS      Y7, Y7, Y7
 	VEXTRACTF128 $0x01, Y7, X0
 	VADDPS       X0, X7, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y8, Y8, Y8
+	VHADDPS      Y8, Y8, Y8
 	VEXTRACTF128 $0x01, Y8, X0
 	VADDPS       X0, X8, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	VZEROUPPER
 	RET
@@ -1079,52 +1079,52 @@ loop:
 	VFMADD231PS  Y11, Y12, Y8
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X9
 	VADDPS       X9, X0, X9
-	VHADDPS      X9, X9, X9
-	VHADDPS      X9, X9, X9
 	VMOVSS       X9, (AX)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y4, Y4, Y4
+	VHADDPS      Y4, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y6, Y6, Y6
+	VHADDPS      Y6, Y6, Y6
 	VEXTRACTF128 $0x01, Y6, X0
 	VADDPS       X0, X6, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y7, Y7, Y7
+	VHADDPS      Y7, Y7, Y7
 	VEXTRACTF128 $0x01, Y7, X0
 	VADDPS       X0, X7, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y8, Y8, Y8
+	VHADDPS      Y8, Y8, Y8
 	VEXTRACTF128 $0x01, Y8, X0
 	VADDPS       X0, X8, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	VZEROUPPER
 	RET
@@ -1162,28 +1162,28 @@ loop:
 	VFMADD231PS  Y4, Y5, Y3
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X4
 	VADDPS       X4, X0, X4
-	VHADDPS      X4, X4, X4
-	VHADDPS      X4, X4, X4
 	VMOVSS       X4, (AX)
 	ADDQ         CX, AX
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
 	ADDQ         CX, AX
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
 	ADDQ         CX, AX
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
 	VZEROUPPER
 	RET
@@ -1221,28 +1221,28 @@ loop:
 	VFMADD231PS  Y4, Y5, Y3
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X4
 	VADDPS       X4, X0, X4
-	VHADDPS      X4, X4, X4
-	VHADDPS      X4, X4, X4
 	VMOVSS       X4, (AX)
 	ADDQ         CX, AX
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
 	ADDQ         CX, AX
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
 	ADDQ         CX, AX
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
 	VZEROUPPER
 	RET
@@ -1290,48 +1290,48 @@ loop:
 	VFMADD231PS  Y9, Y10, Y7
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X8
 	VADDPS       X8, X0, X8
-	VHADDPS      X8, X8, X8
-	VHADDPS      X8, X8, X8
 	VMOVSS       X8, (AX)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y4, Y4, Y4
+	VHADDPS      Y4, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y6, Y6, Y6
+	VHADDPS      Y6, Y6, Y6
 	VEXTRACTF128 $0x01, Y6, X0
 	VADDPS       X0, X6, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y7, Y7, Y7
+	VHADDPS      Y7, Y7, Y7
 	VEXTRACTF128 $0x01, Y7, X0
 	VADDPS       X0, X7, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	VZEROUPPER
 	RET
@@ -1379,48 +1379,48 @@ loop:
 	VFMADD231PS  Y9, Y10, Y7
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X8
 	VADDPS       X8, X0, X8
-	VHADDPS      X8, X8, X8
-	VHADDPS      X8, X8, X8
 	VMOVSS       X8, (AX)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y4, Y4, Y4
+	VHADDPS      Y4, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y6, Y6, Y6
+	VHADDPS      Y6, Y6, Y6
 	VEXTRACTF128 $0x01, Y6, X0
 	VADDPS       X0, X6, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y7, Y7, Y7
+	VHADDPS      Y7, Y7, Y7
 	VEXTRACTF128 $0x01, Y7, X0
 	VADDPS       X0, X7, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
 	VZEROUPPER
 	RET
@@ -1478,68 +1478,68 @@ loop:
 	VFMADD231PS  Y14, Y15, Y11
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X12
 	VADDPS       X12, X0, X12
-	VHADDPS      X12, X12, X12
-	VHADDPS      X12, X12, X12
 	VMOVSS       X12, (AX)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y4, Y4, Y4
+	VHADDPS      Y4, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y6, Y6, Y6
+	VHADDPS      Y6, Y6, Y6
 	VEXTRACTF128 $0x01, Y6, X0
 	VADDPS       X0, X6, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y7, Y7, Y7
+	VHADDPS      Y7, Y7, Y7
 	VEXTRACTF128 $0x01, Y7, X0
 	VADDPS       X0, X7, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y8, Y8, Y8
+	VHADDPS      Y8, Y8, Y8
 	VEXTRACTF128 $0x01, Y8, X0
 	VADDPS       X0, X8, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y9, Y9, Y9
+	VHADDPS      Y9, Y9, Y9
 	VEXTRACTF128 $0x01, Y9, X0
 	VADDPS       X0, X9, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y10, Y10, Y10
+	VHADDPS      Y10, Y10, Y10
 	VEXTRACTF128 $0x01, Y10, X0
 	VADDPS       X0, X10, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y11, Y11, Y11
+	VHADDPS      Y11, Y11, Y11
 	VEXTRACTF128 $0x01, Y11, X0
 	VADDPS       X0, X11, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	VZEROUPPER
 	RET
@@ -1597,69 +1597,269 @@ loop:
 	VFMADD231PS  Y14, Y15, Y11
 	ADDQ         $0x08, DI
 	JNZ          loop
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X12
 	VADDPS       X12, X0, X12
-	VHADDPS      X12, X12, X12
-	VHADDPS      X12, X12, X12
 	VMOVSS       X12, (AX)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y4, Y4, Y4
+	VHADDPS      Y4, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y6, Y6, Y6
+	VHADDPS      Y6, Y6, Y6
 	VEXTRACTF128 $0x01, Y6, X0
 	VADDPS       X0, X6, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y7, Y7, Y7
+	VHADDPS      Y7, Y7, Y7
 	VEXTRACTF128 $0x01, Y7, X0
 	VADDPS       X0, X7, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y8, Y8, Y8
+	VHADDPS      Y8, Y8, Y8
 	VEXTRACTF128 $0x01, Y8, X0
 	VADDPS       X0, X8, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
 	ADDQ         CX, AX
+	VHADDPS      Y9, Y9, Y9
+	VHADDPS      Y9, Y9, Y9
 	VEXTRACTF128 $0x01, Y9, X0
 	VADDPS       X0, X9, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VHADDPS      Y10, Y10, Y10
+	VHADDPS      Y10, Y10, Y10
 	VEXTRACTF128 $0x01, Y10, X0
 	VADDPS       X0, X10, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 4(AX)
+	VHADDPS      Y11, Y11, Y11
+	VHADDPS      Y11, Y11, Y11
 	VEXTRACTF128 $0x01, Y11, X0
 	VADDPS       X0, X11, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VMOVSS       X0, 8(AX)
+	VZEROUPPER
+	RET
+
+// func gemmF16Panels(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int)
+// Requires: AVX, F16C, FMA3
+TEXT ·gemmF16Panels(SB), NOSPLIT, $0-104
+	MOVQ y_base+0(FP), AX
+	MOVQ ldy+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ x_base+32(FP), DX
+	MOVQ w_base+56(FP), BX
+	MOVQ cols+80(FP), SI
+	MOVQ k+88(FP), DI
+	MOVQ panels+96(FP), R8
+	LEAQ (DX)(DI*4), DX
+	LEAQ (DX)(SI*4), R9
+	LEAQ (R9)(SI*4), R10
+	LEAQ (R10)(SI*4), R11
+	LEAQ (BX)(DI*2), BX
+	LEAQ (BX)(SI*2), R12
+	LEAQ (R12)(SI*2), R13
+	LEAQ (SI)(SI*2), SI
+	SHLQ $0x01, SI
+	NEGQ DI
+
+panel:
+	MOVQ   DI, R14
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+loop:
+	VCVTPH2PS    (BX)(R14*2), Y12
+	VCVTPH2PS    (R12)(R14*2), Y13
+	VCVTPH2PS    (R13)(R14*2), Y14
+	VMOVUPS      (DX)(R14*4), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y1
+	VFMADD231PS  Y14, Y15, Y2
+	VMOVUPS      (R9)(R14*4), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y5
+	VMOVUPS      (R10)(R14*4), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y8
+	VMOVUPS      (R11)(R14*4), Y15
+	VFMADD231PS  Y12, Y15, Y9
+	VFMADD231PS  Y13, Y15, Y10
+	VFMADD231PS  Y14, Y15, Y11
+	ADDQ         $0x08, R14
+	JNZ          loop
+	MOVQ         AX, R14
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	VMOVLPS      X1, (R14)
+	VEXTRACTPS   $0x02, X1, 8(R14)
+	ADDQ         CX, R14
+	VHADDPS      Y4, Y3, Y3
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	VMOVLPS      X0, (R14)
+	VEXTRACTPS   $0x02, X0, 8(R14)
+	ADDQ         CX, R14
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y8, Y8, Y8
+	VHADDPS      Y8, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X0
+	VMOVLPS      X0, (R14)
+	VEXTRACTPS   $0x02, X0, 8(R14)
+	ADDQ         CX, R14
+	VHADDPS      Y10, Y9, Y9
+	VHADDPS      Y11, Y11, Y11
+	VHADDPS      Y11, Y9, Y9
+	VEXTRACTF128 $0x01, Y9, X0
+	VADDPS       X0, X9, X0
+	VMOVLPS      X0, (R14)
+	VEXTRACTPS   $0x02, X0, 8(R14)
+	ADDQ         $0x0c, AX
+	ADDQ         SI, BX
+	ADDQ         SI, R12
+	ADDQ         SI, R13
+	DECQ         R8
+	JNZ          panel
+	VZEROUPPER
+	RET
+
+// func gemmF32Panels(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int)
+// Requires: AVX, FMA3
+TEXT ·gemmF32Panels(SB), NOSPLIT, $0-104
+	MOVQ y_base+0(FP), AX
+	MOVQ ldy+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ x_base+32(FP), DX
+	MOVQ w_base+56(FP), BX
+	MOVQ cols+80(FP), SI
+	MOVQ k+88(FP), DI
+	MOVQ panels+96(FP), R8
+	LEAQ (DX)(DI*4), DX
+	LEAQ (DX)(SI*4), R9
+	LEAQ (R9)(SI*4), R10
+	LEAQ (R10)(SI*4), R11
+	LEAQ (BX)(DI*4), BX
+	LEAQ (BX)(SI*4), R12
+	LEAQ (R12)(SI*4), R13
+	LEAQ (SI)(SI*2), SI
+	SHLQ $0x02, SI
+	NEGQ DI
+
+panel:
+	MOVQ   DI, R14
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+loop:
+	VMOVUPS      (BX)(R14*4), Y12
+	VMOVUPS      (R12)(R14*4), Y13
+	VMOVUPS      (R13)(R14*4), Y14
+	VMOVUPS      (DX)(R14*4), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y1
+	VFMADD231PS  Y14, Y15, Y2
+	VMOVUPS      (R9)(R14*4), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y5
+	VMOVUPS      (R10)(R14*4), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y8
+	VMOVUPS      (R11)(R14*4), Y15
+	VFMADD231PS  Y12, Y15, Y9
+	VFMADD231PS  Y13, Y15, Y10
+	VFMADD231PS  Y14, Y15, Y11
+	ADDQ         $0x08, R14
+	JNZ          loop
+	MOVQ         AX, R14
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	VMOVLPS      X1, (R14)
+	VEXTRACTPS   $0x02, X1, 8(R14)
+	ADDQ         CX, R14
+	VHADDPS      Y4, Y3, Y3
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	VMOVLPS      X0, (R14)
+	VEXTRACTPS   $0x02, X0, 8(R14)
+	ADDQ         CX, R14
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y8, Y8, Y8
+	VHADDPS      Y8, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X0
+	VMOVLPS      X0, (R14)
+	VEXTRACTPS   $0x02, X0, 8(R14)
+	ADDQ         CX, R14
+	VHADDPS      Y10, Y9, Y9
+	VHADDPS      Y11, Y11, Y11
+	VHADDPS      Y11, Y9, Y9
+	VEXTRACTF128 $0x01, Y9, X0
+	VADDPS       X0, X9, X0
+	VMOVLPS      X0, (R14)
+	VEXTRACTPS   $0x02, X0, 8(R14)
+	ADDQ         $0x0c, AX
+	ADDQ         SI, BX
+	ADDQ         SI, R12
+	ADDQ         SI, R13
+	DECQ         R8
+	JNZ          panel
 	VZEROUPPER
 	RET
 
@@ -1688,10 +1888,10 @@ done:
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y2
 	VADDPS       Y2, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X1
-	VHADDPS      X1, X1, X1
-	VHADDPS      X1, X1, X1
 	VZEROUPPER
 	MOVSS        X1, ret+24(FP)
 	RET
@@ -1725,10 +1925,10 @@ tail:
 
 done:
 	VADDPS       Y1, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X1
-	VHADDPS      X1, X1, X1
-	VHADDPS      X1, X1, X1
 	VZEROUPPER
 	MOVSS        X1, ret+48(FP)
 	RET
@@ -2013,10 +2213,10 @@ loop:
 	JMP          loop
 
 done:
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
 	VZEROUPPER
 	MOVSS        X0, ret+56(FP)
 	RET

@@ -134,6 +134,16 @@ func gemmF16T4R3(y []float32, ldy int, x []float32, w []uint16, cols int, k int)
 //go:noescape
 func gemmF32T4R3(y []float32, ldy int, x []float32, w []float32, cols int, k int)
 
+// gemmF16Panels sets y[t*ldy+p*3+r] = sum_{c<k} x[t*cols+c]*w[(p*3+r)*cols+c] for t < 4, r < 3, p < panels; k is a positive multiple of 8.
+//
+//go:noescape
+func gemmF16Panels(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int)
+
+// gemmF32Panels sets y[t*ldy+p*3+r] = sum_{c<k} x[t*cols+c]*w[(p*3+r)*cols+c] for t < 4, r < 3, p < panels; k is a positive multiple of 8.
+//
+//go:noescape
+func gemmF32Panels(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int)
+
 // sumAVX2 returns the sum of x; len(x) is a multiple of 32.
 //
 //go:noescape
