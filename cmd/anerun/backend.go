@@ -23,7 +23,9 @@ type backendKind struct {
 }
 
 var backends = []backendKind{
+	aneBackend, // first: auto uses the Neural Engine where it opens (backends.go)
 	{"cpu", "float32 forward pass on all cores (assembly kernels where the CPU has them)", openCPU},
+	simBackend, // after cpu, which always opens: auto never picks the simulator
 }
 
 func openCPU(m *runtime.Model, o *modelFlags) (runtime.Backend, error) {
@@ -50,6 +52,7 @@ func (o *modelFlags) register(cmd *cobra.Command) {
 	f.StringVar(&o.backend, "backend", "auto", "where to run the model: "+backendNames())
 	f.IntVarP(&o.threads, "threads", "t", 0, "CPU threads (0: all cores)")
 	f.IntVarP(&o.ctx, "ctx", "c", 0, fmt.Sprintf("context length in tokens (0: %d, or the model's maximum if smaller)", runtime.DefaultContext))
+	registerKernelFlags(f)
 }
 
 // loaded is an open model on a backend.

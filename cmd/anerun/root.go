@@ -77,7 +77,7 @@ values) between turns: Ctrl-C stops the current answer, Ctrl-C again or Ctrl-D e
 	f.StringVar(&g.http, "http", "", "serve the OpenAI API on this port (loopback) or host:port instead of answering a prompt (see anerun serve)")
 
 	root.AddCommand(newBenchCmd(), newLogitsCmd(), newTokenizeCmd(), newTemplateCmd(),
-		newPullCmd(), newListCmd(), newRmCmd(), newServeCmd())
+		newPullCmd(), newListCmd(), newRmCmd(), newServeCmd(), newDoctorCmd())
 	return root
 }
 
