@@ -96,6 +96,8 @@ type slot struct {
 	k       Kernel
 	l       Loaded
 	in, out []uint16 // staging buffers, channel-major
+	// ins and outs wrap in and out for Loaded.Eval, built once so a dispatch allocates nothing.
+	ins, outs [1][]uint16
 }
 
 // NewDispatcher prepares to run kernels on backend. blob returns the bytes of a bundle
@@ -241,7 +243,8 @@ func (d *Dispatcher) runSlot(s *slot, x []float32, m int, y []float32) error {
 	}
 	cin, cout := s.k.Inputs[0].Shape[1], s.k.Outputs[0].Shape[1]
 	PackColumns(s.in, x, m, cin, s.k.Seq)
-	if err := s.l.Eval([][]uint16{s.in}, [][]uint16{s.out}, m); err != nil {
+	s.ins[0], s.outs[0] = s.in, s.out
+	if err := s.l.Eval(s.ins[:], s.outs[:], m); err != nil {
 		return fmt.Errorf("mil: kernel %s: %w", s.k.Name, err)
 	}
 	UnpackColumns(y, s.out, m, cout, s.k.Seq)

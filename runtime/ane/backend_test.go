@@ -444,3 +444,34 @@ func TestCheck(t *testing.T) {
 		t.Errorf("error %v; want one naming the kernel", err)
 	}
 }
+
+// TestDecodeOnKernelsAllocates nothing: a decode step through the S=32 kernels (one live
+// column, the sim evaluating) allocates nothing once its kernels are loaded, as runtime.State
+// requires.
+func TestDecodeOnKernelsAllocatesNothing(t *testing.T) {
+	m, _, b := openBoth(t, "qwen2-tiny", "f16", Options{Eval: EvalSim, DecodeOn: DecodeANE})
+	vocab := m.Config.VocabSize
+	ids := prompt(t, 20)
+	s, err := b.NewState(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	logits := make([]float32, vocab)
+	if err := s.Forward(ids, 0, logits); err != nil {
+		t.Fatal(err)
+	}
+	pos, tok := len(ids), []int{42}
+	if err := s.Forward(tok, pos, logits); err != nil { // warm: loads nothing new, sizes buffers
+		t.Fatal(err)
+	}
+	pos++
+	if a := testing.AllocsPerRun(3, func() {
+		if err := s.Forward(tok, pos, logits); err != nil {
+			t.Fatal(err)
+		}
+		pos++
+	}); a != 0 {
+		t.Errorf("a decode step on the kernels allocates %.1f times", a)
+	}
+}
