@@ -32,8 +32,8 @@ func (b *Backend) NewState(maxTokens int) (runtime.State, error) {
 		qkv:  make([]float32, batch*(q+2*kv)),
 		att:  make([]float32, batch*q),
 		lm:   make([]float32, scratch),
-		rope: newRope(c.RopeTheta, c.HeadDim, maxTokens),
-		attn: newAttention(b.pool, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, maxTokens,
+		rope: kernels.NewRope(c.RopeTheta, c.HeadDim, maxTokens),
+		attn: kernels.NewAttention(b.pool, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, maxTokens,
 			float32(1/math.Sqrt(float64(c.HeadDim)))),
 	}, nil
 }
@@ -56,8 +56,8 @@ type State struct {
 	qkv  []float32 // [n, q+2kv] the QKV kernel's output; RoPE is applied in place
 	att  []float32 // [n, q] attention output, the O kernel's input
 	lm   []float32 // projector scratch (LM-head chunk outputs, CPU MLP)
-	rope *rope
-	attn *attention
+	rope *kernels.Rope
+	attn *kernels.Attention
 
 	closed bool
 }
@@ -87,7 +87,7 @@ func (s *State) Forward(tokens []int, pos int, logits []float32) error {
 	if len(tokens) == 1 {
 		p = b.decode
 	}
-	s.rope.upTo(pos + len(tokens))
+	s.rope.UpTo(pos + len(tokens))
 	firstOut := len(tokens) - len(logits)/vocab
 	for c0 := 0; c0 < len(tokens); c0 += s.batch {
 		c1 := min(len(tokens), c0+s.batch)
@@ -131,7 +131,7 @@ func (s *State) forward(p projector, tokens []int, pos int) error {
 		for i := 0; i < n; i++ {
 			row := qkv[i*stride : (i+1)*stride]
 			q, k, v := row[:qd], row[qd:qd+kvd], row[qd+kvd:]
-			cos, sin := s.rope.at(pos + i)
+			cos, sin := s.rope.At(pos + i)
 			kernels.RoPE(q, heads, hd, cos, sin)
 			kernels.RoPE(k, kvHeads, hd, cos, sin)
 			for h := 0; h < kvHeads; h++ {
@@ -142,7 +142,7 @@ func (s *State) forward(p projector, tokens []int, pos int) error {
 		}
 		layerK := s.keys[layerBase : layerBase+kvHeads*s.maxTokens*hd]
 		layerV := s.values[layerBase : layerBase+kvHeads*s.maxTokens*hd]
-		s.attn.compute(att, qkv, stride, layerK, layerV, n, pos)
+		s.attn.Compute(att, qkv, stride, layerK, layerV, n, pos)
 		// x += o_proj(att)
 		if err := p.o(l, att, n, tmp); err != nil {
 			return err

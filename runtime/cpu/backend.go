@@ -92,10 +92,10 @@ func (b *Backend) NewState(maxTokens int) (runtime.State, error) {
 		v:      make([]float32, batch*kvd),
 		att:    make([]float32, batch*qd),
 		mlp:    make([]float32, batch*c.IntermediateSize),
-		rope:   newRope(c.RopeTheta, c.HeadDim, maxTokens),
+		rope:   kernels.NewRope(c.RopeTheta, c.HeadDim, maxTokens),
 		lin:    newDispatch(b.pool, batch),
 		// HF's scaling = head_dim**-0.5, applied to the float32 scores as a float32 scalar.
-		attn: newAttention(b.pool, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, maxTokens,
+		attn: kernels.NewAttention(b.pool, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, maxTokens,
 			float32(1/math.Sqrt(float64(c.HeadDim)))),
 	}
 	return s, nil

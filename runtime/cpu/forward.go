@@ -29,9 +29,9 @@ type State struct {
 	k, v   []float32 // [n, kvHeads*headDim]
 	att    []float32 // [n, heads*headDim] attention output
 	mlp    []float32 // [n, intermediate] silu(gate)*up
-	rope   *rope
+	rope   *kernels.Rope
 	lin    *dispatch
-	attn   *attention
+	attn   *kernels.Attention
 	closed bool
 }
 
@@ -55,7 +55,7 @@ func (s *State) Forward(tokens []int, pos int, logits []float32) error {
 			return fmt.Errorf("cpu: token %d (at index %d) is outside the vocabulary [0, %d)", t, i, vocab)
 		}
 	}
-	s.rope.upTo(pos + len(tokens))
+	s.rope.UpTo(pos + len(tokens))
 	firstOut := len(tokens) - len(logits)/vocab // the first token whose logits are wanted
 	for c0 := 0; c0 < len(tokens); c0 += s.batch {
 		c1 := min(len(tokens), c0+s.batch)
@@ -98,7 +98,7 @@ func (s *State) forward(tokens []int, pos int) {
 		// cache[l][kvHead][pos+i][hd]
 		layerBase := l * kvHeads * s.maxTokens * hd
 		for i := 0; i < n; i++ {
-			cos, sin := s.rope.at(pos + i)
+			cos, sin := s.rope.At(pos + i)
 			kernels.RoPE(q[i*qd:(i+1)*qd], heads, hd, cos, sin)
 			kernels.RoPE(k[i*kvd:(i+1)*kvd], kvHeads, hd, cos, sin)
 			for h := 0; h < kvHeads; h++ {
@@ -110,7 +110,7 @@ func (s *State) forward(tokens []int, pos int) {
 		// att[n, heads*hd] = softmax(q·kᵀ/sqrt(hd), causal)·v over positions [0, pos+i]
 		layerKV := s.keys[layerBase : layerBase+kvHeads*s.maxTokens*hd]
 		layerV := s.values[layerBase : layerBase+kvHeads*s.maxTokens*hd]
-		s.attn.compute(att, q, layerKV, layerV, n, pos)
+		s.attn.Compute(att, q, qd, layerKV, layerV, n, pos)
 		// x += o_proj(att)
 		s.lin.add(&L.oProj, nil, tmp, hidden, 0)
 		s.lin.linear(att, n)

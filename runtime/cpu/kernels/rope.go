@@ -1,8 +1,8 @@
-package cpu
+package kernels
 
 import "math"
 
-// rope holds the rotary embedding tables cos and sin, [maxTokens][headDim], computed the way
+// Rope holds the rotary embedding tables cos and sin, [maxTokens][headDim], computed the way
 // Hugging Face's Qwen2RotaryEmbedding does in float32 (default rope type, scaling 1):
 //
 //	inv_freq[i] = 1 / theta^(2i/headDim)              (float32 throughout)
@@ -11,16 +11,18 @@ import "math"
 //
 // Matching the float32 angle matters: at position 700 with theta 1e6 the float32 rounding of
 // the angle is already 4e-5 rad, visible at the golden tests' tolerance if computed in float64.
-// Rows are filled on first use, so a long context costs nothing until it is reached.
-type rope struct {
+// Rows are filled on first use, so a long context costs nothing until it is reached. Apply the
+// tables with RoPE. A Rope is not safe for concurrent use (each sequence state owns one).
+type Rope struct {
 	headDim  int
 	invFreq  []float32
 	cos, sin []float32
 	filled   int // rows [0, filled) are computed
 }
 
-func newRope(theta float64, headDim, maxTokens int) *rope {
-	r := &rope{headDim: headDim, invFreq: make([]float32, headDim/2),
+// NewRope allocates the tables for positions [0, maxTokens) of heads of headDim (even) values.
+func NewRope(theta float64, headDim, maxTokens int) *Rope {
+	r := &Rope{headDim: headDim, invFreq: make([]float32, headDim/2),
 		cos: make([]float32, maxTokens*headDim), sin: make([]float32, maxTokens*headDim)}
 	base := float32(theta) // torch promotes the Python float base to the float32 tensor's type
 	for i := range r.invFreq {
@@ -31,8 +33,8 @@ func newRope(theta float64, headDim, maxTokens int) *rope {
 	return r
 }
 
-// upTo makes rows [0, n) available.
-func (r *rope) upTo(n int) {
+// UpTo makes rows [0, n) available.
+func (r *Rope) UpTo(n int) {
 	d, h := r.headDim, r.headDim/2
 	for p := r.filled; p < n; p++ {
 		cos, sin := r.cos[p*d:(p+1)*d], r.sin[p*d:(p+1)*d]
@@ -46,8 +48,8 @@ func (r *rope) upTo(n int) {
 	r.filled = max(r.filled, n)
 }
 
-// at returns the tables of position pos.
-func (r *rope) at(pos int) (cos, sin []float32) {
+// At returns the tables of position pos (which UpTo must have covered).
+func (r *Rope) At(pos int) (cos, sin []float32) {
 	d := r.headDim
 	return r.cos[pos*d : (pos+1)*d], r.sin[pos*d : (pos+1)*d]
 }
