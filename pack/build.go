@@ -41,7 +41,7 @@ type builder struct {
 	noKernels bool
 }
 
-func (b *builder) build(src *source, tables []byte, tokInfo json.RawMessage) (*format.Manifest, error) {
+func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error) {
 	fam, err := arch.Lookup(b.cfg)
 	if err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func (b *builder) build(src *source, tables []byte, tokInfo json.RawMessage) (*f
 			return nil, err
 		}
 	}
-	if _, err := b.w.Add(format.KindTokenizer, TokenizerSection, tables); err != nil {
+	if err := tok.failed(); err != nil {
 		return nil, err
 	}
 	if err := b.writeSmallTensors(specs); err != nil {
@@ -87,11 +87,21 @@ func (b *builder) build(src *source, tables []byte, tokInfo json.RawMessage) (*f
 	}
 	placed := make(map[mil.BlobKey]mil.Placement, len(blobs))
 	for _, spec := range blobs {
+		if err := tok.failed(); err != nil {
+			return nil, err
+		}
 		p, err := b.writeBlob(spec)
 		if err != nil {
 			return nil, err
 		}
 		placed[spec.Key] = p
+	}
+	tables, tokInfo, err := tok.wait()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := b.w.Add(format.KindTokenizer, TokenizerSection, tables); err != nil {
+		return nil, err
 	}
 	var kernels []format.Kernel
 	if !b.noKernels {

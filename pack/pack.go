@@ -94,10 +94,9 @@ func Pack(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err := checkOutput(out, opts.Force); err != nil {
 		return nil, err
 	}
-	tables, tokInfo, err := compileTokenizer(src)
-	if err != nil {
-		return nil, err
-	}
+	// Compiling the tokenizer (about a second for a 151k vocabulary, mostly JSON decoding) runs
+	// on another core while the weights are converted; its section is written after them.
+	tok := startTokenizer(src)
 	ckpt, err := convert.OpenCheckpoint(dir)
 	if err != nil {
 		return nil, err
@@ -128,7 +127,7 @@ func Pack(ctx context.Context, dir string, opts Options) (*Result, error) {
 		milOpts:   mil.Options{Seqs: opts.ANESeqs, WeightDType: blobDType(target)},
 		noKernels: opts.NoKernels,
 	}
-	m, err := b.build(src, tables, tokInfo)
+	m, err := b.build(src, tok)
 	if err == nil {
 		var files []format.SourceFile
 		files, err = digests.wait()

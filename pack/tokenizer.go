@@ -8,6 +8,41 @@ import (
 	"github.com/anepack/anepack/tokenizer"
 )
 
+// tokenizerJob is a tokenizer compile running on its own goroutine.
+type tokenizerJob struct {
+	done   chan struct{}
+	tables []byte
+	info   json.RawMessage
+	err    error
+}
+
+// startTokenizer starts compiling src's tokenizer.
+func startTokenizer(src *source) *tokenizerJob {
+	j := &tokenizerJob{done: make(chan struct{})}
+	go func() {
+		defer close(j.done)
+		j.tables, j.info, j.err = compileTokenizer(src)
+	}()
+	return j
+}
+
+// failed returns the compile's error if it has already finished with one, without waiting:
+// a tokenizer that cannot be compiled stops the pack early.
+func (j *tokenizerJob) failed() error {
+	select {
+	case <-j.done:
+		return j.err
+	default:
+		return nil
+	}
+}
+
+// wait returns the compiled tables and their summary.
+func (j *tokenizerJob) wait() ([]byte, json.RawMessage, error) {
+	<-j.done
+	return j.tables, j.info, j.err
+}
+
 // compileTokenizer compiles tokenizer.json + tokenizer_config.json into the binary tables the
 // runtime loads without parsing JSON, and the summary stored in the manifest.
 func compileTokenizer(src *source) ([]byte, json.RawMessage, error) {
