@@ -24,6 +24,7 @@ import (
 // stops the workers. The zero Pool is not usable: use NewPool.
 type Pool struct {
 	threads int
+	spin    int // polls before blocking: spinIters, or 0 when oversubscribed
 	workers []*poolWorker
 	mu      sync.Mutex // one call at a time
 	closing atomic.Bool
@@ -83,6 +84,12 @@ func NewPool(threads int) *Pool {
 		threads = runtime.NumCPU()
 	}
 	p := &Pool{threads: threads, workers: make([]*poolWorker, threads-1)}
+	// Spinning only pays when every pool goroutine has a P of its own; with
+	// more threads than GOMAXPROCS a spinning goroutine just delays the one
+	// it waits for.
+	if threads <= runtime.GOMAXPROCS(0) {
+		p.spin = spinIters
+	}
 	for i := range p.workers {
 		w := &poolWorker{wake: make(chan struct{}, 1)}
 		p.workers[i] = w
@@ -113,7 +120,7 @@ func (p *Pool) worker(id int, w *poolWorker) {
 	for {
 		job := p.job.Load()
 		for spin := 0; job>>16 == seen; spin++ {
-			if spin >= spinIters {
+			if spin >= p.spin {
 				// Park. Announce it first, then look once more so a job
 				// published in between is not missed: either we take the
 				// state back (no wake-up is coming) or the caller already
@@ -202,7 +209,7 @@ func (p *Pool) run(n, grain int) {
 	}
 	p.work()
 	if helpers > 0 {
-		for spin := 0; p.pending.Load() != 0 && spin < spinIters; spin++ {
+		for spin := 0; p.pending.Load() != 0 && spin < p.spin; spin++ {
 		}
 		p.done.Wait()
 	}

@@ -2,9 +2,11 @@ package kernels
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestPoolMatchesSerial requires the pooled kernels to give exactly the
@@ -106,6 +108,39 @@ func TestNoAllocs(t *testing.T) {
 	} {
 		if a := testing.AllocsPerRun(20, f); a != 0 {
 			t.Errorf("%s allocates %v times per call", name, a)
+		}
+	}
+}
+
+// TestPoolWakesParkedWorkers pauses between calls long enough for the
+// workers to stop spinning and park, so every call must wake them, and
+// checks that each worker really took part (the chunks block until all
+// threads have arrived, which only happens if every worker woke up).
+func TestPoolWakesParkedWorkers(t *testing.T) {
+	threads := min(runtime.GOMAXPROCS(0), 4)
+	if threads < 2 {
+		threads = 2 // still correct, just without spinning
+	}
+	p := NewPool(threads)
+	defer p.Close()
+	for round := 0; round < 5; round++ {
+		time.Sleep(3 * time.Millisecond) // far longer than the spin
+		var arrived, timedOut atomic.Int32
+		var sum atomic.Int64
+		p.Parallel(threads, 1, func(lo, hi int) {
+			arrived.Add(1)
+			deadline := time.Now().Add(2 * time.Second)
+			for arrived.Load() < int32(threads) {
+				if time.Now().After(deadline) {
+					timedOut.Add(1) // some worker never woke up
+					break
+				}
+				runtime.Gosched()
+			}
+			sum.Add(int64(hi - lo))
+		})
+		if timedOut.Load() != 0 || sum.Load() != int64(threads) {
+			t.Fatalf("round %d: only %d of %d threads arrived together, %d items done", round, arrived.Load(), threads, sum.Load())
 		}
 	}
 }
