@@ -127,6 +127,10 @@ func TestPoolWakesParkedWorkers(t *testing.T) {
 		time.Sleep(3 * time.Millisecond) // far longer than the spin
 		var arrived, timedOut atomic.Int32
 		var sum atomic.Int64
+		// A worker that is never woken would hang the call: watch it.
+		watchdog := time.AfterFunc(10*time.Second, func() {
+			panic("Pool.Parallel did not return: a parked worker was never woken")
+		})
 		p.Parallel(threads, 1, func(lo, hi int) {
 			arrived.Add(1)
 			deadline := time.Now().Add(2 * time.Second)
@@ -139,6 +143,7 @@ func TestPoolWakesParkedWorkers(t *testing.T) {
 			}
 			sum.Add(int64(hi - lo))
 		})
+		watchdog.Stop()
 		if timedOut.Load() != 0 || sum.Load() != int64(threads) {
 			t.Fatalf("round %d: only %d of %d threads arrived together, %d items done", round, arrived.Load(), threads, sum.Load())
 		}
