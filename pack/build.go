@@ -66,7 +66,7 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 		}
 	}
 
-	// Small files first, so `anepack inspect` reads them from the start of the file.
+	// The source files, verbatim (provenance; `anepack inspect --json` and later tools read them).
 	files := []struct {
 		name string
 		data []byte
