@@ -15,7 +15,7 @@ import (
 
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/ane"
-	"github.com/anepack/anepack/runtime/cpu/kernels"
+	"github.com/anepack/anepack/runtime/kernels"
 )
 
 // doctorReport is what `anerun doctor` finds; --json prints it as is.
@@ -189,7 +189,7 @@ func (r *doctorReport) print(w io.Writer) {
 	fmt.Fprintf(w, "auto:      %s (%s)\n", r.Auto, r.AutoReason)
 }
 
-// cpuFeatures lists the features the CPU kernels (runtime/cpu/kernels) can use that this CPU
+// cpuFeatures lists the features the CPU kernels (runtime/kernels) can use that this CPU
 // has: AVX2, FMA and F16C on amd64, Advanced SIMD on arm64.
 func cpuFeatures() []string {
 	var f []string

@@ -9,7 +9,7 @@
 // with mil.Dispatcher, which picks the smallest bucket for a run of tokens, packs token-major
 // float32 activations into channel-major fp16 surfaces and back. Embedding, RMSNorm, RoPE,
 // causal attention over a float32 KV cache and the residuals run on the CPU (package
-// runtime/cpu/kernels), in Hugging Face's order of operations. Only the evaluator differs
+// runtime/kernels), in Hugging Face's order of operations. Only the evaluator differs
 // between the two backends:
 //
 //   - EvalANE: each kernel is compiled and run on the Neural Engine by the driver below;

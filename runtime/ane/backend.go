@@ -8,7 +8,7 @@ import (
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/mil"
 	"github.com/anepack/anepack/runtime"
-	"github.com/anepack/anepack/runtime/cpu/kernels"
+	"github.com/anepack/anepack/runtime/kernels"
 )
 
 // Where decode steps (Forward of one token) run.

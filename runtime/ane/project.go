@@ -7,7 +7,7 @@ import (
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/mil"
 	"github.com/anepack/anepack/runtime"
-	"github.com/anepack/anepack/runtime/cpu/kernels"
+	"github.com/anepack/anepack/runtime/kernels"
 )
 
 // projector computes the matrix products of the forward pass for n tokens, token-major:

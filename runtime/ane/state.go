@@ -6,7 +6,7 @@ import (
 
 	"github.com/anepack/anepack/half"
 	"github.com/anepack/anepack/runtime"
-	"github.com/anepack/anepack/runtime/cpu/kernels"
+	"github.com/anepack/anepack/runtime/kernels"
 )
 
 // NewState allocates a KV cache of maxTokens positions and the activations of one batch (the

@@ -6,7 +6,7 @@ import (
 
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/runtime"
-	"github.com/anepack/anepack/runtime/cpu/kernels"
+	"github.com/anepack/anepack/runtime/kernels"
 )
 
 // Options configures the CPU backend.

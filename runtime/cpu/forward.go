@@ -5,7 +5,7 @@ import (
 
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/half"
-	"github.com/anepack/anepack/runtime/cpu/kernels"
+	"github.com/anepack/anepack/runtime/kernels"
 )
 
 // State is one sequence on the CPU: its KV cache and the activations of one batch of tokens.

@@ -1,7 +1,7 @@
 package cpu
 
 import (
-	"github.com/anepack/anepack/runtime/cpu/kernels"
+	"github.com/anepack/anepack/runtime/kernels"
 )
 
 // mul computes rows [r0, r1) of x·wᵀ for n tokens into y, laid out [n, r1-r0]:

@@ -1,4 +1,4 @@
-module github.com/anepack/anepack/runtime/cpu/kernels/internal/gen
+module github.com/anepack/anepack/runtime/kernels/internal/gen
 
 go 1.26.0
 
