@@ -1,21 +1,26 @@
-// Package arch holds the architecture tables: which Hugging Face config.json fields a model family
-// needs, and the names, shapes and roles of its tensors. It is a leaf package: every other package
-// asks it what a model looks like instead of keeping its own list of names.
+// Package arch describes model architectures as data: which Hugging Face config.json fields a
+// family reads and how it spells them, which tensors a checkpoint holds (Hugging Face's names,
+// shapes, and each tensor's job in the forward pass), which linear layers run together as one
+// fused kernel, and the layer's variants (norm kind, per-head q/k norms, biases, activation,
+// RoPE scaling). Convert, pack, synth, the runtime's one forward pass and the MIL generator all
+// read this one description; none keeps its own list of names.
 //
-// An architecture is one small file that keeps Hugging Face's names (see qwen2.go); the table of
-// families is one literal map in families.go.
+// A family is one small file (qwen2.go, qwen3.go, llama.go) holding a Family literal; the list
+// of families is one literal in families.go. See README's "Adding an architecture".
+//
+// It is a leaf package: it imports nothing of ours.
 package arch
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 )
 
-// Config is the subset of a Hugging Face config.json that anepack needs, after validation.
-// Field names follow Hugging Face's.
+// Config is what anepack needs of a Hugging Face config.json, validated and with Hugging Face's
+// defaults filled in. It is stored in every bundle's manifest (as JSON, field names below) and
+// validated again when a bundle is opened.
 type Config struct {
 	Architecture          string  `json:"architecture"`
 	ModelType             string  `json:"model_type"`
@@ -27,17 +32,53 @@ type Config struct {
 	HeadDim               int     `json:"head_dim"`
 	VocabSize             int     `json:"vocab_size"`
 	MaxPositionEmbeddings int     `json:"max_position_embeddings"`
-	RMSNormEps            float64 `json:"rms_norm_eps"`
+	RMSNormEps            float64 `json:"rms_norm_eps"` // the epsilon of every norm, whatever its kind
 	RopeTheta             float64 `json:"rope_theta"`
-	TieWordEmbeddings     bool    `json:"tie_word_embeddings"`
-	HiddenAct             string  `json:"hidden_act"`
+	// RopeScaling is the rotary embedding's frequency scaling; nil is the default (none).
+	RopeScaling *RopeScaling `json:"rope_scaling,omitempty"`
+	// PartialRotaryFactor is the share of each head's dimensions that RoPE rotates; 0 means all.
+	PartialRotaryFactor float64 `json:"partial_rotary_factor,omitempty"`
+	TieWordEmbeddings   bool    `json:"tie_word_embeddings"`
+	HiddenAct           string  `json:"hidden_act"`
+	// AttentionBias and MLPBias are Llama's switches for biases on the attention projections
+	// and the MLP; families whose biases are fixed ignore them (see Family.Bias).
+	AttentionBias bool `json:"attention_bias,omitempty"`
+	MLPBias       bool `json:"mlp_bias,omitempty"`
 	// BOSTokenID is -1 when the config has none.
 	BOSTokenID int `json:"bos_token_id"`
 	// EOSTokenIDs lists every end-of-sequence id (config.json allows an int or a list).
 	EOSTokenIDs []int `json:"eos_token_ids"`
 }
 
-// ConfigError reports a config.json that cannot be used, naming the file and the field.
+// RopeScaling is a rotary embedding's frequency scaling (transformers' rope_scaling, or the
+// non-default part of rope_parameters).
+type RopeScaling struct {
+	// Type is the scaling: "llama3" is the only one implemented (see Family.RopeTypes).
+	Type string `json:"rope_type"`
+	// Factor divides the low frequencies.
+	Factor float64 `json:"factor"`
+	// LowFreqFactor and HighFreqFactor bound the band of wavelengths that is interpolated.
+	LowFreqFactor  float64 `json:"low_freq_factor,omitempty"`
+	HighFreqFactor float64 `json:"high_freq_factor,omitempty"`
+	// OriginalMaxPositionEmbeddings is the context the model was trained with before scaling.
+	OriginalMaxPositionEmbeddings int `json:"original_max_position_embeddings,omitempty"`
+}
+
+// QDim returns the width of all query heads together (num_attention_heads * head_dim).
+func (c *Config) QDim() int { return c.NumAttentionHeads * c.HeadDim }
+
+// KVDim returns the width of all key (or value) heads together.
+func (c *Config) KVDim() int { return c.NumKeyValueHeads * c.HeadDim }
+
+// RotaryDim returns how many dimensions of each head RoPE rotates (an even number).
+func (c *Config) RotaryDim() int {
+	if c.PartialRotaryFactor == 0 || c.PartialRotaryFactor == 1 {
+		return c.HeadDim
+	}
+	return int(float64(c.HeadDim)*c.PartialRotaryFactor) &^ 1
+}
+
+// ConfigError reports a config that cannot be used, naming the file and the field.
 type ConfigError struct {
 	File  string // the file name as the user gave it, e.g. "model/config.json"
 	Field string // the JSON field, e.g. "num_key_value_heads"; empty for whole-file errors
@@ -51,20 +92,18 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("%s: field %q: %s", e.File, e.Field, e.Msg)
 }
 
-// rawConfig mirrors config.json loosely so that every field can be checked and reported by name.
-type rawConfig map[string]json.RawMessage
-
 // ParseConfig reads a Hugging Face config.json. file is used only in error messages.
 // It checks that the architecture is supported and that every field the family needs is present
-// and consistent, and fills Hugging Face's defaults (head_dim, tie_word_embeddings, ...).
+// and consistent, in the family's own spelling, and fills Hugging Face's defaults (head_dim,
+// tie_word_embeddings, rope parameters, ...).
 func ParseConfig(data []byte, file string) (*Config, error) {
-	var raw rawConfig
+	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
 		return nil, &ConfigError{File: file, Msg: "not a JSON object: " + err.Error()}
 	}
-	p := configParser{file: file, raw: raw}
+	p := &configParser{file: file, raw: raw}
 	archs := p.stringList("architectures")
 	if p.err != nil {
 		return nil, p.err
@@ -77,6 +116,7 @@ func ParseConfig(data []byte, file string) (*Config, error) {
 		return nil, &ConfigError{File: file, Field: "architectures",
 			Msg: fmt.Sprintf("%q is not supported; supported: %s", archs[0], strings.Join(Supported(), ", "))}
 	}
+	p.spell = fam.Spellings
 	c := &Config{Architecture: archs[0]}
 	c.ModelType = p.optString("model_type", "")
 	c.HiddenSize = p.positiveInt("hidden_size")
@@ -86,166 +126,114 @@ func ParseConfig(data []byte, file string) (*Config, error) {
 	c.NumKeyValueHeads = p.optPositiveInt("num_key_value_heads", c.NumAttentionHeads)
 	c.VocabSize = p.positiveInt("vocab_size")
 	c.MaxPositionEmbeddings = p.positiveInt("max_position_embeddings")
-	c.RMSNormEps = p.positiveFloat("rms_norm_eps", 1e-6)
-	c.RopeTheta = p.positiveFloat("rope_theta", 10000)
-	c.TieWordEmbeddings = p.optBool("tie_word_embeddings", false)
-	c.HiddenAct = p.optString("hidden_act", "silu")
+	c.RMSNormEps = p.positiveFloat("rms_norm_eps", fam.DefaultEps)
+	c.TieWordEmbeddings = p.optBool("tie_word_embeddings", fam.TieDefault)
+	c.HiddenAct = p.optString("hidden_act", fam.Activations[0])
+	c.AttentionBias = p.optBool("attention_bias", false)
+	c.MLPBias = p.optBool("mlp_bias", false)
 	c.BOSTokenID = p.optInt("bos_token_id", -1)
 	c.EOSTokenIDs = p.intOrList("eos_token_id")
+	p.rope(c)
 	if p.err != nil {
 		return nil, p.err
 	}
 	if c.NumAttentionHeads > 0 && c.HiddenSize%c.NumAttentionHeads != 0 && !p.has("head_dim") {
-		return nil, &ConfigError{File: file, Field: "num_attention_heads",
-			Msg: fmt.Sprintf("hidden_size %d is not divisible by %d heads and head_dim is not given", c.HiddenSize, c.NumAttentionHeads)}
+		return nil, p.errorf("num_attention_heads", "hidden_size %d is not divisible by %d heads and head_dim is not given", c.HiddenSize, c.NumAttentionHeads)
 	}
 	c.HeadDim = p.optPositiveInt("head_dim", c.HiddenSize/max(c.NumAttentionHeads, 1))
+	if fam.parse != nil {
+		fam.parse(p, c)
+	}
 	if p.err != nil {
 		return nil, p.err
 	}
-	if c.NumAttentionHeads%c.NumKeyValueHeads != 0 {
-		return nil, &ConfigError{File: file, Field: "num_key_value_heads",
-			Msg: fmt.Sprintf("%d must divide num_attention_heads (%d)", c.NumKeyValueHeads, c.NumAttentionHeads)}
-	}
-	if c.HeadDim%2 != 0 {
-		return nil, &ConfigError{File: file, Field: "head_dim", Msg: fmt.Sprintf("%d must be even for rotary embeddings", c.HeadDim)}
-	}
-	if err := fam.Check(c, &p); err != nil {
+	if err := Validate(c); err != nil {
+		if ce, ok := err.(*ConfigError); ok {
+			ce.File, ce.Field = file, p.spelling(ce.Field)
+		}
 		return nil, err
 	}
 	return c, nil
 }
 
-// configParser collects the first error; each accessor is a no-op once an error is recorded.
-type configParser struct {
-	file string
-	raw  rawConfig
-	err  error
-}
+// Limits on a config's sizes. No released model comes near them; they exist so that a damaged
+// or hostile config (in a checkpoint, or in a downloaded bundle's manifest) is refused before
+// anything is allocated from it, and so that products of sizes cannot overflow an int.
+const (
+	MaxLayers   = 1 << 12 // decoder layers
+	MaxWidth    = 1 << 18 // hidden_size, intermediate_size, heads*head_dim
+	MaxVocab    = 1 << 22 // vocab_size
+	MaxHeads    = 1 << 12 // attention heads
+	MaxPosition = 1 << 24 // max_position_embeddings
+)
 
-func (p *configParser) has(field string) bool {
-	v, ok := p.raw[field]
-	return ok && string(v) != "null"
-}
-
-func (p *configParser) fail(field, msg string) {
-	if p.err == nil {
-		p.err = &ConfigError{File: p.file, Field: field, Msg: msg}
-	}
-}
-
-func (p *configParser) number(field string) (float64, bool) {
-	if p.err != nil || !p.has(field) {
-		return 0, false
-	}
-	var n json.Number
-	raw := p.raw[field]
-	// json.Number also accepts a quoted number ("896"); config.json must hold a real number.
-	if len(raw) == 0 || raw[0] == '"' {
-		p.fail(field, "expected a number, got "+string(raw))
-		return 0, false
-	}
-	if err := json.Unmarshal(raw, &n); err != nil {
-		p.fail(field, "expected a number, got "+string(p.raw[field]))
-		return 0, false
-	}
-	f, err := n.Float64()
-	if err != nil {
-		p.fail(field, "expected a number, got "+string(p.raw[field]))
-		return 0, false
-	}
-	return f, true
-}
-
-func (p *configParser) int(field string, required bool, def int) int {
-	f, ok := p.number(field)
+// Validate checks a config's internal consistency and its sizes against the limits above: what
+// the forward pass divides by, allocates with or loops over. ParseConfig calls it; so does the
+// runtime on the config stored in a bundle, which it must not trust. Errors are *ConfigError
+// with File empty.
+func Validate(c *Config) error {
+	fam, ok := Families[c.Architecture]
 	if !ok {
-		if required && p.err == nil {
-			p.fail(field, "missing; expected an integer")
+		return &ConfigError{Field: "architectures", Msg: fmt.Sprintf("%q is not supported; supported: %s", c.Architecture, strings.Join(Supported(), ", "))}
+	}
+	bad := func(field, format string, args ...any) error {
+		return &ConfigError{Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	for _, f := range []struct {
+		name   string
+		v, max int
+	}{
+		{"hidden_size", c.HiddenSize, MaxWidth}, {"intermediate_size", c.IntermediateSize, MaxWidth},
+		{"num_hidden_layers", c.NumHiddenLayers, MaxLayers}, {"num_attention_heads", c.NumAttentionHeads, MaxHeads},
+		{"num_key_value_heads", c.NumKeyValueHeads, MaxHeads}, {"head_dim", c.HeadDim, MaxWidth},
+		{"vocab_size", c.VocabSize, MaxVocab}, {"max_position_embeddings", c.MaxPositionEmbeddings, MaxPosition},
+	} {
+		if f.v <= 0 || f.v > f.max {
+			return bad(f.name, "%d is outside [1, %d]", f.v, f.max)
 		}
-		return def
 	}
-	if f != math.Trunc(f) || math.Abs(f) > 1<<40 {
-		p.fail(field, fmt.Sprintf("expected an integer, got %v", f))
-		return def
+	switch {
+	case c.NumAttentionHeads%c.NumKeyValueHeads != 0:
+		return bad("num_key_value_heads", "%d must divide num_attention_heads (%d)", c.NumKeyValueHeads, c.NumAttentionHeads)
+	case c.QDim() > MaxWidth:
+		return bad("head_dim", "%d heads of %d exceed %d channels", c.NumAttentionHeads, c.HeadDim, MaxWidth)
+	case !(c.RMSNormEps > 0 && c.RMSNormEps < 1):
+		return bad("rms_norm_eps", "%v; expected a small positive number", c.RMSNormEps)
+	case !(c.RopeTheta > 0) || c.RopeTheta > 1e12:
+		return bad("rope_theta", "%v; expected a positive number", c.RopeTheta)
+	case c.PartialRotaryFactor < 0 || c.PartialRotaryFactor > 1:
+		return bad("partial_rotary_factor", "%v; expected a number in (0, 1]", c.PartialRotaryFactor)
+	case c.RotaryDim() <= 0 || c.RotaryDim()%2 != 0:
+		return bad("head_dim", "%d (rotating %d of them) must give an even, positive rotary size", c.HeadDim, c.RotaryDim())
+	case c.BOSTokenID >= c.VocabSize:
+		return bad("bos_token_id", "%d is outside the vocabulary of %d", c.BOSTokenID, c.VocabSize)
 	}
-	return int(f)
+	for _, id := range c.EOSTokenIDs {
+		if id < 0 || id >= c.VocabSize {
+			return bad("eos_token_id", "%d is outside the vocabulary [0, %d)", id, c.VocabSize)
+		}
+	}
+	if !contains(fam.Activations, c.HiddenAct) {
+		return bad("hidden_act", "%q is not supported for %s; expected %s", c.HiddenAct, fam.Architecture, quoteList(fam.Activations))
+	}
+	return checkRope(fam, c)
 }
 
-func (p *configParser) positiveInt(field string) int {
-	v := p.int(field, true, 0)
-	if p.err == nil && v <= 0 {
-		p.fail(field, fmt.Sprintf("expected a positive integer, got %d", v))
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
 	}
-	return v
+	return false
 }
 
-func (p *configParser) optPositiveInt(field string, def int) int {
-	v := p.int(field, false, def)
-	if p.err == nil && v <= 0 {
-		p.fail(field, fmt.Sprintf("expected a positive integer, got %d", v))
+func quoteList(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = fmt.Sprintf("%q", s)
 	}
-	return v
+	return strings.Join(q, " or ")
 }
 
-func (p *configParser) optInt(field string, def int) int { return p.int(field, false, def) }
-
-func (p *configParser) positiveFloat(field string, def float64) float64 {
-	f, ok := p.number(field)
-	if !ok {
-		return def
-	}
-	if !(f > 0) || math.IsInf(f, 0) {
-		p.fail(field, fmt.Sprintf("expected a positive number, got %v", f))
-	}
-	return f
-}
-
-func (p *configParser) optBool(field string, def bool) bool {
-	if p.err != nil || !p.has(field) {
-		return def
-	}
-	var b bool
-	if err := json.Unmarshal(p.raw[field], &b); err != nil {
-		p.fail(field, "expected true or false, got "+string(p.raw[field]))
-	}
-	return b
-}
-
-func (p *configParser) optString(field, def string) string {
-	if p.err != nil || !p.has(field) {
-		return def
-	}
-	var s string
-	if err := json.Unmarshal(p.raw[field], &s); err != nil {
-		p.fail(field, "expected a string, got "+string(p.raw[field]))
-	}
-	return s
-}
-
-func (p *configParser) stringList(field string) []string {
-	if p.err != nil || !p.has(field) {
-		return nil
-	}
-	var s []string
-	if err := json.Unmarshal(p.raw[field], &s); err != nil {
-		p.fail(field, "expected a list of strings, got "+string(p.raw[field]))
-	}
-	return s
-}
-
-// intOrList accepts Hugging Face's `"eos_token_id": 2` and `"eos_token_id": [2, 3]`.
-func (p *configParser) intOrList(field string) []int {
-	if p.err != nil || !p.has(field) {
-		return nil
-	}
-	var one int
-	if err := json.Unmarshal(p.raw[field], &one); err == nil {
-		return []int{one}
-	}
-	var many []int
-	if err := json.Unmarshal(p.raw[field], &many); err != nil {
-		p.fail(field, "expected an integer or a list of integers, got "+string(p.raw[field]))
-	}
-	return many
-}
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

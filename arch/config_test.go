@@ -11,58 +11,178 @@ const qwenConfig = `{"architectures":["Qwen2ForCausalLM"],"hidden_size":896,"int
 "max_position_embeddings":32768,"rms_norm_eps":1e-06,"rope_theta":1000000.0,"tie_word_embeddings":true,
 "bos_token_id":151643,"eos_token_id":[151645,151643],"hidden_act":"silu","rope_scaling":null}`
 
-func TestParseQwen25Config(t *testing.T) {
-	c, err := ParseConfig([]byte(qwenConfig), "config.json")
+// Qwen3-0.6B's config.json as published (the fields anepack reads).
+const qwen3Config = `{"architectures":["Qwen3ForCausalLM"],"attention_bias":false,"bos_token_id":151643,
+"eos_token_id":151645,"head_dim":128,"hidden_act":"silu","hidden_size":1024,"intermediate_size":3072,
+"max_position_embeddings":40960,"max_window_layers":28,"model_type":"qwen3","num_attention_heads":16,
+"num_hidden_layers":28,"num_key_value_heads":8,"rms_norm_eps":1e-06,"rope_scaling":null,"rope_theta":1000000,
+"sliding_window":null,"tie_word_embeddings":true,"use_sliding_window":false,"vocab_size":151936}`
+
+// Llama-3.2-1B-Instruct's config.json as published (the fields anepack reads).
+const llamaConfig = `{"architectures":["LlamaForCausalLM"],"attention_bias":false,"bos_token_id":128000,
+"eos_token_id":[128001,128008,128009],"head_dim":64,"hidden_act":"silu","hidden_size":2048,
+"intermediate_size":8192,"max_position_embeddings":131072,"mlp_bias":false,"model_type":"llama",
+"num_attention_heads":32,"num_hidden_layers":16,"num_key_value_heads":8,"pretraining_tp":1,"rms_norm_eps":1e-05,
+"rope_scaling":{"factor":32.0,"high_freq_factor":4.0,"low_freq_factor":1.0,"original_max_position_embeddings":8192,"rope_type":"llama3"},
+"rope_theta":500000.0,"tie_word_embeddings":true,"vocab_size":128256}`
+
+func parse(t *testing.T, s string) (*Config, *Family) {
+	t.Helper()
+	c, err := ParseConfig([]byte(s), "config.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.HeadDim != 64 || c.NumKeyValueHeads != 2 || !c.TieWordEmbeddings || c.RopeTheta != 1e6 || c.RMSNormEps != 1e-6 {
+	fam, err := Lookup(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, fam
+}
+
+func params(fam *Family, c *Config) int {
+	n := 0
+	for _, t := range fam.Tensors(c) {
+		n += Elements(t.Shape)
+	}
+	return n
+}
+
+func TestParseQwen25Config(t *testing.T) {
+	c, fam := parse(t, qwenConfig)
+	if c.HeadDim != 64 || c.NumKeyValueHeads != 2 || !c.TieWordEmbeddings || c.RopeTheta != 1e6 || c.RMSNormEps != 1e-6 || c.RopeScaling != nil {
 		t.Errorf("config %+v", c)
 	}
 	if len(c.EOSTokenIDs) != 2 || c.EOSTokenIDs[0] != 151645 || c.BOSTokenID != 151643 {
 		t.Errorf("token ids: bos %d eos %v", c.BOSTokenID, c.EOSTokenIDs)
 	}
-	fam, _ := Lookup(c)
 	ts := fam.Tensors(c)
 	// embed + 24 layers x 12 + final norm; tied, so no lm_head.
-	if len(ts) != 1+24*12+1 {
-		t.Fatalf("%d tensors", len(ts))
+	if len(ts) != 1+24*12+1 || fam.TensorCount(c) != len(ts) {
+		t.Fatalf("%d tensors (count %d)", len(ts), fam.TensorCount(c))
 	}
-	var params int
 	for _, tt := range ts {
-		params += Elements(tt.Shape)
-		if tt.Name == LayerTensor(3, KProj) && (tt.Shape[0] != 128 || tt.Shape[1] != 896 || tt.Group != GroupQKV) {
+		if tt.Name == "model.layers.3.self_attn.k_proj.weight" && (tt.Shape[0] != 128 || tt.Shape[1] != 896 || tt.Group != GroupQKV || tt.Slot != KProj) {
 			t.Errorf("k_proj %+v", tt)
 		}
+		if tt.Name == "model.layers.3.post_attention_layernorm.weight" && (tt.Slot != MLPNorm || tt.Role != RoleNorm || tt.PlusOne) {
+			t.Errorf("post_attention_layernorm %+v", tt)
+		}
 	}
-	if params != 494032768 { // Qwen2.5-0.5B's published parameter count
-		t.Errorf("%d parameters; want 494032768", params)
+	if n := params(fam, c); n != 494032768 { // Qwen2.5-0.5B's published parameter count
+		t.Errorf("%d parameters; want 494032768", n)
+	}
+	qkv, _ := fam.Group(c, GroupQKV)
+	if qkv.Out != 896+2*128 || !qkv.HasBias() || qkv.Biases[1] != KBias {
+		t.Errorf("qkv group %+v", qkv)
+	}
+	if o, _ := fam.Group(c, GroupO); o.HasBias() {
+		t.Errorf("Qwen2's o_proj has no bias: %+v", o)
+	}
+}
+
+func TestParseQwen3Config(t *testing.T) {
+	c, fam := parse(t, qwen3Config)
+	if c.HeadDim != 128 || c.QDim() != 2048 || c.RotaryDim() != 128 {
+		t.Errorf("head_dim %d, q %d, rotary %d", c.HeadDim, c.QDim(), c.RotaryDim())
+	}
+	var qn, qb, o bool
+	for _, tt := range fam.Tensors(c) {
+		switch tt.Name {
+		case "model.layers.0.self_attn.q_norm.weight":
+			qn = tt.Shape[0] == 128 && tt.Slot == QNorm
+		case "model.layers.0.self_attn.q_proj.bias":
+			qb = true
+		case "model.layers.0.self_attn.o_proj.weight":
+			o = tt.Shape[0] == 1024 && tt.Shape[1] == 2048
+		}
+	}
+	if !qn || qb || !o {
+		t.Errorf("q_norm [128] %v, q bias present %v, o_proj [1024, 2048] %v", qn, qb, o)
+	}
+	// Qwen3-0.6B: 596049920 parameters without the tied head (440 M non-embedding + 155.6 M embedding).
+	if n := params(fam, c); n != 596049920 {
+		t.Errorf("%d parameters; want 596049920", n)
+	}
+	biased, _ := ParseConfig([]byte(strings.Replace(qwen3Config, `"attention_bias":false`, `"attention_bias":true`, 1)), "c.json")
+	if o, _ := fam.Group(biased, GroupO); !o.HasBias() {
+		t.Error("attention_bias: true must give o_proj a bias in Qwen3")
+	}
+}
+
+func TestParseLlamaConfig(t *testing.T) {
+	c, fam := parse(t, llamaConfig)
+	rs := c.RopeScaling
+	if rs == nil || rs.Type != RopeLlama3 || rs.Factor != 32 || rs.LowFreqFactor != 1 || rs.HighFreqFactor != 4 || rs.OriginalMaxPositionEmbeddings != 8192 {
+		t.Fatalf("rope scaling %+v", rs)
+	}
+	if c.RMSNormEps != 1e-5 || c.RopeTheta != 5e5 || len(c.EOSTokenIDs) != 3 {
+		t.Errorf("config %+v", c)
+	}
+	// Llama-3.2-1B: 1235814400 parameters (tied).
+	if n := params(fam, c); n != 1235814400 {
+		t.Errorf("%d parameters; want 1235814400", n)
+	}
+	for _, g := range fam.Groups(c) {
+		if g.HasBias() {
+			t.Errorf("group %s has a bias with attention_bias and mlp_bias false", g.Name)
+		}
+	}
+	mlp, _ := ParseConfig([]byte(strings.Replace(llamaConfig, `"mlp_bias":false`, `"mlp_bias":true`, 1)), "c.json")
+	if g, _ := fam.Group(mlp, GroupMLP); !g.HasBias() || g.Biases[2] != DownBias {
+		t.Errorf("mlp_bias: true: %+v", g)
+	}
+}
+
+// TestRopeParameters reads transformers 5's rope_parameters spelling.
+func TestRopeParameters(t *testing.T) {
+	s := strings.Replace(llamaConfig, `"rope_scaling":{"factor":32.0,`, `"rope_parameters":{"rope_theta":250000.0,"factor":8.0,`, 1)
+	s = strings.Replace(s, `"rope_theta":500000.0,`, ``, 1)
+	c, _ := parse(t, s)
+	if c.RopeTheta != 2.5e5 || c.RopeScaling == nil || c.RopeScaling.Factor != 8 {
+		t.Errorf("theta %v scaling %+v", c.RopeTheta, c.RopeScaling)
+	}
+	d, _ := parse(t, strings.Replace(qwenConfig, `"rope_scaling":null`, `"rope_parameters":{"rope_type":"default","rope_theta":1e7,"partial_rotary_factor":0.25}`, 1))
+	if d.RopeTheta != 1e7 || d.RopeScaling != nil || d.RotaryDim() != 16 {
+		t.Errorf("theta %v scaling %+v rotary %d", d.RopeTheta, d.RopeScaling, d.RotaryDim())
 	}
 }
 
 // TestConfigErrors checks that each bad config names the file, the field and what was expected.
 func TestConfigErrors(t *testing.T) {
-	edit := func(old, new string) string {
-		if !strings.Contains(qwenConfig, old) {
+	edit := func(base, old, new string) string {
+		if !strings.Contains(base, old) {
 			t.Fatalf("test bug: %q not in the config", old)
 		}
-		return strings.Replace(qwenConfig, old, new, 1)
+		return strings.Replace(base, old, new, 1)
 	}
+	q := func(old, new string) string { return edit(qwenConfig, old, new) }
+	l := func(old, new string) string { return edit(llamaConfig, old, new) }
 	cases := []struct{ config, want string }{
 		{"[1,2]", "not a JSON object"},
-		{edit(`"hidden_size":896,`, ""), `field "hidden_size": missing`},
-		{edit(`"hidden_size":896`, `"hidden_size":"896"`), `field "hidden_size": expected a number`},
-		{edit(`"hidden_size":896`, `"hidden_size":-1`), `field "hidden_size": expected a positive integer`},
-		{edit(`"num_hidden_layers":24`, `"num_hidden_layers":2.5`), `field "num_hidden_layers": expected an integer`},
-		{edit(`"num_key_value_heads":2`, `"num_key_value_heads":3`), `field "num_key_value_heads": 3 must divide`},
-		{edit(`"num_attention_heads":14`, `"num_attention_heads":5`), `field "num_attention_heads"`},
-		{edit(`["Qwen2ForCausalLM"]`, `["LlamaForCausalLM"]`), `"LlamaForCausalLM" is not supported`},
-		{edit(`"architectures":["Qwen2ForCausalLM"],`, ""), `field "architectures": missing`},
-		{edit(`"hidden_act":"silu"`, `"hidden_act":"gelu"`), `field "hidden_act"`},
-		{edit(`"rope_scaling":null`, `"rope_scaling":{"type":"yarn","factor":4}`), `rope scaling "yarn" is not supported`},
-		{edit(`"rms_norm_eps":1e-06`, `"rms_norm_eps":0`), `field "rms_norm_eps": expected a positive number`},
-		{edit(`"eos_token_id":[151645,151643]`, `"eos_token_id":"x"`), `field "eos_token_id"`},
-		{edit(`"tie_word_embeddings":true`, `"tie_word_embeddings":1`), `field "tie_word_embeddings": expected true or false`},
+		{q(`"hidden_size":896,`, ""), `field "hidden_size": missing`},
+		{q(`"hidden_size":896`, `"hidden_size":"896"`), `field "hidden_size": expected a number`},
+		{q(`"hidden_size":896`, `"hidden_size":-1`), `field "hidden_size": expected a positive integer`},
+		{q(`"num_hidden_layers":24`, `"num_hidden_layers":2.5`), `field "num_hidden_layers": expected an integer`},
+		{q(`"num_hidden_layers":24`, `"num_hidden_layers":10000000`), `field "num_hidden_layers": 10000000 is outside [1, 4096]`},
+		{q(`"num_key_value_heads":2`, `"num_key_value_heads":3`), `field "num_key_value_heads": 3 must divide`},
+		{q(`"num_attention_heads":14`, `"num_attention_heads":5`), `field "num_attention_heads"`},
+		{q(`["Qwen2ForCausalLM"]`, `["MambaForCausalLM"]`), `"MambaForCausalLM" is not supported; supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM`},
+		{q(`"architectures":["Qwen2ForCausalLM"],`, ""), `field "architectures": missing`},
+		{q(`"hidden_act":"silu"`, `"hidden_act":"gelu"`), `field "hidden_act": "gelu" is not supported`},
+		{q(`"rope_scaling":null`, `"rope_scaling":{"type":"yarn","factor":4}`), `field "rope_scaling.rope_type": "yarn" is not supported for Qwen2ForCausalLM`},
+		{q(`"rope_scaling":null`, `"rope_scaling":{"factor":4}`), `field "rope_scaling.rope_type": missing`},
+		{q(`"rms_norm_eps":1e-06`, `"rms_norm_eps":0`), `field "rms_norm_eps": expected a positive number`},
+		{q(`"eos_token_id":[151645,151643]`, `"eos_token_id":"x"`), `field "eos_token_id"`},
+		{q(`"eos_token_id":[151645,151643]`, `"eos_token_id":[200000]`), `field "eos_token_id": 200000 is outside the vocabulary`},
+		{q(`"tie_word_embeddings":true`, `"tie_word_embeddings":1`), `field "tie_word_embeddings": expected true or false`},
+		{q(`"rope_scaling":null`, `"use_sliding_window":true`), `field "use_sliding_window"`},
+		{l(`"factor":32.0,`, ``), `field "rope_scaling.factor": missing; rope type "llama3" needs it`},
+		{l(`"factor":32.0,`, `"factor":"32",`), `field "rope_scaling.factor": expected a number`},
+		{l(`"factor":32.0,`, `"factor":0.5,`), `field "rope_scaling.factor": 0.5; expected a number >= 1`},
+		{l(`"rope_type":"llama3"`, `"rope_type":"longrope"`), `field "rope_scaling.rope_type": "longrope" is not supported for LlamaForCausalLM; expected "default" or "llama3"`},
+		{l(`"high_freq_factor":4.0`, `"high_freq_factor":0.5`), `field "rope_scaling.high_freq_factor"`},
+		{l(`"original_max_position_embeddings":8192,`, ``), `field "rope_scaling.original_max_position_embeddings": missing`},
+		{l(`"head_dim":64`, `"head_dim":63`), `field "head_dim": 63`},
 	}
 	for _, tc := range cases {
 		_, err := ParseConfig([]byte(tc.config), "m/config.json")
@@ -74,14 +194,42 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestHeadDimOverride(t *testing.T) {
-	c, err := ParseConfig([]byte(strings.Replace(qwenConfig, `"hidden_size":896`, `"hidden_size":896,"head_dim":128`, 1)), "config.json")
-	if err != nil || c.HeadDim != 128 {
-		t.Fatalf("head_dim %v, err %v", c, err)
+	c, fam := parse(t, strings.Replace(qwenConfig, `"hidden_size":896`, `"hidden_size":896,"head_dim":128`, 1))
+	if c.HeadDim != 128 {
+		t.Fatalf("head_dim %d", c.HeadDim)
 	}
-	fam, _ := Lookup(c)
 	for _, tt := range fam.Tensors(c) {
-		if tt.Name == LayerTensor(0, QProj) && tt.Shape[0] != 14*128 {
+		if tt.Slot == QProj && tt.Shape[0] != 14*128 {
 			t.Errorf("q_proj shape %v with head_dim 128", tt.Shape)
 		}
+	}
+}
+
+// TestValidateStoredConfig checks what the runtime relies on when it opens a bundle whose
+// manifest it must not trust.
+func TestValidateStoredConfig(t *testing.T) {
+	c, _ := parse(t, llamaConfig)
+	for _, tc := range []struct {
+		edit func(c *Config)
+		want string
+	}{
+		{func(c *Config) { c.NumHiddenLayers = 1 << 40 }, "num_hidden_layers"},
+		{func(c *Config) { c.Architecture = "GPTNeoX" }, "not supported"},
+		{func(c *Config) { c.HeadDim = 0 }, "head_dim"},
+		{func(c *Config) { c.RopeScaling.Type = "yarn" }, "rope_type"},
+		{func(c *Config) { c.RopeScaling.OriginalMaxPositionEmbeddings = 0 }, "original_max_position_embeddings"},
+		{func(c *Config) { c.PartialRotaryFactor = 2 }, "partial_rotary_factor"},
+		{func(c *Config) { c.HiddenAct = "relu" }, "hidden_act"},
+	} {
+		d := *c
+		rs := *c.RopeScaling
+		d.RopeScaling = &rs
+		tc.edit(&d)
+		if err := Validate(&d); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate: %v; want an error about %s", err, tc.want)
+		}
+	}
+	if err := Validate(c); err != nil {
+		t.Errorf("a parsed config fails Validate: %v", err)
 	}
 }

@@ -1,7 +1,10 @@
 package arch
 
-// Families maps a Hugging Face architecture name to its table. It is the one list of supported
-// architectures; adding a family means adding a file like qwen2.go and a line here.
+// Families maps a Hugging Face architecture name to its description. It is the one list of
+// supported architectures: adding a family whose operations exist is a file like qwen3.go and a
+// line here.
 var Families = map[string]*Family{
-	"Qwen2ForCausalLM": qwen2,
+	qwen2.Architecture: qwen2,
+	qwen3.Architecture: qwen3,
+	llama.Architecture: llama,
 }

@@ -2,11 +2,68 @@ package arch
 
 import (
 	"fmt"
-	"sort"
+	"strconv"
 )
 
+// Slot is a tensor's job in the forward pass (see Family), whatever a family calls it.
+type Slot uint8
+
+// Model-level slots.
+const (
+	SlotNone    Slot = iota
+	EmbedTokens      // [vocab, hidden] token embedding (also the LM head when tied)
+	FinalNorm        // [hidden] the norm before the LM head
+	LMHead           // [vocab, hidden] output projection of an untied model
+	firstLayerSlot
+)
+
+// Per-layer slots.
+const (
+	InputNorm    Slot = iota + firstLayerSlot // [hidden] norm before attention
+	QProj                                     // [heads*head_dim, hidden]
+	KProj                                     // [kv_heads*head_dim, hidden]
+	VProj                                     // [kv_heads*head_dim, hidden]
+	QBias                                     // [heads*head_dim]
+	KBias                                     // [kv_heads*head_dim]
+	VBias                                     // [kv_heads*head_dim]
+	QNorm                                     // [head_dim] per-head norm of q
+	KNorm                                     // [head_dim] per-head norm of k
+	OProj                                     // [hidden, heads*head_dim]
+	OBias                                     // [hidden]
+	PostAttnNorm                              // [hidden] norm of the attention output
+	MLPNorm                                   // [hidden] norm before the MLP
+	GateProj                                  // [intermediate, hidden]
+	UpProj                                    // [intermediate, hidden]
+	DownProj                                  // [hidden, intermediate]
+	GateBias                                  // [intermediate]
+	UpBias                                    // [intermediate]
+	DownBias                                  // [hidden]
+	PostMLPNorm                               // [hidden] norm of the MLP output
+	slotCount
+)
+
+var slotNames = [...]string{
+	EmbedTokens: "embed_tokens", FinalNorm: "final_norm", LMHead: "lm_head",
+	InputNorm: "input_norm", QProj: "q_proj", KProj: "k_proj", VProj: "v_proj",
+	QBias: "q_bias", KBias: "k_bias", VBias: "v_bias", QNorm: "q_norm", KNorm: "k_norm",
+	OProj: "o_proj", OBias: "o_bias", PostAttnNorm: "post_attn_norm", MLPNorm: "mlp_norm",
+	GateProj: "gate_proj", UpProj: "up_proj", DownProj: "down_proj",
+	GateBias: "gate_bias", UpBias: "up_bias", DownBias: "down_bias", PostMLPNorm: "post_mlp_norm",
+}
+
+// String returns the slot's name, e.g. "q_proj".
+func (s Slot) String() string {
+	if int(s) < len(slotNames) && slotNames[s] != "" {
+		return slotNames[s]
+	}
+	return fmt.Sprintf("Slot(%d)", uint8(s))
+}
+
+// PerLayer reports whether every decoder layer has its own tensor for the slot.
+func (s Slot) PerLayer() bool { return s >= firstLayerSlot }
+
 // Role says how a tensor is used, which decides its storage: linear weights go into ANE weight
-// blobs (FP16, or F32 with --dtype f32) that the CPU reads in place; embeddings are FP16; norms and
+// blobs that the CPU reads in place, in the bundle's dtype; embeddings are FP16; norms and
 // biases are F32.
 type Role uint8
 
@@ -15,7 +72,7 @@ const (
 	RoleLinear    Role = iota + 1 // [out, in] weight of a linear layer (a 1x1 conv on the ANE)
 	RoleEmbedding                 // [vocab, hidden] token embedding (also the LM head when tied)
 	RoleLMHead                    // [vocab, hidden] separate output projection
-	RoleNorm                      // [n] RMSNorm weight
+	RoleNorm                      // [n] norm weight
 	RoleBias                      // [out] bias of a linear layer
 )
 
@@ -35,24 +92,34 @@ func (r Role) String() string {
 	return fmt.Sprintf("Role(%d)", uint8(r))
 }
 
+// Role returns the role of the tensor in a slot.
+func (s Slot) Role() Role {
+	switch s {
+	case EmbedTokens:
+		return RoleEmbedding
+	case LMHead:
+		return RoleLMHead
+	case FinalNorm, InputNorm, QNorm, KNorm, PostAttnNorm, MLPNorm, PostMLPNorm:
+		return RoleNorm
+	case QBias, KBias, VBias, OBias, GateBias, UpBias, DownBias:
+		return RoleBias
+	}
+	return RoleLinear
+}
+
 // Tensor describes one checkpoint tensor by its Hugging Face name.
 type Tensor struct {
 	Name  string // Hugging Face name, e.g. "model.layers.0.self_attn.q_proj.weight"
-	Shape []int  // row-major; [out, in] for linear weights
+	Slot  Slot
+	Shape []int // row-major; [out, in] for linear weights
 	Role  Role
 	Layer int // decoder layer index, or -1 for tensors outside the layers
-	// Group names the fused ANE kernel whose weight blob holds this linear weight (e.g. GroupQKV);
-	// the members of a group share one blob file, in the order the family lists them. Empty for
-	// tensors that are not linear weights.
+	// Group names the fused kernel whose weight blob holds this linear weight (e.g. GroupQKV);
+	// empty for tensors that are not linear weights of a layer.
 	Group string
+	// PlusOne marks a norm weight the forward pass uses as (1 + w): stored values are near 0.
+	PlusOne bool
 }
-
-// Fused weight groups. A group is one ANE kernel and one BLOBFILE with a record per member.
-const (
-	GroupQKV = "attn_qkv" // q_proj, k_proj, v_proj: one input, three outputs concatenated
-	GroupO   = "attn_o"   // o_proj
-	GroupMLP = "mlp"      // gate_proj, up_proj, down_proj: the whole SwiGLU FFN
-)
 
 // Elements returns the number of elements of a shape.
 func Elements(shape []int) int {
@@ -63,44 +130,115 @@ func Elements(shape []int) int {
 	return n
 }
 
-// Family is one model architecture: how to check its config and which tensors it has.
-type Family struct {
-	// Architecture is the Hugging Face class name in config.json's "architectures".
-	Architecture string
-	// Tensors lists every tensor a checkpoint of this family holds, in a stable order.
-	Tensors func(c *Config) []Tensor
-	// check validates family-specific config fields.
-	check func(c *Config, p *configParser) error
-}
-
-// Check validates the family-specific parts of a parsed config.
-func (f *Family) Check(c *Config, p *configParser) error {
-	if f.check == nil {
-		return nil
+// Has reports whether models of config c have a tensor in slot s.
+func (f *Family) Has(c *Config, s Slot) bool {
+	if _, ok := f.Names[s]; !ok {
+		return false
 	}
-	return f.check(c, p)
-}
-
-// Lookup returns the family of a parsed config.
-func Lookup(c *Config) (*Family, error) {
-	f, ok := Families[c.Architecture]
-	if !ok {
-		return nil, fmt.Errorf("architecture %q is not supported", c.Architecture)
+	switch s {
+	case LMHead:
+		return !c.TieWordEmbeddings
+	case QNorm, KNorm:
+		return f.QKNorm
+	case PostAttnNorm, PostMLPNorm:
+		return f.PostNorms
+	case QBias, KBias, VBias:
+		return f.Bias.QKV.applies(c)
+	case OBias:
+		return f.Bias.O.applies(c)
+	case GateBias, UpBias, DownBias:
+		return f.Bias.MLP.applies(c)
 	}
-	return f, nil
+	return true
 }
 
-// Supported lists the supported architecture names, sorted.
-func Supported() []string {
-	names := make([]string, 0, len(Families))
-	for n := range Families {
-		names = append(names, n)
+// TensorName returns the Hugging Face name of slot s (in layer, for per-layer slots).
+func (f *Family) TensorName(s Slot, layer int) string {
+	if s.PerLayer() {
+		return f.LayerPrefix + strconv.Itoa(layer) + "." + f.Names[s]
 	}
-	sort.Strings(names)
-	return names
+	return f.Names[s]
 }
 
-// LayerTensor returns the name of a per-layer tensor, e.g. LayerTensor(3, "mlp.up_proj.weight").
-func LayerTensor(layer int, suffix string) string {
-	return fmt.Sprintf("model.layers.%d.%s", layer, suffix)
+// Shape returns the shape of slot s's tensor under config c.
+func Shape(c *Config, s Slot) []int {
+	h, inter, q, kv := c.HiddenSize, c.IntermediateSize, c.QDim(), c.KVDim()
+	switch s {
+	case EmbedTokens, LMHead:
+		return []int{c.VocabSize, h}
+	case FinalNorm, InputNorm, PostAttnNorm, MLPNorm, PostMLPNorm, OBias, DownBias:
+		return []int{h}
+	case QProj:
+		return []int{q, h}
+	case KProj, VProj:
+		return []int{kv, h}
+	case QBias:
+		return []int{q}
+	case KBias, VBias:
+		return []int{kv}
+	case QNorm, KNorm:
+		return []int{c.HeadDim}
+	case OProj:
+		return []int{h, q}
+	case GateProj, UpProj:
+		return []int{inter, h}
+	case DownProj:
+		return []int{h, inter}
+	case GateBias, UpBias:
+		return []int{inter}
+	}
+	return nil
+}
+
+// layerOrder is the order of a layer's tensors in tensor lists and manifests.
+var layerOrder = []Slot{InputNorm, QProj, KProj, VProj, QBias, KBias, VBias, QNorm, KNorm, OProj, OBias,
+	PostAttnNorm, MLPNorm, GateProj, UpProj, DownProj, GateBias, UpBias, DownBias, PostMLPNorm}
+
+// LayerSlots returns the slots every layer of config c has, in tensor-list order.
+func (f *Family) LayerSlots(c *Config) []Slot {
+	var out []Slot
+	for _, s := range layerOrder {
+		if f.Has(c, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TensorCount returns how many tensors Tensors(c) lists, without building the list (so a config
+// claiming a huge layer count can be refused before anything is allocated from it).
+func (f *Family) TensorCount(c *Config) int {
+	n := len(f.LayerSlots(c)) * c.NumHiddenLayers
+	for _, s := range []Slot{EmbedTokens, FinalNorm, LMHead} {
+		if f.Has(c, s) {
+			n++
+		}
+	}
+	return n
+}
+
+// Tensors lists every tensor a checkpoint of config c holds, in a stable order: the embedding,
+// each layer's tensors, the final norm, and the LM head when untied.
+func (f *Family) Tensors(c *Config) []Tensor {
+	out := make([]Tensor, 0, f.TensorCount(c))
+	add := func(s Slot, layer int) {
+		t := Tensor{Name: f.TensorName(s, layer), Slot: s, Shape: Shape(c, s), Role: s.Role(), Layer: layer,
+			PlusOne: s.Role() == RoleNorm && f.Norm == RMSNormPlusOne}
+		if t.Role == RoleLinear {
+			t.Group = groupOf(s)
+		}
+		out = append(out, t)
+	}
+	add(EmbedTokens, -1)
+	slots := f.LayerSlots(c)
+	for l := 0; l < c.NumHiddenLayers; l++ {
+		for _, s := range slots {
+			add(s, l)
+		}
+	}
+	add(FinalNorm, -1)
+	if f.Has(c, LMHead) {
+		add(LMHead, -1)
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/dtype"
 	"github.com/anepack/anepack/half"
 	"github.com/anepack/anepack/internal/sttest"
 )
@@ -48,12 +49,12 @@ func TestOpenSingleFile(t *testing.T) {
 	}
 	defer c.Close()
 	a := c.Tensor("a.weight")
-	if a == nil || a.DType != BF16 || len(a.Shape) != 2 || a.Shape[1] != 3 || len(a.Data) != 12 {
+	if a == nil || a.DType != dtype.BF16 || len(a.Shape) != 2 || a.Shape[1] != 3 || len(a.Data) != 12 {
 		t.Fatalf("a.weight = %+v", a)
 	}
 	var buf bytes.Buffer
 	var conv Converter
-	if err := conv.WriteTensor(&buf, a, F16); err != nil {
+	if err := conv.WriteTensor(&buf, a, dtype.F16); err != nil {
 		t.Fatal(err)
 	}
 	got := buf.Bytes()
@@ -68,7 +69,7 @@ func TestOpenSingleFile(t *testing.T) {
 		t.Errorf("overflow count %d; want 1 (65536 does not fit FP16)", conv.Stats.Overflow)
 	}
 	buf.Reset()
-	if err := conv.WriteTensor(&buf, a, F32); err != nil {
+	if err := conv.WriteTensor(&buf, a, dtype.F32); err != nil {
 		t.Fatal(err)
 	}
 	if f := math.Float32frombits(binary.LittleEndian.Uint32(buf.Bytes()[16:])); f != 65536 {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"unsafe"
 
+	"github.com/anepack/anepack/dtype"
 	"github.com/anepack/anepack/half"
 )
 
@@ -21,16 +22,16 @@ type Converter struct {
 }
 
 // OutputSize is the number of bytes WriteTensor writes for r converted to target.
-func OutputSize(r *TensorRef, target DType) int64 {
+func OutputSize(r *TensorRef, target dtype.DType) int64 {
 	return int64(len(r.Data)/r.DType.Size()) * int64(target.Size())
 }
 
 // WriteTensor writes r's elements converted to target (F16 or F32) to w. BF16 -> F16 rounds to
 // nearest even and records overflows and subnormals in c.Stats; BF16 -> F32 and F16 -> F32 are
 // exact; F32 -> F16 rounds to nearest even.
-func (c *Converter) WriteTensor(w io.Writer, r *TensorRef, target DType) error {
-	if target != F16 && target != F32 {
-		return fmt.Errorf("convert: target dtype %q; expected F16 or F32", target)
+func (c *Converter) WriteTensor(w io.Writer, r *TensorRef, target dtype.DType) error {
+	if target != dtype.F16 && target != dtype.F32 {
+		return fmt.Errorf("convert: target dtype %s; expected f16 or f32", target)
 	}
 	if r.DType == target {
 		_, err := w.Write(r.Data)
@@ -47,19 +48,19 @@ func (c *Converter) WriteTensor(w io.Writer, r *TensorRef, target DType) error {
 		src := r.Data[lo*es : (lo+k)*es]
 		var out []byte
 		switch {
-		case r.DType == BF16 && target == F16:
+		case r.DType == dtype.BF16 && target == dtype.F16:
 			dst := c.u16[:k]
 			c.Stats.Add(half.BF16ToF16(dst, asU16(src, dst)))
 			out = u16Bytes(dst)
-		case r.DType == BF16 && target == F32:
+		case r.DType == dtype.BF16 && target == dtype.F32:
 			dst := c.f32[:k]
 			half.BF16ToF32(dst, asU16(src, c.u16[:k]))
 			out = f32Bytes(dst)
-		case r.DType == F16 && target == F32:
+		case r.DType == dtype.F16 && target == dtype.F32:
 			dst := c.f32[:k]
 			half.F16ToF32(dst, asU16(src, c.u16[:k]))
 			out = f32Bytes(dst)
-		case r.DType == F32 && target == F16:
+		case r.DType == dtype.F32 && target == dtype.F16:
 			dst := c.u16[:k]
 			half.F32ToF16(dst, asF32(src, c.f32[:k]))
 			out = u16Bytes(dst)

@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/anepack/anepack/dtype"
 	"github.com/nlpodyssey/safetensors"
 )
 
@@ -45,32 +46,11 @@ func (e *FileError) Error() string {
 
 func (e *FileError) Unwrap() error { return e.Err }
 
-// DType names a safetensors dtype as written in the header ("BF16", "F16", "F32", ...).
-type DType string
-
-// The dtypes anepack converts from.
-const (
-	BF16 DType = "BF16"
-	F16  DType = "F16"
-	F32  DType = "F32"
-)
-
-// Size is the element size in bytes of a supported dtype, or 0.
-func (d DType) Size() int {
-	switch d {
-	case BF16, F16:
-		return 2
-	case F32:
-		return 4
-	}
-	return 0
-}
-
 // TensorRef is one tensor of a checkpoint: its header entry and its bytes inside the mapping.
 type TensorRef struct {
 	Name  string
 	File  string // the file it lives in
-	DType DType
+	DType dtype.DType
 	Shape []int
 	Data  []byte // little-endian elements, a sub-slice of the file mapping
 }
@@ -175,7 +155,7 @@ func parseHeader(path string, data []byte, n int) ([]TensorRef, error) {
 		if err := json.Unmarshal(raw[name], &e); err != nil {
 			return nil, &FileError{File: path, Tensor: name, Msg: "header entry: " + err.Error(), Err: ErrFormat}
 		}
-		if DType(e.DType).Size() == 0 {
+		if d, ok := dtype.FromSafetensors(e.DType); !ok || !d.IsFloat() {
 			return nil, &FileError{File: path, Tensor: name, Msg: fmt.Sprintf("dtype %q is not supported; expected BF16, F16 or F32", e.DType), Err: ErrFormat}
 		}
 	}
@@ -190,10 +170,11 @@ func parseHeader(path string, data []byte, n int) ([]TensorRef, error) {
 		for i, d := range tv.Shape() {
 			shape[i] = int(d)
 		}
+		dt, _ := dtype.FromSafetensors(tv.DType().String()) // checked above, by name
 		refs = append(refs, TensorRef{
 			Name:  nt.Name,
 			File:  path,
-			DType: DType(tv.DType().String()),
+			DType: dt,
 			Shape: shape,
 			Data:  tv.Data(),
 		})

@@ -23,7 +23,7 @@ func TestHeaderBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	manifest := []byte(`{
-  "format_version": "1.0",
+  "format_version": "1.1",
   "producer": "p",
   "model": {
     "name": "",
@@ -48,11 +48,11 @@ func TestHeaderBytes(t *testing.T) {
 	// Header bytes 0..63, spelled out field by field (little-endian).
 	wantHead := make([]byte, 0, 64)
 	wantHead = append(wantHead, "ANEB"...)
-	wantHead = append(wantHead, 1, 0, 0, 0, 0, 0, 0, 0, 128, 0, 0, 0)
-	wantHead = append(wantHead, 0x00, 0x80, 0, 0, 0, 0, 0, 0) // 32768
-	wantHead = append(wantHead, 0x80, 0, 0, 0, 0, 0, 0, 0)    // 128
-	wantHead = append(wantHead, 1, 0, 0, 0, 0, 0, 0, 0)       // count 1, reserved 0
-	wantHead = append(wantHead, 0x80, 0x80, 0, 0, 0, 0, 0, 0) // 32896
+	wantHead = append(wantHead, 1, 0, 1, 0, 0, 0, 0, 0, 128, 0, 0, 0) // version 1.1, flags 0, header size
+	wantHead = append(wantHead, 0x00, 0x80, 0, 0, 0, 0, 0, 0)         // 32768
+	wantHead = append(wantHead, 0x80, 0, 0, 0, 0, 0, 0, 0)            // 128
+	wantHead = append(wantHead, 1, 0, 0, 0, 0, 0, 0, 0)               // count 1, reserved 0
+	wantHead = append(wantHead, 0x80, 0x80, 0, 0, 0, 0, 0, 0)         // 32896
 	wantHead = le.AppendUint64(wantHead, uint64(len(manifest)))
 	wantHead = le.AppendUint64(wantHead, uint64(wantLen))
 	if !bytes.Equal(b[:64], wantHead) {
@@ -129,6 +129,22 @@ func TestGoldenBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
+	if err := b.Verify(nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReadsVersion10 opens a bundle written by the 1.0 writer (the golden bundle before the
+// minor version moved to 1.1): every 1.x file stays readable.
+func TestReadsVersion10(t *testing.T) {
+	b, err := Open(filepath.Join("testdata", "small-1.0.aneb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if h := b.Header(); h.Version() != "1.0" || b.Manifest().FormatVersion != "1.0" {
+		t.Errorf("version %s, manifest %q", h.Version(), b.Manifest().FormatVersion)
+	}
 	if err := b.Verify(nil); err != nil {
 		t.Fatal(err)
 	}

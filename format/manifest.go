@@ -13,6 +13,7 @@ type Manifest struct {
 	Model         Model       `json:"model"`
 	Tensors       []Tensor    `json:"tensors"`
 	Kernels       []Kernel    `json:"kernels,omitempty"`
+	ANE           *ANE        `json:"ane,omitempty"`
 	Tokenizer     *Tokenizer  `json:"tokenizer,omitempty"`
 	Generation    Generation  `json:"generation"`
 	Provenance    Provenance  `json:"provenance"`
@@ -67,6 +68,15 @@ type Kernel struct {
 	Outputs []KernelIO     `json:"outputs"`
 }
 
+// ANE records the options the bundle's ANE kernels were generated with.
+type ANE struct {
+	// LMHeadRows is the most rows of one LM-head chunk: the LM head (or tied embedding) is
+	// stored and run in chunks of this many rows, the last one shorter.
+	LMHeadRows int `json:"lm_head_rows"`
+	// Seqs are the sequence-length buckets of the layer kernels.
+	Seqs []int `json:"seqs"`
+}
+
 // KernelWeight binds a MIL BLOBFILE path to a bundle section.
 type KernelWeight struct {
 	Path    string `json:"path"`    // e.g. "@model_path/weights/attn_qkv.bin"
@@ -76,7 +86,7 @@ type KernelWeight struct {
 // KernelIO is one input or output of a kernel.
 type KernelIO struct {
 	Name  string `json:"name"`
-	DType string `json:"dtype"` // "fp16" or "fp32"
+	DType string `json:"dtype"` // "f16" (bundles of format 1.0 wrote "fp16")
 	Shape []int  `json:"shape"` // [1, C, 1, S]
 }
 

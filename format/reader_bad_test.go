@@ -59,25 +59,25 @@ func TestNewerMajorVersion(t *testing.T) {
 	le.PutUint16(b[offMajor:], 2)
 	le.PutUint16(b[offMinor:], 3)
 	_, err := openBytes(b)
-	wantFormatError(t, err, ErrVersion, offMajor, "2.3", "1.0", "upgrade")
+	wantFormatError(t, err, ErrVersion, offMajor, "2.3", "1.1", "upgrade")
 
 	le.PutUint16(b[offMajor:], 0)
 	_, err = openBytes(b)
 	wantFormatError(t, err, ErrVersion, offMajor, "0.3")
 }
 
-// TestNewerMinorVersion checks that a 1.1 bundle with a new section kind, entry flags and
-// header flags is read, and the same bundle labelled 1.0 is refused.
+// TestNewerMinorVersion checks that a 1.2 bundle with a new section kind, entry flags and
+// header flags is read, and the same bundle labelled 1.1 is refused.
 func TestNewerMinorVersion(t *testing.T) {
 	b := smallBundle(t)
-	le.PutUint16(b[offMinor:], 1)
+	le.PutUint16(b[offMinor:], 2)
 	le.PutUint32(b[offFlags:], 1)
 	e := entry(b, 3) // "tokenizer"
 	le.PutUint32(e[entKind:], 9)
 	le.PutUint32(e[entFlags:], 4)
 	man := b[smallMan:]
-	i := bytes.Index(man, []byte(`"format_version": "1.0"`))
-	copy(man[i:], `"format_version": "1.1"`)
+	i := bytes.Index(man, []byte(`"format_version": "1.1"`))
+	copy(man[i:], `"format_version": "1.2"`)
 	reseal(b)
 	bun, err := openBytes(b)
 	if err != nil {
@@ -94,8 +94,8 @@ func TestNewerMinorVersion(t *testing.T) {
 		t.Errorf("Verify: %v", err)
 	}
 
-	le.PutUint16(b[offMinor:], 0)
-	copy(man[i:], `"format_version": "1.0"`)
+	le.PutUint16(b[offMinor:], 1)
+	copy(man[i:], `"format_version": "1.1"`)
 	reseal(b)
 	_, err = openBytes(b)
 	wantFormatError(t, err, nil, offFlags, "flags")
@@ -267,11 +267,11 @@ func TestBadManifest(t *testing.T) {
 
 	b = smallBundle(t)
 	man := b[smallMan:]
-	i := bytes.Index(man, []byte(`"1.0"`))
+	i := bytes.Index(man, []byte(`"1.1"`))
 	copy(man[i:], `"1.7"`)
 	reseal(b)
 	_, err = openBytes(b)
-	wantFormatError(t, err, nil, smallMan, `"1.7"`, "1.0")
+	wantFormatError(t, err, nil, smallMan, `"1.7"`, "1.1")
 }
 
 // TestRootDigest checks that any change to the header, the table or the manifest is caught at

@@ -127,8 +127,8 @@ func TestRoundTrip(t *testing.T) {
 
 func checkRoundTrip(t *testing.T, b *Bundle, raw []byte, want map[string][]byte, m *Manifest) {
 	h := b.Header()
-	if h.Version() != "1.0" || h.FileSize != int64(len(raw)) || int(h.SectionCount) != len(want) {
-		t.Errorf("header %+v; want version 1.0, %d bytes, %d sections", h, len(raw), len(want))
+	if h.Version() != VersionString() || h.FileSize != int64(len(raw)) || int(h.SectionCount) != len(want) {
+		t.Errorf("header %+v; want version 1.1, %d bytes, %d sections", h, len(raw), len(want))
 	}
 	secs := b.Sections()
 	if len(secs) != len(want) {
@@ -188,7 +188,7 @@ func checkRoundTrip(t *testing.T, b *Bundle, raw []byte, want map[string][]byte,
 
 	// The manifest comes back as written, with the version filled in.
 	wantM := *m
-	wantM.FormatVersion = "1.0"
+	wantM.FormatVersion = VersionString()
 	if g, w := compactJSON(t, b.Manifest()), compactJSON(t, &wantM); g != w {
 		t.Errorf("manifest\n%s\nwant\n%s", g, w)
 	}

@@ -1,6 +1,8 @@
 package mil
 
 import (
+	"github.com/anepack/anepack/dtype"
+
 	"fmt"
 	"slices"
 	"sync"
@@ -67,7 +69,7 @@ func matchIO(kernel, what string, want []KernelIO, got []IO) error {
 	}
 	for i, w := range want {
 		g := got[i]
-		if w.Name != g.Name || w.DType != g.Type.DType.String() || !equalInts(w.Shape, g.Type.Shape) {
+		if w.Name != g.Name || w.DType.MIL() != g.Type.DType.String() || !equalInts(w.Shape, g.Type.Shape) {
 			return fmt.Errorf("kernel %s: %s %d listed as %s %s %v, the program has %s %s", kernel, what, i, w.Name, w.DType, w.Shape, g.Name, g.Type)
 		}
 	}
@@ -110,7 +112,7 @@ func NewDispatcher(backend Backend, kernels []Kernel, blob func(section string) 
 			return nil, fmt.Errorf("mil: kernel %s has %d inputs and %d outputs; the dispatcher needs one of each", k.Name, len(k.Inputs), len(k.Outputs))
 		}
 		for _, io := range []KernelIO{k.Inputs[0], k.Outputs[0]} {
-			if io.DType != "fp16" || len(io.Shape) != 4 || io.Shape[0] != 1 || io.Shape[2] != 1 || io.Shape[3] != k.Seq {
+			if io.DType != dtype.F16 || len(io.Shape) != 4 || io.Shape[0] != 1 || io.Shape[2] != 1 || io.Shape[3] != k.Seq {
 				return nil, fmt.Errorf("mil: kernel %s: %s is %s %v; expected fp16 [1, C, 1, %d]", k.Name, io.Name, io.DType, io.Shape, k.Seq)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/dtype"
 )
 
 // TestDispatcher runs generated kernels through Dispatcher + SimBackend for decode (1
@@ -102,7 +103,7 @@ func TestDispatcherErrors(t *testing.T) {
 	}
 	mb := buildModelBlobs(t, specs[:1], 1)
 	k := kernels[0]
-	k.Outputs = []KernelIO{{Name: "y", DType: "fp16", Shape: []int{1, 127, 1, k.Seq}}}
+	k.Outputs = []KernelIO{{Name: "y", DType: dtype.F16, Shape: []int{1, 127, 1, k.Seq}}}
 	if _, err := (&SimBackend{}).Load(&k, map[string][]byte{k.Weights[0].Path: mb.sections[k.Weights[0].Section]}); err == nil || !strings.Contains(err.Error(), "listed as") {
 		t.Errorf("mismatched I/O: %v", err)
 	}

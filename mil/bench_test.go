@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/anepack/anepack/arch"
-	"github.com/anepack/anepack/blobfile"
+	"github.com/anepack/anepack/dtype"
 )
 
 // benchKernel compiles the named generated kernel of cfg on random weights.
@@ -59,7 +59,7 @@ func BenchmarkSimFFN(b *testing.B) {
 	const js = `{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 512, "intermediate_size": 1536,
 	 "num_hidden_layers": 1, "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 256,
 	 "max_position_embeddings": 128}`
-	e, k := benchKernel(b, js, "layers.0.mlp.s64", Options{Seqs: []int{64}, WeightDType: blobfile.FP16})
+	e, k := benchKernel(b, js, "layers.0.mlp.s64", Options{Seqs: []int{64}, WeightDType: dtype.F16})
 	runBench(b, e, k, 3*2*512*1536*64)
 }
 

@@ -4,35 +4,37 @@
 //
 // # Generation
 //
-// Programs returns every kernel a bundle carries, for each layer and each bucket S (prefill
-// buckets, default 32..512, plus S = 32 which also serves decode):
+// Programs returns every kernel a bundle carries, for each layer, each of the architecture's
+// fused groups (arch.Family.Groups) and each bucket S (prefill buckets, default 32..512, plus
+// S = 32 which also serves decode):
 //
-//	layers.L.attn_qkv.sS  x [1, H, 1, S] -> y [1, Cq+2Ckv, 1, S] = q | k | v + bias
-//	layers.L.attn_o.sS    x [1, Cq, 1, S] -> y [1, H, 1, S]
+//	layers.L.attn_qkv.sS  x [1, H, 1, S] -> y [1, Cq+2Ckv, 1, S] = q | k | v (+ bias)
+//	layers.L.attn_o.sS    x [1, Cq, 1, S] -> y [1, H, 1, S] (+ bias)
 //	layers.L.mlp.sS       x [1, H, 1, S] -> y [1, H, 1, S] = down(silu(gate(x)) · up(x))
 //	lm_head.K.s32         x [1, H, 1, 32] -> y [1, rows of chunk K, 1, 32]
 //
-// The text is pure string building, deterministic, in the syntax of shared/ane-facts.md §4:
-// program(1.3), func main<ios18>, fp16 I/O without casts, one input x and one output y (the
-// three projections of QKV are concatenated along channels rather than returned as outputs of
-// unequal sizes), op parameters as named consts, every statement named after its unique
-// variable, 1x1 convs with weights [out, in, 1, 1] from BLOBFILE records.
+// The text is pure string building, deterministic, in the syntax of docs/ane.md: program(1.3),
+// func main<ios18>, fp16 I/O without casts, one input x and one output y (the projections of a
+// group are concatenated along channels rather than returned as outputs of unequal sizes), op
+// parameters as named consts, every statement named after its unique variable, 1x1 convs with
+// weights [out, in, 1, 1] from BLOBFILE records.
 //
 // # Weight blobs
 //
 // One blob file per fused group per layer, and one per LM-head chunk (BlobSpecs, GroupRecords):
 //
 //	attn_qkv  q [Cq, H, 1, 1], k [Ckv, H, 1, 1], v [Ckv, H, 1, 1],
-//	          qkv_bias [1, Cq+2Ckv, 1, 1] fp16 = q_proj.bias | k_proj.bias | v_proj.bias
-//	attn_o    o [H, Cq, 1, 1]
-//	mlp       gate [I, H, 1, 1], up [I, H, 1, 1], down [H, I, 1, 1]
-//	lm_head.K rows [start, end) of lm_head.weight, or of embed_tokens when tied
+//	          qkv_bias [1, Cq+2Ckv, 1, 1] fp16 = q_proj.bias | k_proj.bias | v_proj.bias (when present)
+//	attn_o    o [H, Cq, 1, 1], o_bias [1, H, 1, 1] (when present)
+//	mlp       gate [I, H, 1, 1], up [I, H, 1, 1], down [H, I, 1, 1], then a bias per biased member
+//	lm_head.K rows [start, end) of lm_head.weight, or of embed_tokens when tied: at most
+//	          Options.MaxLMHeadRows (default 32000) rows per chunk
 //
 // Weights are the checkpoint's row-major [out, in] bytes (the CPU reads the same payloads in
-// place), fp16, or fp32 in --dtype f32 bundles, where the program declares the record fp32 and
-// casts it to fp16 (a cast of a constant, folded by the compiler). The bias record is always
-// fp16: it is a small ANE-only copy (the CPU keeps its F32 bias tensors), added by one
-// broadcast add after the concat. The tied embedding is fp16 like every embedding.
+// place), fp16. The blobs of f32 bundles hold fp32 records for the CPU, and such bundles carry
+// no programs: the ANE computes in fp16 and no runtime has shown it a cast of fp32 weights.
+// Bias records are always fp16: small ANE-only copies (the CPU keeps its F32 bias tensors),
+// each added by one broadcast add. The tied embedding is fp16 like every embedding.
 //
 // # Simulation
 //
@@ -41,7 +43,7 @@
 // constexpr ops, `//` comments. Compile resolves BLOBFILE constants against the blob bytes
 // (through package blobfile: the offset must name a 0xDEADBEEF record whose dtype code and
 // size match the declared type), checks the type and shape of every statement, folds
-// constants (constexpr ops, the cast of fp32 weights), and plans buffers, reusing a buffer
+// constants (constexpr ops, casts of constants), and plans buffers, reusing a buffer
 // once its tensor is dead. Executable.Eval then runs with no allocation: float32 arithmetic,
 // each fp16 result rounded to fp16 (round to nearest even), which is the ANE's fp16 datapath
 // up to its unpublished accumulation order (the sim accumulates dot products in float32).

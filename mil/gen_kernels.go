@@ -1,65 +1,115 @@
 package mil
 
+import (
+	"fmt"
+	"strings"
+
+	"github.com/anepack/anepack/arch"
+)
+
 // The program bodies. Each takes its weights as placed records and writes one input x and one
 // output y, fp16 [1, C, 1, S], so that no multi-I/O binding order question arises.
 
 func ioType(c, seq int) Type { return TensorType(FP16, 1, c, 1, seq) }
 
-// genLinear is y = W·x: one 1x1 conv (the O projection, an LM-head chunk).
-func genLinear(in, out, seq int, w placedRecord) string {
+// splitRecords separates a group's weight records from its bias records.
+func splitRecords(recs []placedRecord) (weights, biases []placedRecord) {
+	for _, r := range recs {
+		if r.spec.Bias {
+			biases = append(biases, r)
+		} else {
+			weights = append(weights, r)
+		}
+	}
+	return weights, biases
+}
+
+// biasConst declares a [1, C, 1, 1] fp16 bias record as the constant b_<record name without
+// "_bias"> and returns that name.
+func (m *milWriter) biasConst(b placedRecord) string {
+	name := "b_" + strings.TrimSuffix(b.spec.Name, "_bias")
+	t := TensorType(FP16, b.spec.Shape...)
+	m.constant(t, name, blobLiteral(t, b.path, b.offset))
+	return name
+}
+
+// genConcat is y = concat(W1·x, W2·x, ...) + b: one 1x1 conv per weight record, concatenated
+// along channels into a single output (several outputs of unequal sizes are what broke one
+// fused path that ran on hardware, docs/ane.md), then one broadcast add of the concatenated
+// [1, C, 1, 1] bias. With a single weight (attn_o, an LM-head chunk) there is no concat.
+func genConcat(in, out, seq int, recs []placedRecord) string {
+	ws, bs := splitRecords(recs)
 	m := newMILWriter()
 	m.open(IO{Name: "x", Type: ioType(in, seq)})
 	m.convConsts()
-	m.weight("w_"+w.spec.Name, w)
-	m.conv("y", "w_"+w.spec.Name, "x", out, seq)
-	return m.close("y")
-}
-
-// genQKV is y = concat(Wq·x, Wk·x, Wv·x) + b: three convs of one input, concatenated along
-// channels into a single output (several outputs of unequal sizes are what broke the Qwen
-// "ANE Inference" fused path, ane-facts §3.5), then one broadcast add of the [1, C, 1, 1] bias.
-func genQKV(hidden, q, kv, seq int, wq, wk, wv placedRecord, bias *placedRecord) string {
-	m := newMILWriter()
-	m.open(IO{Name: "x", Type: ioType(hidden, seq)})
-	m.convConsts()
-	m.weight("w_q", wq)
-	m.weight("w_k", wk)
-	m.weight("w_v", wv)
-	total := q + 2*kv
-	if bias != nil {
-		t := TensorType(FP16, bias.spec.Shape...)
-		m.constant(t, "b_qkv", blobLiteral(t, bias.path, bias.offset))
+	names := make([]string, len(ws))
+	for i, w := range ws {
+		names[i] = w.spec.Name
+		m.weight("w_"+w.spec.Name, w)
 	}
-	m.conv("q", "w_q", "x", q, seq)
-	m.conv("k", "w_k", "x", kv, seq)
-	m.conv("v", "w_v", "x", kv, seq)
-	m.constant(TensorType(Int32), "c_axis", "int32(1)")
-	m.constant(TensorType(Bool), "c_interleave", "bool(false)")
-	cat := "y"
-	if bias != nil {
-		cat = "qkv"
+	var bias string
+	if len(bs) == 1 {
+		bias = m.biasConst(bs[0])
 	}
-	m.op(ioType(total, seq), cat, "concat", "axis", "c_axis", "interleave", "c_interleave", "values", "(q, k, v)")
-	if bias != nil {
-		m.op(ioType(total, seq), "y", "add", "x", "qkv", "y", "b_qkv")
+	// The variable holding the convs' result before the bias: y itself when nothing follows.
+	result := strings.Join(names, "")
+	if bias == "" {
+		result = "y"
+	}
+	if len(ws) == 1 {
+		m.conv(result, "w_"+names[0], "x", ws[0].spec.Shape[0], seq)
+	} else {
+		for _, w := range ws {
+			m.conv(w.spec.Name, "w_"+w.spec.Name, "x", w.spec.Shape[0], seq)
+		}
+		m.constant(TensorType(Int32), "c_axis", "int32(1)")
+		m.constant(TensorType(Bool), "c_interleave", "bool(false)")
+		m.op(ioType(out, seq), result, "concat", "axis", "c_axis", "interleave", "c_interleave", "values", "("+strings.Join(names, ", ")+")")
+	}
+	if bias != "" {
+		m.op(ioType(out, seq), "y", "add", "x", result, "y", bias)
 	}
 	return m.close("y")
 }
 
-// genFFN is the whole SwiGLU MLP in one program: y = Wd·(silu(Wg·x) · (Wu·x)), with
-// silu(g) = g · sigmoid(g).
-func genFFN(hidden, inter, seq int, wg, wu, wd placedRecord) string {
+// genFFN is the whole gated MLP in one program: y = Wd·(act(Wg·x) · (Wu·x)), with the
+// member biases (when the family has them) added right after their convs. act is the config's
+// hidden_act: silu(g) = g · sigmoid(g).
+func genFFN(hidden, seq int, recs []placedRecord, act string) (string, error) {
+	ws, bs := splitRecords(recs)
+	if len(ws) != 3 || ws[0].spec.Slot != arch.GateProj || ws[1].spec.Slot != arch.UpProj || ws[2].spec.Slot != arch.DownProj {
+		return "", fmt.Errorf("a gated MLP needs gate, up and down weights; have %d records", len(ws))
+	}
+	if act != arch.ActSiLU {
+		return "", fmt.Errorf("activation %q has no MIL program yet", act)
+	}
+	inter := ws[0].spec.Shape[0]
 	m := newMILWriter()
 	m.open(IO{Name: "x", Type: ioType(hidden, seq)})
 	m.convConsts()
-	m.weight("w_gate", wg)
-	m.weight("w_up", wu)
-	m.weight("w_down", wd)
-	m.conv("gate", "w_gate", "x", inter, seq)
+	m.weight("w_gate", ws[0])
+	m.weight("w_up", ws[1])
+	m.weight("w_down", ws[2])
+	bias := map[string]string{}
+	for _, b := range bs {
+		bias[strings.TrimSuffix(b.spec.Name, "_bias")] = m.biasConst(b)
+	}
+	// linear writes name = conv(w_<rec>, x) (+ b_<rec>): the conv result is name itself when
+	// there is no bias to add.
+	linear := func(name, rec, x string, out int) {
+		b, ok := bias[rec]
+		if !ok {
+			m.conv(name, "w_"+rec, x, out, seq)
+			return
+		}
+		m.conv(name+"_mm", "w_"+rec, x, out, seq)
+		m.op(ioType(out, seq), name, "add", "x", name+"_mm", "y", b)
+	}
+	linear("gate", "gate", "x", inter)
 	m.op(ioType(inter, seq), "gate_sigmoid", "sigmoid", "x", "gate")
 	m.op(ioType(inter, seq), "gate_silu", "mul", "x", "gate", "y", "gate_sigmoid")
-	m.conv("up", "w_up", "x", inter, seq)
+	linear("up", "up", "x", inter)
 	m.op(ioType(inter, seq), "hidden", "mul", "x", "gate_silu", "y", "up")
-	m.conv("y", "w_down", "hidden", hidden, seq)
-	return m.close("y")
+	linear("y", "down", "hidden", hidden)
+	return m.close("y"), nil
 }

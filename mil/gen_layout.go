@@ -2,52 +2,57 @@ package mil
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/blobfile"
+	"github.com/anepack/anepack/dtype"
 )
 
-// GroupLMHead is the kernel group of the LM head chunks (the layer groups are arch.GroupQKV,
-// arch.GroupO and arch.GroupMLP).
-const GroupLMHead = "lm_head"
+// GroupLMHead is the kernel group of the LM head chunks (the layer groups are the family's,
+// arch.Family.Groups).
+const GroupLMHead = arch.GroupLMHead
 
-// MaxANEDim is the largest channel count one ANE tensor dimension takes (ane-facts §5:
-// vocabularies above 65536 rows must be split).
+// MaxANEDim is the largest channel count one ANE tensor dimension takes (vocabularies above
+// 65536 rows must be split; see docs/ane.md).
 const MaxANEDim = 65536
+
+// DefaultLMHeadRows is the default number of rows of one LM-head chunk: the widest 1x1 conv
+// known to have run on the ANE has 32000 output channels (docs/ane.md), so no chunk is wider.
+const DefaultLMHeadRows = 32000
 
 // RecordSpec describes one record of a kernel weight blob: which checkpoint rows its payload
 // holds, and the MIL type the kernel declares for it. The payload is the rows of Tensors,
 // concatenated in order, row-major, converted to DType.
 type RecordSpec struct {
-	// Name is the record's role in its group: "q", "k", "v", "qkv_bias", "o", "gate", "up",
-	// "down" or "lm_head".
+	// Name is the record's role in its group: the weight's slot without "_proj" ("q", "o",
+	// "gate", ...), "<group>_bias" for a concatenating group's bias, "<slot>_bias" for an MLP
+	// member's, or "lm_head".
 	Name string
-	// Tensors are the Hugging Face tensors whose rows form the payload, in order. The QKV
-	// bias record concatenates the q, k and v biases.
+	// Slot is the weight's (or bias's) slot; arch.LMHead for an LM-head chunk of either tensor.
+	Slot arch.Slot
+	// Tensors are the Hugging Face tensors whose rows form the payload, in order. The bias of
+	// a concatenating group concatenates its members' biases.
 	Tensors []string
 	// RowStart and RowEnd select rows [RowStart, RowEnd) of the single tensor of an LM-head
 	// chunk; both are 0 when every row of every tensor is stored.
 	RowStart, RowEnd int
-	// Shape is the MIL shape: [out, in, 1, 1] for weights, [1, C, 1, 1] for the bias.
+	// Shape is the MIL shape: [out, in, 1, 1] for weights, [1, C, 1, 1] for a bias.
 	Shape []int
-	// DType is FP16, or FP32 for the weights of --dtype f32 bundles. The bias record is FP16
-	// whatever the bundle dtype: it is an ANE-only copy (the CPU keeps its F32 bias tensors),
-	// and a [1, C, 1, 1] fp16 constant broadcasts in one add.
-	DType blobfile.DType
+	// DType is the payload's type: the bundle's weight type, or F16 for a bias. A bias record
+	// is an ANE-only copy (the CPU keeps the F32 bias tensors), and a [1, C, 1, 1] fp16
+	// constant broadcasts in one add.
+	DType dtype.DType
+	// Bias marks a bias record.
+	Bias bool
 }
 
 // Size returns the payload size in bytes.
-func (r RecordSpec) Size() int64 {
-	n := int64(arch.Elements(r.Shape))
-	if r.DType == blobfile.FP32 {
-		return 4 * n
-	}
-	return 2 * n
-}
+func (r RecordSpec) Size() int64 { return r.DType.Bytes(int64(arch.Elements(r.Shape))) }
 
 // BlobKey identifies one blob file of a model.
 type BlobKey struct {
-	Group string // arch.GroupQKV, arch.GroupO, arch.GroupMLP or GroupLMHead
+	Group string // a layer group of the family, or GroupLMHead
 	Layer int    // decoder layer; -1 for the LM head
 	Chunk int    // LM-head chunk; 0 otherwise
 }
@@ -73,7 +78,7 @@ type BlobSpec struct {
 func (b BlobSpec) Entries() []blobfile.Entry {
 	e := make([]blobfile.Entry, len(b.Records))
 	for i, r := range b.Records {
-		e[i] = blobfile.Entry{DType: r.DType, Size: r.Size()}
+		e[i] = blobfile.Entry{DType: blobfile.DType(r.DType.BlobCode()), Size: r.Size()}
 	}
 	return e
 }
@@ -82,100 +87,98 @@ func (b BlobSpec) Entries() []blobfile.Entry {
 // dictionary, so the same name in every layer is unambiguous.
 func blobPath(group string) string { return "@model_path/weights/" + group + ".bin" }
 
-// dims holds the channel counts of a config.
-type dims struct {
-	hidden, inter, q, kv, vocab int
-	bias                        bool // q/k/v projections have biases
-}
+// recordName is the short name of a weight slot's record: "q_proj" -> "q".
+func recordName(s arch.Slot) string { return strings.TrimSuffix(s.String(), "_proj") }
 
-func configDims(cfg *arch.Config) (dims, error) {
+// modelOf returns the family of cfg and checks the channel counts one ANE dimension takes.
+func modelOf(cfg *arch.Config) (*arch.Family, error) {
 	if cfg == nil {
-		return dims{}, fmt.Errorf("mil: nil config")
+		return nil, fmt.Errorf("mil: nil config")
 	}
-	d := dims{
-		hidden: cfg.HiddenSize, inter: cfg.IntermediateSize, vocab: cfg.VocabSize,
-		q: cfg.NumAttentionHeads * cfg.HeadDim, kv: cfg.NumKeyValueHeads * cfg.HeadDim,
-	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"hidden_size", d.hidden}, {"intermediate_size", d.inter}, {"vocab_size", d.vocab},
-		{"num_attention_heads*head_dim", d.q}, {"num_key_value_heads*head_dim", d.kv}, {"num_hidden_layers", cfg.NumHiddenLayers}} {
-		if f.v <= 0 {
-			return dims{}, fmt.Errorf("mil: config %s is %d; expected a positive number", f.name, f.v)
-		}
-	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"hidden_size", d.hidden}, {"intermediate_size", d.inter}, {"q+k+v channels", d.q + 2*d.kv}} {
-		if f.v > MaxANEDim {
-			return dims{}, fmt.Errorf("mil: config %s is %d; one ANE dimension holds at most %d", f.name, f.v, MaxANEDim)
-		}
+	if err := arch.Validate(cfg); err != nil {
+		return nil, fmt.Errorf("mil: config: %w", err)
 	}
 	fam, err := arch.Lookup(cfg)
 	if err != nil {
-		return dims{}, fmt.Errorf("mil: %w", err)
+		return nil, fmt.Errorf("mil: %w", err)
 	}
-	qb := arch.LayerTensor(0, arch.QBias)
-	for _, t := range fam.Tensors(cfg) {
-		if t.Name == qb {
-			d.bias = true
+	for _, g := range fam.Groups(cfg) {
+		if g.In > MaxANEDim || g.Out > MaxANEDim {
+			return nil, fmt.Errorf("mil: group %s maps %d channels to %d; one ANE dimension holds at most %d", g.Name, g.In, g.Out, MaxANEDim)
 		}
 	}
-	return d, nil
+	if cfg.IntermediateSize > MaxANEDim {
+		return nil, fmt.Errorf("mil: intermediate_size %d; one ANE dimension holds at most %d", cfg.IntermediateSize, MaxANEDim)
+	}
+	return fam, nil
 }
 
-// GroupRecords returns the records of the blob file of group (arch.GroupQKV, arch.GroupO or
-// arch.GroupMLP) in layer, with linear weights stored as dtype (blobfile.FP16 or FP32):
+// GroupRecords returns the records of the blob file of group (one of the family's layer
+// groups) in layer, with linear weights stored as dt (dtype.F16 or dtype.F32):
 //
-//	attn_qkv: q [Cq, H, 1, 1], k [Ckv, H, 1, 1], v [Ckv, H, 1, 1], and when the family has
-//	          biases qkv_bias [1, Cq+2Ckv, 1, 1] fp16 = q_proj.bias | k_proj.bias | v_proj.bias
-//	attn_o:   o [H, Cq, 1, 1]
-//	mlp:      gate [I, H, 1, 1], up [I, H, 1, 1], down [H, I, 1, 1]
-func GroupRecords(cfg *arch.Config, group string, layer int, dtype blobfile.DType) ([]RecordSpec, error) {
-	d, err := configDims(cfg)
+//	concatenating groups (attn_qkv, attn_o): one record per member weight [out, in, 1, 1], then,
+//	  when the members have biases, one bias record [1, Σout, 1, 1] = their biases concatenated
+//	mlp: gate, up, down [out, in, 1, 1], then a bias record [1, out, 1, 1] per biased member
+func GroupRecords(cfg *arch.Config, group string, layer int, dt dtype.DType) ([]RecordSpec, error) {
+	fam, err := modelOf(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return groupRecords(cfg, d, group, layer, dtype)
+	return groupRecords(fam, cfg, group, layer, dt)
 }
 
-func groupRecords(cfg *arch.Config, d dims, group string, layer int, dtype blobfile.DType) ([]RecordSpec, error) {
-	if dtype != blobfile.FP16 && dtype != blobfile.FP32 {
-		return nil, fmt.Errorf("mil: weight dtype %s; expected fp16 or fp32", dtype)
+func groupRecords(fam *arch.Family, cfg *arch.Config, group string, layer int, dt dtype.DType) ([]RecordSpec, error) {
+	if dt != dtype.F16 && dt != dtype.F32 {
+		return nil, fmt.Errorf("mil: weight dtype %s; expected f16 or f32", dt)
 	}
 	if layer < 0 || layer >= cfg.NumHiddenLayers {
 		return nil, fmt.Errorf("mil: layer %d out of range [0, %d)", layer, cfg.NumHiddenLayers)
 	}
-	lt := func(s string) []string { return []string{arch.LayerTensor(layer, s)} }
-	w := func(name, tensor string, out, in int) RecordSpec {
-		return RecordSpec{Name: name, Tensors: lt(tensor), Shape: []int{out, in, 1, 1}, DType: dtype}
-	}
-	switch group {
-	case arch.GroupQKV:
-		r := []RecordSpec{w("q", arch.QProj, d.q, d.hidden), w("k", arch.KProj, d.kv, d.hidden), w("v", arch.VProj, d.kv, d.hidden)}
-		if d.bias {
-			r = append(r, RecordSpec{Name: "qkv_bias",
-				Tensors: []string{arch.LayerTensor(layer, arch.QBias), arch.LayerTensor(layer, arch.KBias), arch.LayerTensor(layer, arch.VBias)},
-				Shape:   []int{1, d.q + 2*d.kv, 1, 1}, DType: blobfile.FP16})
+	g, ok := fam.Group(cfg, group)
+	if !ok {
+		var names []string
+		for _, g := range fam.Groups(cfg) {
+			names = append(names, g.Name)
 		}
-		return r, nil
-	case arch.GroupO:
-		return []RecordSpec{w("o", arch.OProj, d.hidden, d.q)}, nil
-	case arch.GroupMLP:
-		return []RecordSpec{w("gate", arch.GateProj, d.inter, d.hidden), w("up", arch.UpProj, d.inter, d.hidden), w("down", arch.DownProj, d.hidden, d.inter)}, nil
+		return nil, fmt.Errorf("mil: unknown group %q; %s has %s", group, cfg.Architecture, strings.Join(names, ", "))
 	}
-	return nil, fmt.Errorf("mil: unknown group %q; expected %s, %s or %s", group, arch.GroupQKV, arch.GroupO, arch.GroupMLP)
+	var recs []RecordSpec
+	for _, s := range g.Linears {
+		shape := arch.Shape(cfg, s)
+		recs = append(recs, RecordSpec{Name: recordName(s), Slot: s, Tensors: []string{fam.TensorName(s, layer)},
+			Shape: []int{shape[0], shape[1], 1, 1}, DType: dt})
+	}
+	if !g.HasBias() {
+		return recs, nil
+	}
+	if g.Name == arch.GroupMLP {
+		for i, b := range g.Biases {
+			if b != arch.SlotNone {
+				recs = append(recs, RecordSpec{Name: recordName(g.Linears[i]) + "_bias", Slot: b, Bias: true,
+					Tensors: []string{fam.TensorName(b, layer)}, Shape: []int{1, arch.Shape(cfg, b)[0], 1, 1}, DType: dtype.F16})
+			}
+		}
+		return recs, nil
+	}
+	bias := RecordSpec{Name: strings.TrimPrefix(g.Name, "attn_") + "_bias", Bias: true, Shape: []int{1, g.Out, 1, 1}, DType: dtype.F16}
+	for i, b := range g.Biases {
+		if b == arch.SlotNone {
+			return nil, fmt.Errorf("mil: group %s: %s has a bias but %s has none; a concatenated bias needs all or none", g.Name, g.Biases[0], g.Linears[i])
+		}
+		bias.Tensors = append(bias.Tensors, fam.TensorName(b, layer))
+	}
+	bias.Slot = g.Biases[0]
+	return append(recs, bias), nil
 }
 
 // LMHeadChunks splits the vocabulary into row ranges [start, end) of at most maxRows rows
-// (0 means MaxANEDim): as few chunks as possible, of equal size rounded up to a multiple of 64
-// channels where that stays within maxRows, the last one shorter. Pack stores the LM head (or
-// the tied embedding) as one tensor part per chunk, so the CPU and the ANE read the same bytes.
+// (0 means DefaultLMHeadRows): as few chunks as possible, of equal size rounded up to a
+// multiple of 64 channels where that stays within maxRows, the last one shorter. Pack stores
+// the LM head (or the tied embedding) as one tensor part per chunk, so the CPU and the ANE read
+// the same bytes.
 func LMHeadChunks(vocab, maxRows int) ([][2]int, error) {
 	if maxRows == 0 {
-		maxRows = MaxANEDim
+		maxRows = DefaultLMHeadRows
 	}
 	if vocab <= 0 || maxRows <= 0 || maxRows > MaxANEDim {
 		return nil, fmt.Errorf("mil: cannot split %d rows into chunks of at most %d (limit %d)", vocab, maxRows, MaxANEDim)
@@ -193,46 +196,46 @@ func LMHeadChunks(vocab, maxRows int) ([][2]int, error) {
 }
 
 // lmHeadSource returns the tensor the LM head reads and its dtype: the embedding when tied
-// (embeddings are always FP16, arch.RoleEmbedding), else lm_head.weight in the bundle dtype.
-func lmHeadSource(cfg *arch.Config, dtype blobfile.DType) (string, blobfile.DType) {
+// (embeddings are always FP16), else lm_head.weight in the bundle dtype.
+func lmHeadSource(fam *arch.Family, cfg *arch.Config, dt dtype.DType) (string, dtype.DType) {
 	if cfg.TieWordEmbeddings {
-		return arch.EmbedTokens, blobfile.FP16
+		return fam.TensorName(arch.EmbedTokens, -1), dtype.F16
 	}
-	return arch.LMHead, dtype
+	return fam.TensorName(arch.LMHead, -1), dt
 }
 
-// BlobSpecs lists every blob file of a model in a stable order: per layer attn_qkv, attn_o,
-// mlp; then the LM-head chunks.
+// BlobSpecs lists every blob file of a model in a stable order: per layer the family's groups
+// in the order they run; then the LM-head chunks.
 func BlobSpecs(cfg *arch.Config, opts Options) ([]BlobSpec, error) {
 	opts, err := opts.normalize()
 	if err != nil {
 		return nil, err
 	}
-	d, err := configDims(cfg)
+	fam, err := modelOf(cfg)
 	if err != nil {
 		return nil, err
 	}
 	var out []BlobSpec
 	for l := 0; l < cfg.NumHiddenLayers; l++ {
-		for _, g := range []string{arch.GroupQKV, arch.GroupO, arch.GroupMLP} {
-			recs, err := groupRecords(cfg, d, g, l, opts.WeightDType)
+		for _, g := range fam.Groups(cfg) {
+			recs, err := groupRecords(fam, cfg, g.Name, l, opts.WeightDType)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, BlobSpec{Key: BlobKey{Group: g, Layer: l}, Path: blobPath(g), Records: recs})
+			out = append(out, BlobSpec{Key: BlobKey{Group: g.Name, Layer: l}, Path: blobPath(g.Name), Records: recs})
 		}
 	}
-	chunks, err := LMHeadChunks(d.vocab, opts.MaxLMHeadRows)
+	chunks, err := LMHeadChunks(cfg.VocabSize, opts.MaxLMHeadRows)
 	if err != nil {
 		return nil, err
 	}
-	src, dt := lmHeadSource(cfg, opts.WeightDType)
+	src, dt := lmHeadSource(fam, cfg, opts.WeightDType)
 	for i, ch := range chunks {
 		out = append(out, BlobSpec{
 			Key:  BlobKey{Group: GroupLMHead, Layer: -1, Chunk: i},
 			Path: blobPath(GroupLMHead),
-			Records: []RecordSpec{{Name: "lm_head", Tensors: []string{src}, RowStart: ch[0], RowEnd: ch[1],
-				Shape: []int{ch[1] - ch[0], d.hidden, 1, 1}, DType: dt}},
+			Records: []RecordSpec{{Name: "lm_head", Slot: arch.LMHead, Tensors: []string{src}, RowStart: ch[0], RowEnd: ch[1],
+				Shape: []int{ch[1] - ch[0], cfg.HiddenSize, 1, 1}, DType: dt}},
 		})
 	}
 	return out, nil

@@ -6,10 +6,11 @@ import (
 
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/blobfile"
+	"github.com/anepack/anepack/dtype"
 )
 
 // DecodeSeq is the spatial size of decode kernels: one live column padded to the ANE's
-// 32-element fp16 row (ane-facts §2.3, §3.5).
+// 32-element fp16 row (docs/ane.md).
 const DecodeSeq = 32
 
 // DefaultSeqs are the default prefill buckets.
@@ -22,11 +23,14 @@ type Options struct {
 	Seqs []int
 	// LMHeadSeqs are the spatial sizes of the LM-head kernels; nil means [32]. Generation
 	// only needs logits of the last position, and a run of positions can be fed 32 at a time,
-	// so one size saves compiles (the ANE allows ~119 per process, ane-facts §1.8).
+	// so one size saves compiles (the ANE allows about 119 per process, docs/ane.md).
 	LMHeadSeqs []int
-	// WeightDType is the storage type of linear weights: blobfile.FP16 (default) or FP32.
-	WeightDType blobfile.DType
-	// MaxLMHeadRows bounds the rows of one LM-head chunk; 0 means MaxANEDim (65536).
+	// WeightDType is the storage type of linear weights: dtype.F16 (default) or dtype.F32.
+	// BlobSpecs lays out either; Programs generates kernels for F16 only, since the ANE
+	// computes in fp16 and no runtime has shown it a cast of fp32 weights (M1 and M2 refuse
+	// cast): an f32 bundle is a CPU bundle.
+	WeightDType dtype.DType
+	// MaxLMHeadRows bounds the rows of one LM-head chunk; 0 means DefaultLMHeadRows.
 	MaxLMHeadRows int
 }
 
@@ -37,11 +41,17 @@ func (o Options) normalize() (Options, error) {
 	if o.LMHeadSeqs == nil {
 		o.LMHeadSeqs = []int{DecodeSeq}
 	}
-	if o.WeightDType == 0 {
-		o.WeightDType = blobfile.FP16
+	if o.WeightDType == dtype.Invalid {
+		o.WeightDType = dtype.F16
 	}
-	if o.WeightDType != blobfile.FP16 && o.WeightDType != blobfile.FP32 {
-		return o, fmt.Errorf("mil: weight dtype %s; expected fp16 or fp32", o.WeightDType)
+	if o.WeightDType != dtype.F16 && o.WeightDType != dtype.F32 {
+		return o, fmt.Errorf("mil: weight dtype %s; expected f16 or f32", o.WeightDType)
+	}
+	if o.MaxLMHeadRows == 0 {
+		o.MaxLMHeadRows = DefaultLMHeadRows
+	}
+	if o.MaxLMHeadRows < 64 || o.MaxLMHeadRows > MaxANEDim {
+		return o, fmt.Errorf("mil: LM-head chunk rows %d; expected 64 to %d", o.MaxLMHeadRows, MaxANEDim)
 	}
 	var err error
 	if o.Seqs, err = normSeqs("Seqs", o.Seqs); err != nil {
@@ -58,7 +68,7 @@ func normSeqs(field string, seqs []int) ([]int, error) {
 	out := []int{DecodeSeq}
 	for _, s := range seqs {
 		if s <= 0 || s%32 != 0 || s > MaxANEDim {
-			return nil, fmt.Errorf("mil: Options.%s: %d is not a positive multiple of 32 up to %d (fp16 rows are padded to 32 elements, ane-facts §2.3)", field, s, MaxANEDim)
+			return nil, fmt.Errorf("mil: Options.%s: %d is not a positive multiple of 32 up to %d (fp16 rows are padded to 32 elements, docs/ane.md)", field, s, MaxANEDim)
 		}
 		out = append(out, s)
 	}
@@ -70,7 +80,7 @@ func normSeqs(field string, seqs []int) ([]int, error) {
 // (format.Kernel has the same fields).
 type Kernel struct {
 	Name   string // unique, e.g. "layers.0.attn_qkv.s64", "lm_head.1.s32"
-	Kind   string // arch.GroupQKV, arch.GroupO, arch.GroupMLP or GroupLMHead
+	Kind   string // a layer group of the family, or GroupLMHead
 	Layer  int    // decoder layer, or -1
 	Chunk  int    // LM-head chunk
 	Seq    int    // S of the [1, C, 1, S] I/O
@@ -88,10 +98,10 @@ type KernelWeight struct {
 	Section string
 }
 
-// KernelIO is one fp16 [1, C, 1, S] input or output.
+// KernelIO is one [1, C, 1, S] input or output.
 type KernelIO struct {
 	Name  string
-	DType string // "fp16"
+	DType dtype.DType // dtype.F16
 	Shape []int
 }
 
@@ -102,30 +112,34 @@ type placedRecord struct {
 	offset int64
 }
 
-// Programs generates every kernel of a model: for each layer and each bucket the QKV, O and
-// FFN programs, then the LM-head chunks for each LMHeadSeqs size. placed says where pack wrote
-// each blob listed by BlobSpecs (see Place); every record is checked against its spec.
+// Programs generates every kernel of a model: for each layer and each bucket the family's
+// group programs, then the LM-head chunks for each LMHeadSeqs size. placed says where pack
+// wrote each blob listed by BlobSpecs (see Place); every record is checked against its spec.
 //
 // Each program has one input x [1, Cin, 1, S] and one output y [1, Cout, 1, S], fp16:
 //
 //	attn_qkv: x = normed hidden [H], y = q | k | v (+ bias) [Cq + 2·Ckv], channel c of q is
 //	          head c / head_dim, dimension c % head_dim (the rows of q_proj), likewise k and v
-//	attn_o:   x = attention output [Cq], y = [H]
-//	mlp:      x = normed hidden [H], y = down(silu(gate(x)) · up(x)) [H]
+//	attn_o:   x = attention output [Cq], y = [H] (+ bias)
+//	mlp:      x = normed hidden [H], y = down(act(gate(x)) · up(x)) [H] (biases after each conv)
 //	lm_head:  x = final-normed hidden [H], y = logits of the chunk's rows
 func Programs(cfg *arch.Config, opts Options, placed map[BlobKey]Placement) ([]Kernel, error) {
 	opts, err := opts.normalize()
 	if err != nil {
 		return nil, err
 	}
+	if opts.WeightDType != dtype.F16 {
+		return nil, fmt.Errorf("mil: ANE kernels take fp16 weights; %s weights are for the CPU (pack f32 bundles without kernels)", opts.WeightDType)
+	}
 	specs, err := BlobSpecs(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
-	d, err := configDims(cfg)
+	fam, err := modelOf(cfg)
 	if err != nil {
 		return nil, err
 	}
+	act := cfg.HiddenAct
 	var out []Kernel
 	for _, spec := range specs {
 		pl, ok := placed[spec.Key]
@@ -137,8 +151,12 @@ func Programs(cfg *arch.Config, opts Options, placed map[BlobKey]Placement) ([]K
 			return nil, err
 		}
 		seqs := opts.Seqs
+		in, outC := cfg.HiddenSize, spec.Records[0].Shape[0]
 		if spec.Key.Group == GroupLMHead {
 			seqs = opts.LMHeadSeqs
+		} else {
+			g, _ := fam.Group(cfg, spec.Key.Group)
+			in, outC = g.In, g.Out
 		}
 		for _, s := range seqs {
 			k := Kernel{
@@ -146,27 +164,17 @@ func Programs(cfg *arch.Config, opts Options, placed map[BlobKey]Placement) ([]K
 				Name:    fmt.Sprintf("%s.s%d", spec.Key, s),
 				Weights: []KernelWeight{{Path: spec.Path, Section: pl.Section}},
 			}
-			var in, outC int
 			switch spec.Key.Group {
-			case arch.GroupQKV:
-				in, outC = d.hidden, d.q+2*d.kv
-				var bias *placedRecord
-				if len(recs) == 4 {
-					bias = &recs[3]
-				}
-				k.MIL = genQKV(d.hidden, d.q, d.kv, s, recs[0], recs[1], recs[2], bias)
-			case arch.GroupO:
-				in, outC = d.q, d.hidden
-				k.MIL = genLinear(d.q, d.hidden, s, recs[0])
 			case arch.GroupMLP:
-				in, outC = d.hidden, d.hidden
-				k.MIL = genFFN(d.hidden, d.inter, s, recs[0], recs[1], recs[2])
-			case GroupLMHead:
-				in, outC = d.hidden, recs[0].spec.Shape[0]
-				k.MIL = genLinear(d.hidden, outC, s, recs[0])
+				k.MIL, err = genFFN(in, s, recs, act)
+			default: // attn_qkv, attn_o, lm_head: convs concatenated, plus a bias
+				k.MIL = genConcat(in, outC, s, recs)
 			}
-			k.Inputs = []KernelIO{{Name: "x", DType: "fp16", Shape: []int{1, in, 1, s}}}
-			k.Outputs = []KernelIO{{Name: "y", DType: "fp16", Shape: []int{1, outC, 1, s}}}
+			if err != nil {
+				return nil, fmt.Errorf("mil: kernel %s: %w", k.Name, err)
+			}
+			k.Inputs = []KernelIO{{Name: "x", DType: dtype.F16, Shape: []int{1, in, 1, s}}}
+			k.Outputs = []KernelIO{{Name: "y", DType: dtype.F16, Shape: []int{1, outC, 1, s}}}
 			out = append(out, k)
 		}
 	}
@@ -181,9 +189,10 @@ func placeRecords(spec BlobSpec, pl Placement) ([]placedRecord, error) {
 	out := make([]placedRecord, len(spec.Records))
 	for i, rs := range spec.Records {
 		r := pl.Records[i]
-		if r.DType != rs.DType || r.Size != rs.Size() || r.Offset < blobfile.HeaderSize || r.Offset%blobfile.Align != 0 {
+		want := blobfile.DType(rs.DType.BlobCode())
+		if r.DType != want || r.Size != rs.Size() || r.Offset < blobfile.HeaderSize || r.Offset%blobfile.Align != 0 {
 			return nil, fmt.Errorf("mil: blob %s record %d (%s): placed as %s, %d bytes at offset %d; expected %s, %d bytes at a 64-byte aligned offset >= 64",
-				spec.Key, i, rs.Name, r.DType, r.Size, r.Offset, rs.DType, rs.Size())
+				spec.Key, i, rs.Name, r.DType, r.Size, r.Offset, want, rs.Size())
 		}
 		out[i] = placedRecord{spec: rs, path: spec.Path, offset: r.Offset}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/blobfile"
+	"github.com/anepack/anepack/dtype"
 )
 
 func sectionName(b BlobSpec) string { return "blob/" + b.Key.String() }
@@ -44,7 +45,6 @@ func findKernel(t *testing.T, ks []Kernel, name string) Kernel {
 // payload)), not from this generator's output.
 func TestGoldenMIL(t *testing.T) {
 	_, _, ks := smallKernels(t, Options{MaxLMHeadRows: 128})
-	_, _, ks32 := smallKernels(t, Options{MaxLMHeadRows: 128, WeightDType: blobfile.FP32})
 	for _, c := range []struct {
 		kernels []Kernel
 		name    string
@@ -54,7 +54,6 @@ func TestGoldenMIL(t *testing.T) {
 		{ks, "layers.1.attn_qkv.s32", "gen_attn_qkv_s32.mil"},
 		{ks, "layers.0.mlp.s32", "gen_mlp_s32.mil"},
 		{ks, "lm_head.1.s32", "gen_lm_head_1_s32.mil"},
-		{ks32, "layers.0.attn_o.s32", "gen_attn_o_s32_fp32.mil"},
 	} {
 		got := findKernel(t, c.kernels, c.name).MIL
 		want := string(readTestdata(t, c.file))
@@ -72,6 +71,23 @@ func TestGeneratedDeterministic(t *testing.T) {
 		if a[i].MIL != b[i].MIL || a[i].Name != b[i].Name {
 			t.Fatalf("kernel %d differs between runs", i)
 		}
+	}
+}
+
+// TestNoFP32Kernels checks that f32 weights are laid out for the CPU but never sent to the ANE:
+// no runtime has shown the ANE a cast of fp32 weights, and M1/M2 refuse cast.
+func TestNoFP32Kernels(t *testing.T) {
+	cfg := parseConfig(t, smallConfigJSON)
+	opts := Options{WeightDType: dtype.F32}
+	specs, err := BlobSpecs(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if specs[0].Records[0].DType != dtype.F32 || specs[0].Records[0].Size() != 64*96*4 {
+		t.Errorf("f32 record %+v", specs[0].Records[0])
+	}
+	if _, err := Programs(cfg, opts, Place(specs, sectionName)); err == nil || !strings.Contains(err.Error(), "fp16 weights") {
+		t.Errorf("Programs with f32 weights: %v", err)
 	}
 }
 
@@ -126,20 +142,20 @@ func TestProgramsList(t *testing.T) {
 // TestGroupRecords checks the record layout pack must write.
 func TestGroupRecords(t *testing.T) {
 	cfg := parseConfig(t, smallConfigJSON)
-	recs, err := GroupRecords(cfg, arch.GroupQKV, 1, blobfile.FP32)
+	recs, err := GroupRecords(cfg, arch.GroupQKV, 1, dtype.F32)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []struct {
 		name  string
 		shape []int
-		dt    blobfile.DType
+		dt    dtype.DType
 		n     int
 	}{
-		{"q", []int{64, 96, 1, 1}, blobfile.FP32, 1},
-		{"k", []int{32, 96, 1, 1}, blobfile.FP32, 1},
-		{"v", []int{32, 96, 1, 1}, blobfile.FP32, 1},
-		{"qkv_bias", []int{1, 128, 1, 1}, blobfile.FP16, 3},
+		{"q", []int{64, 96, 1, 1}, dtype.F32, 1},
+		{"k", []int{32, 96, 1, 1}, dtype.F32, 1},
+		{"v", []int{32, 96, 1, 1}, dtype.F32, 1},
+		{"qkv_bias", []int{1, 128, 1, 1}, dtype.F16, 3},
 	}
 	if len(recs) != len(want) {
 		t.Fatalf("%d records; want %d", len(recs), len(want))
@@ -156,17 +172,17 @@ func TestGroupRecords(t *testing.T) {
 	if recs[3].Size() != 256 || recs[0].Size() != 64*96*4 {
 		t.Errorf("sizes %d %d", recs[3].Size(), recs[0].Size())
 	}
-	mlp, _ := GroupRecords(cfg, arch.GroupMLP, 0, blobfile.FP16)
+	mlp, _ := GroupRecords(cfg, arch.GroupMLP, 0, dtype.F16)
 	if len(mlp) != 3 || mlp[2].Name != "down" || !equalInts(mlp[2].Shape, []int{96, 160, 1, 1}) {
 		t.Errorf("mlp records %+v", mlp)
 	}
-	if _, err := GroupRecords(cfg, "attn", 0, blobfile.FP16); err == nil {
+	if _, err := GroupRecords(cfg, "attn", 0, dtype.F16); err == nil {
 		t.Error("unknown group accepted")
 	}
-	if _, err := GroupRecords(cfg, arch.GroupO, 2, blobfile.FP16); err == nil {
+	if _, err := GroupRecords(cfg, arch.GroupO, 2, dtype.F16); err == nil {
 		t.Error("layer 2 of 2 accepted")
 	}
-	if _, err := GroupRecords(cfg, arch.GroupO, 0, blobfile.Int8); err == nil {
+	if _, err := GroupRecords(cfg, arch.GroupO, 0, dtype.I8); err == nil {
 		t.Error("int8 weights accepted")
 	}
 }
@@ -176,10 +192,12 @@ func TestLMHeadChunks(t *testing.T) {
 		vocab, max int
 		want       [][2]int
 	}{
-		{151936, 0, [][2]int{{0, 50688}, {50688, 101376}, {101376, 151936}}},
+		{151936, 0, [][2]int{{0, 30400}, {30400, 60800}, {60800, 91200}, {91200, 121600}, {121600, 151936}}},
+		{151936, 65536, [][2]int{{0, 50688}, {50688, 101376}, {101376, 151936}}},
 		{200, 128, [][2]int{{0, 128}, {128, 200}}},
-		{65536, 0, [][2]int{{0, 65536}}},
-		{65537, 0, [][2]int{{0, 32832}, {32832, 65537}}},
+		{32000, 0, [][2]int{{0, 32000}}},
+		{65536, 65536, [][2]int{{0, 65536}}},
+		{65537, 65536, [][2]int{{0, 32832}, {32832, 65537}}},
 		{100, 30, [][2]int{{0, 25}, {25, 50}, {50, 75}, {75, 100}}},
 	} {
 		got, err := LMHeadChunks(c.vocab, c.max)
@@ -205,7 +223,7 @@ func TestLMHeadChunks(t *testing.T) {
 
 func TestOptionsRefused(t *testing.T) {
 	cfg := parseConfig(t, smallConfigJSON)
-	for _, o := range []Options{{Seqs: []int{48}}, {Seqs: []int{0}}, {LMHeadSeqs: []int{16}}, {WeightDType: blobfile.BF16}, {MaxLMHeadRows: 70000}} {
+	for _, o := range []Options{{Seqs: []int{48}}, {Seqs: []int{0}}, {LMHeadSeqs: []int{16}}, {WeightDType: dtype.BF16}, {MaxLMHeadRows: 70000}, {MaxLMHeadRows: 32}} {
 		if _, err := BlobSpecs(cfg, o); err == nil {
 			if _, err := Programs(cfg, o, nil); err == nil {
 				t.Errorf("options %+v accepted", o)
@@ -248,7 +266,7 @@ func TestPlacementChecked(t *testing.T) {
 // (already a multiple of 64). Then the golden MIL runs on it in the sim.
 func TestProjectionBlobBytes(t *testing.T) {
 	cfg := parseConfig(t, smallConfigJSON)
-	recs, err := GroupRecords(cfg, arch.GroupO, 0, blobfile.FP16)
+	recs, err := GroupRecords(cfg, arch.GroupO, 0, dtype.F16)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/anepack/anepack/blobfile"
 )
 
-// The header every generated program starts with (ane-facts §4.1), byte for byte what MDX,
+// The header every generated program starts with (docs/ane.md), byte for byte what MDX,
 // AI and M0AT hand to the compiler.
 const (
 	milVersionLine = "program(1.3)"
@@ -75,7 +73,7 @@ func (w *milWriter) op(t Type, name, op string, args ...string) {
 	fmt.Fprintf(&w.b, ")[name = string(%q)];\n", name)
 }
 
-// convConsts writes the five conv parameters of a 1x1 linear layer (ane-facts §4.4 step 3).
+// convConsts writes the five conv parameters of a 1x1 linear layer.
 func (w *milWriter) convConsts() {
 	w.constant(TensorType(String), "c_pad_type", `string("valid")`)
 	w.constant(TensorType(Int32, 2), "c_strides", intsLiteral(1, 1))
@@ -91,21 +89,10 @@ func (w *milWriter) conv(name, weight, x string, out, seq int) {
 		"strides", "c_strides", "weight", weight, "x", x)
 }
 
-// weight writes the fp16 constant name from a blob record. fp32 records (--dtype f32 bundles)
-// are declared fp32 and cast to fp16, since the ANE computes in fp16; the compiler folds the
-// cast, the blob stays the one the CPU reads.
+// weight writes the fp16 constant name from a blob record.
 func (w *milWriter) weight(name string, r placedRecord) {
-	shape := r.spec.Shape
-	if r.spec.DType == blobfile.FP16 {
-		w.constant(TensorType(FP16, shape...), name, blobLiteral(TensorType(FP16, shape...), r.path, r.offset))
-		return
-	}
-	if !w.seen["c_to_fp16"] {
-		w.constant(TensorType(String), "c_to_fp16", `string("fp16")`)
-	}
-	raw := name + "_fp32"
-	w.constant(TensorType(FP32, shape...), raw, blobLiteral(TensorType(FP32, shape...), r.path, r.offset))
-	w.op(TensorType(FP16, shape...), name, "cast", "dtype", "c_to_fp16", "x", raw)
+	t := TensorType(FP16, r.spec.Shape...)
+	w.constant(t, name, blobLiteral(t, r.path, r.offset))
 }
 
 func intsLiteral(v ...int) string {

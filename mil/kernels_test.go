@@ -7,6 +7,7 @@ import (
 
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/blobfile"
+	"github.com/anepack/anepack/dtype"
 )
 
 // modelBlobs holds random weights for every blob of a config, as blob bytes per section and as
@@ -32,7 +33,7 @@ func buildModelBlobs(t testing.TB, specs []BlobSpec, seed uint64) *modelBlobs {
 			}
 			vals := make([]float64, n)
 			var p []byte
-			if rec.DType == blobfile.FP16 {
+			if rec.DType == dtype.F16 {
 				h := randF16(r, n, scale)
 				vals = f64s(h)
 				p = f16Bytes(h)
@@ -46,7 +47,7 @@ func buildModelBlobs(t testing.TB, specs []BlobSpec, seed uint64) *modelBlobs {
 			}
 			mb.values[spec.Key.String()+"/"+rec.Name] = vals
 			payloads = append(payloads, p)
-			dts = append(dts, rec.DType)
+			dts = append(dts, blobfile.DType(rec.DType.BlobCode()))
 		}
 		mb.sections[sectionName(spec)] = writeBlob(t, dts, payloads...)
 	}
@@ -82,14 +83,13 @@ func projRef(w []float64, in, o int, x []float64, S, s int) (ref, mag float64) {
 
 // TestGeneratedKernels runs every kind of generated kernel on random weights, at S = 32 with
 // one live column (decode) and at S = 64 with 40 live columns (a prefill bucket with 24
-// padding columns), for fp16 and fp32 weight blobs, and compares the live columns with a
+// padding columns), for fp16 weight blobs, and compares the live columns with a
 // float64 reference. Padding columns hold zeros, so they must come out as the bias (QKV) or
-// zero. Bounds (u = 2^-11): projections u·Σ|W·x| (weight rounding, fp32 blobs only, and
-// float32 accumulation) + half an ulp; QKV adds one rounding before the bias add:
+// zero. Bounds (u = 2^-11): projections u·Σ|W·x| (float32 accumulation) + half an ulp; QKV adds one rounding before the bias add:
 // u·(Σ|W·x| + |b|); the FFN rounds gate, sigmoid, silu, up and their product before the down
 // projection: 6u·Σ|Wd|·|h| + half an ulp.
 func TestGeneratedKernels(t *testing.T) {
-	for _, dt := range []blobfile.DType{blobfile.FP16, blobfile.FP32} {
+	for _, dt := range []dtype.DType{dtype.F16} {
 		t.Run(dt.String(), func(t *testing.T) {
 			cfg := parseConfig(t, smallConfigJSON)
 			opts := Options{Seqs: []int{64}, MaxLMHeadRows: 128, WeightDType: dt}
@@ -119,8 +119,6 @@ func TestGeneratedKernels(t *testing.T) {
 				}
 				e := mb.compile(t, k, nil)
 				clear(mb.hidden)
-				// fp32 weights are cast to fp16 by the program; the sim folds the cast at compile
-				// time, so a projection is one runtime op either way.
 				if k.Kind == arch.GroupO && e.Ops() != 1 {
 					t.Errorf("%s: %d runtime ops; want 1 (the conv)", k.Name, e.Ops())
 				}

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/blobfile"
 	"github.com/anepack/anepack/convert"
+	"github.com/anepack/anepack/dtype"
 	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/mil"
 )
@@ -29,7 +31,7 @@ type builder struct {
 	w        *format.Writer
 	cfg      *arch.Config
 	ckpt     *convert.Checkpoint
-	target   convert.DType
+	target   dtype.DType
 	conv     convert.Converter
 	progress func(done, total int64)
 	done     int64
@@ -104,9 +106,14 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 		return nil, err
 	}
 	var kernels []format.Kernel
+	var ane *format.ANE
 	if !b.noKernels {
 		if kernels, err = b.writeKernels(placed); err != nil {
 			return nil, err
+		}
+		ane = &format.ANE{LMHeadRows: b.milOpts.MaxLMHeadRows, Seqs: kernelSeqs(kernels)}
+		if ane.LMHeadRows == 0 {
+			ane.LMHeadRows = mil.DefaultLMHeadRows
 		}
 	}
 
@@ -120,11 +127,12 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 		Model: format.Model{
 			Architecture: b.cfg.Architecture,
 			Config:       cfgJSON,
-			DType:        elemDType(b.target),
+			DType:        b.target.String(),
 			Parameters:   params,
 		},
 		Tokenizer: &format.Tokenizer{Section: TokenizerSection, Info: tokInfo},
 		Kernels:   kernels,
+		ANE:       ane,
 	}
 	for _, n := range b.order {
 		if v := b.views[n]; v != nil {
@@ -137,18 +145,18 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 // storeDType is the dtype a tensor is stored in: norms and biases always F32, embeddings always
 // FP16 (a lookup reads one row per token, so F32 would only double the size), linear weights
 // (including a separate LM head) in the requested type.
-func (b *builder) storeDType(t arch.Tensor) convert.DType {
+func (b *builder) storeDType(t arch.Tensor) dtype.DType {
 	switch t.Role {
 	case arch.RoleNorm, arch.RoleBias:
-		return convert.F32
+		return dtype.F32
 	case arch.RoleEmbedding:
-		return convert.F16
+		return dtype.F16
 	}
 	return b.target
 }
 
 // writeTensor converts ref into w and reports progress; it drops the source pages afterwards.
-func (b *builder) writeTensor(w io.Writer, ref *convert.TensorRef, dt convert.DType) error {
+func (b *builder) writeTensor(w io.Writer, ref *convert.TensorRef, dt dtype.DType) error {
 	if err := b.ctx.Err(); err != nil {
 		return err
 	}
@@ -190,7 +198,7 @@ func (b *builder) writeSmallTensors(specs []arch.Tensor) error {
 		if err := b.writeTensor(cw, ref, dt); err != nil {
 			return err
 		}
-		b.views[t.Name] = &format.Tensor{Name: t.Name, DType: elemDType(dt), Shape: t.Shape,
+		b.views[t.Name] = &format.Tensor{Name: t.Name, DType: dt.String(), Shape: t.Shape,
 			Parts: []format.TensorPart{{Section: TensorsSection, Offset: off, Rows: t.Shape[0], Size: cw.n - off}}}
 	}
 	_, err = b.w.End()
@@ -203,20 +211,6 @@ func blobSection(s mil.BlobSpec) string {
 		return fmt.Sprintf("%slm_head.%d", BlobPrefix, s.Key.Chunk)
 	}
 	return fmt.Sprintf("%slayers.%d.%s", BlobPrefix, s.Key.Layer, s.Key.Group)
-}
-
-func blobDType(d convert.DType) blobfile.DType {
-	if d == convert.F32 {
-		return blobfile.FP32
-	}
-	return blobfile.FP16
-}
-
-func recordDType(d blobfile.DType) convert.DType {
-	if d == blobfile.FP32 {
-		return convert.F32
-	}
-	return convert.F16
 }
 
 // recordSources returns the checkpoint tensors (or row ranges of one) forming a record's payload.
@@ -240,9 +234,8 @@ func (b *builder) recordSources(r mil.RecordSpec) ([]*convert.TensorRef, error) 
 }
 
 // writeBlob writes one BLOBFILE section with the records mil laid out for it, and points the
-// tensor views of the weights at their payloads (the CPU reads the same bytes in place). The
-// QKV bias record is an ANE-only FP16 copy; the CPU keeps the F32 biases of the tensors
-// section.
+// tensor views of the weights at their payloads (the CPU reads the same bytes in place). Bias
+// records are ANE-only FP16 copies; the CPU keeps the F32 biases of the tensors section.
 func (b *builder) writeBlob(spec mil.BlobSpec) (mil.Placement, error) {
 	section := blobSection(spec)
 	sources := make([][]*convert.TensorRef, len(spec.Records))
@@ -266,19 +259,18 @@ func (b *builder) writeBlob(spec mil.BlobSpec) (mil.Placement, error) {
 		if err != nil {
 			return mil.Placement{}, err
 		}
-		dt := recordDType(r.DType)
 		for _, ref := range sources[i] {
-			if err := b.writeTensor(bw, ref, dt); err != nil {
+			if err := b.writeTensor(bw, ref, r.DType); err != nil {
 				return mil.Placement{}, err
 			}
 		}
-		if len(r.Tensors) != 1 || r.Name == "qkv_bias" {
-			continue
+		if r.Bias {
+			continue // an ANE-only fp16 copy; the CPU reads the F32 biases of the tensors section
 		}
 		name := r.Tensors[0]
 		v := b.views[name]
 		if v == nil {
-			v = &format.Tensor{Name: name, DType: elemDType(dt), Shape: b.ckpt.Tensor(name).Shape}
+			v = &format.Tensor{Name: name, DType: r.DType.String(), Shape: b.ckpt.Tensor(name).Shape}
 			b.views[name] = v
 		}
 		v.Parts = append(v.Parts, format.TensorPart{Section: section, Offset: rec.DataOffset, Rows: sources[i][0].Shape[0], Size: rec.Size})
@@ -317,10 +309,10 @@ func (b *builder) writeKernels(placed map[mil.BlobKey]mil.Placement) ([]format.K
 			fk.Weights = append(fk.Weights, format.KernelWeight{Path: w.Path, Section: w.Section})
 		}
 		for _, io := range k.Inputs {
-			fk.Inputs = append(fk.Inputs, format.KernelIO{Name: io.Name, DType: io.DType, Shape: io.Shape})
+			fk.Inputs = append(fk.Inputs, format.KernelIO{Name: io.Name, DType: io.DType.String(), Shape: io.Shape})
 		}
 		for _, io := range k.Outputs {
-			fk.Outputs = append(fk.Outputs, format.KernelIO{Name: io.Name, DType: io.DType, Shape: io.Shape})
+			fk.Outputs = append(fk.Outputs, format.KernelIO{Name: io.Name, DType: io.DType.String(), Shape: io.Shape})
 		}
 		out = append(out, fk)
 	}
@@ -328,6 +320,18 @@ func (b *builder) writeKernels(placed map[mil.BlobKey]mil.Placement) ([]format.K
 		return nil, err
 	}
 	return out, nil
+}
+
+// kernelSeqs lists the buckets of the layer kernels, ascending.
+func kernelSeqs(ks []format.Kernel) []int {
+	var seqs []int
+	for _, k := range ks {
+		if k.Kind != mil.GroupLMHead && !slices.Contains(seqs, k.Seq) {
+			seqs = append(seqs, k.Seq)
+		}
+	}
+	slices.Sort(seqs)
+	return seqs
 }
 
 // countingWriter counts bytes and can pad with zeros to an alignment.

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/anepack/anepack/convert"
+	"github.com/anepack/anepack/dtype"
 	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/mil"
 )
@@ -46,8 +47,12 @@ type Options struct {
 	// nil means the mil package's defaults. S = 32 is always generated: it also serves decode.
 	ANESeqs []int
 	// NoKernels skips generating ANE programs (the weight blobs are written regardless, since
-	// the CPU backend reads them in place).
+	// the CPU backend reads them in place). F32 bundles never carry kernels: the ANE computes
+	// in fp16 and is not handed fp32 weights.
 	NoKernels bool
+	// LMHeadRows bounds the rows of one LM-head chunk (the LM head, or the tied embedding, is
+	// stored and run in chunks); 0 means mil.DefaultLMHeadRows.
+	LMHeadRows int
 	// Warn, if set, receives warnings (values that overflowed in FP16, unused tensors, ...).
 	Warn func(msg string)
 }
@@ -124,8 +129,8 @@ func Pack(ctx context.Context, dir string, opts Options) (*Result, error) {
 	b := &builder{
 		ctx: ctx, w: w, cfg: src.config, ckpt: ckpt, target: target,
 		progress:  opts.Progress,
-		milOpts:   mil.Options{Seqs: opts.ANESeqs, WeightDType: blobDType(target)},
-		noKernels: opts.NoKernels,
+		milOpts:   mil.Options{Seqs: opts.ANESeqs, WeightDType: target, MaxLMHeadRows: opts.LMHeadRows},
+		noKernels: opts.NoKernels || target != dtype.F16,
 	}
 	m, err := b.build(src, tok)
 	if err == nil {
@@ -149,7 +154,7 @@ func Pack(ctx context.Context, dir string, opts Options) (*Result, error) {
 		Subnormals:  int64(b.conv.Stats.Subnormal),
 		Underflows:  int64(b.conv.Stats.Underflow),
 	}
-	if target == convert.F16 {
+	if target == dtype.F16 {
 		m.Conversion = &conv
 		if conv.Overflows > 0 {
 			warn(fmt.Sprintf("%d weight value(s) exceed the FP16 range and became ±Inf; consider --dtype f32", conv.Overflows))
@@ -174,14 +179,14 @@ func Pack(ctx context.Context, dir string, opts Options) (*Result, error) {
 	return &Result{Path: out, Manifest: m, Header: hdr, Size: st.Size(), Conversion: conv}, nil
 }
 
-func targetDType(s string) (convert.DType, error) {
+func targetDType(s string) (dtype.DType, error) {
 	switch strings.ToLower(s) {
 	case "", "f16", "fp16", "float16":
-		return convert.F16, nil
+		return dtype.F16, nil
 	case "f32", "fp32", "float32":
-		return convert.F32, nil
+		return dtype.F32, nil
 	}
-	return "", fmt.Errorf("dtype %q is not supported; expected f16 or f32", s)
+	return dtype.Invalid, fmt.Errorf("dtype %q is not supported; expected f16 or f32", s)
 }
 
 // checkOutput refuses to overwrite without force and reports a missing directory up front.
@@ -204,22 +209,14 @@ func checkOutput(out string, force bool) error {
 }
 
 func sourceDType(c *convert.Checkpoint) string {
-	seen := map[convert.DType]bool{}
+	seen := map[dtype.DType]bool{}
 	var list []string
 	for _, n := range c.Names() {
 		d := c.Tensor(n).DType
 		if !seen[d] {
 			seen[d] = true
-			list = append(list, strings.ToLower(string(d)))
+			list = append(list, d.String())
 		}
 	}
 	return strings.Join(list, ",")
-}
-
-// elemDType is the manifest name of a convert dtype.
-func elemDType(d convert.DType) string {
-	if d == convert.F32 {
-		return "f32"
-	}
-	return "f16"
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/blobfile"
 	"github.com/anepack/anepack/convert"
+	"github.com/anepack/anepack/dtype"
 	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/internal/qwentok"
 	"github.com/anepack/anepack/internal/sttest"
@@ -86,7 +87,7 @@ func viewBytes(t *testing.T, b *format.Bundle, v *format.Tensor) []byte {
 }
 
 // checkViews compares every tensor view with the source tensor converted independently.
-func checkViews(t *testing.T, dir string, b *format.Bundle, linear convert.DType) {
+func checkViews(t *testing.T, dir string, b *format.Bundle, linear dtype.DType) {
 	t.Helper()
 	ckpt, err := convert.OpenCheckpoint(dir)
 	if err != nil {
@@ -107,12 +108,12 @@ func checkViews(t *testing.T, dir string, b *format.Bundle, linear convert.DType
 		want := linear
 		switch spec.Role {
 		case arch.RoleNorm, arch.RoleBias:
-			want = convert.F32
+			want = dtype.F32
 		case arch.RoleEmbedding:
-			want = convert.F16
+			want = dtype.F16
 		}
-		if v.DType != elemDType(want) {
-			t.Errorf("%s stored as %s; want %s", spec.Name, v.DType, elemDType(want))
+		if v.DType != want.String() {
+			t.Errorf("%s stored as %s; want %s", spec.Name, v.DType, want)
 		}
 		var conv convert.Converter
 		var buf bytes.Buffer
@@ -128,14 +129,14 @@ func checkViews(t *testing.T, dir string, b *format.Bundle, linear convert.DType
 func TestPackTiedFP16(t *testing.T) {
 	dir := synthCheckpoint(t, "qwen2-tiny", 1)
 	res, b := packTo(t, dir, Options{})
-	checkViews(t, dir, b, convert.F16)
+	checkViews(t, dir, b, dtype.F16)
 	m := b.Manifest()
 	if m.Model.Name != "qwen2-tiny" || m.Model.DType != "f16" || m.Provenance.Source != "local" {
 		t.Errorf("model %+v provenance %+v", m.Model, m.Provenance)
 	}
 	// The tied embedding is stored once, in the LM-head blobs.
-	emb := m.FindTensor(arch.EmbedTokens)
-	if len(emb.Parts) != 3 || !strings.HasPrefix(emb.Parts[0].Section, "blob/lm_head.") {
+	emb := m.FindTensor("model.embed_tokens.weight")
+	if len(emb.Parts) != 5 || !strings.HasPrefix(emb.Parts[0].Section, "blob/lm_head.") { // 32000-row chunks
 		t.Errorf("tied embedding parts %+v", emb.Parts)
 	}
 	// Every linear weight's view is the payload of a 0xDEADBEEF record of an fp16 blob.
@@ -185,11 +186,11 @@ func TestPackTiedFP16(t *testing.T) {
 func TestPackUntiedF32(t *testing.T) {
 	dir := synthCheckpoint(t, "qwen2-tiny-untied", 2)
 	_, b := packTo(t, dir, Options{DType: "f32"})
-	checkViews(t, dir, b, convert.F32)
+	checkViews(t, dir, b, dtype.F32)
 	if b.Manifest().Conversion != nil {
 		t.Error("an f32 bundle reports FP16 conversion losses")
 	}
-	if v := b.Manifest().FindTensor(arch.LMHead); v == nil || len(v.Parts) != 3 {
+	if v := b.Manifest().FindTensor("lm_head.weight"); v == nil || len(v.Parts) != 5 { // 151936 rows in 32000-row chunks
 		t.Errorf("lm_head view %+v", v)
 	}
 }
@@ -231,7 +232,7 @@ func splitIntoShards(t *testing.T, dir, out string) {
 		var ts []sttest.Tensor
 		for _, n := range part {
 			r := ckpt.Tensor(n)
-			ts = append(ts, sttest.New(n, string(r.DType), r.Shape, r.Data))
+			ts = append(ts, sttest.New(n, r.DType.Safetensors(), r.Shape, r.Data))
 			weightMap[n] = shard
 		}
 		if err := os.WriteFile(filepath.Join(out, shard), sttest.Build(ts), 0o644); err != nil {
@@ -358,9 +359,12 @@ func TestKernelsCompileInSim(t *testing.T) {
 	dir := synthCheckpoint(t, "qwen2-tiny", 1)
 	_, b := packTo(t, dir, Options{ANESeqs: []int{32, 64}})
 	m := b.Manifest()
-	// 2 layers x 3 groups x 2 buckets + 3 LM-head chunks.
-	if len(m.Kernels) != 2*3*2+3 {
+	// 2 layers x 3 groups x 2 buckets + 5 LM-head chunks (151936 rows in chunks of at most 32000).
+	if len(m.Kernels) != 2*3*2+5 {
 		t.Fatalf("%d kernels", len(m.Kernels))
+	}
+	if m.ANE == nil || m.ANE.LMHeadRows != 32000 || len(m.ANE.Seqs) != 2 {
+		t.Errorf("manifest ane options %+v", m.ANE)
 	}
 	milSec, ok := b.Section(MILSection)
 	if !ok || milSec.Kind != format.KindMIL {

@@ -1,15 +1,25 @@
-// Package runtime runs a packed model: it opens a .aneb bundle as a [Model] (the validated config
-// and zero-copy views of every tensor in the memory mapping), keeps one conversation's state in a
-// [Session] (the tokens whose keys and values a backend has cached), samples the next token
-// ([Sampler]: greedy, temperature, top-k, top-p, min-p, repetition penalty, seeded) and drives
-// generation ([Session.Generate]: streaming text, eos ids and stop strings, cancellation).
+// Package runtime runs a packed model: it opens a .aneb bundle as a [Model] (the validated config,
+// the architecture's description from package arch, and zero-copy views of every tensor in the
+// memory mapping), runs the one forward pass every architecture and backend shares ([Decoder]),
+// keeps one conversation's state in a [Session] (the tokens whose keys and values a backend has
+// cached), samples the next token ([Sampler]: greedy, temperature, top-k, top-p, min-p,
+// repetition penalty, seeded) and drives generation ([Session.Generate]: streaming text, eos ids
+// and stop strings, cancellation).
 //
-// Everything here is independent of where the arithmetic happens. A [Backend] computes the
-// forward pass — a batch of tokens at consecutive positions in, logits out, the KV cache inside
-// its [State] — and cmd/anerun chooses one: runtime/cpu today, the ANE and its simulator later.
-// The backend packages import this one for [Model] and implement [Backend]; this package never
-// imports a backend. (The design notes list only arch as runtime/cpu's import; importing runtime
-// instead of duplicating the tensor views is what lets every backend share one loader.)
+// # One forward pass
+//
+// [Decoder] is the network of arch.Family, written once (forward.go reads top to bottom like
+// llama2.c's run.c): embedding, per layer the norms, the fused projections, per-head q/k norms,
+// RoPE (default or llama3-scaled frequencies, partial rotation), causal grouped-query attention
+// over the KV cache and the residuals, then the final norm and the LM head. A backend supplies
+// only the linear layers, as [Projections]: runtime/cpu runs them as float32 GEMV/GEMM over the
+// bundle's weights, runtime/ane as the bundle's ANE programs (on the Neural Engine or in the
+// MIL simulator). A weight is a [Linear] whatever its storage type, with one method per use
+// (MatVec for decode, MatMul for prefill).
+//
+// The backend packages import this one and embed a Decoder in their [Backend]; this package
+// never imports a backend, and cmd/anerun chooses one. The shared kernels (RoPE, attention,
+// norms, the matrix products) are in runtime/kernels.
 //
 // Go's own runtime package is imported as goruntime where it is needed.
 package runtime

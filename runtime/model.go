@@ -2,27 +2,32 @@ package runtime
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/dtype"
 	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/tokenizer"
 )
 
-// Model is a model in an open bundle: its validated architecture config, generation defaults
-// and a zero-copy view of every tensor. Nothing is copied out of the mapping: a Model costs a
-// few kilobytes of heap whatever the model's size. It is immutable and safe for concurrent use;
-// it is valid until the bundle is closed.
+// Model is a model in an open bundle: its validated architecture config and family, generation
+// defaults and a zero-copy view of every tensor. Nothing is copied out of the mapping: a Model
+// costs a few kilobytes of heap whatever the model's size. It is immutable and safe for
+// concurrent use; it is valid until the bundle is closed.
 type Model struct {
 	// Name is the bundle's path (or the manifest's model name), for messages.
 	Name string
-	// Config is the architecture config stored in the manifest.
+	// Config is the architecture config stored in the manifest, validated.
 	Config *arch.Config
-	// DType is the storage type of the linear weights: "f16" or "f32".
-	DType    string
+	// Family is the architecture's description.
+	Family *arch.Family
+	// DType is the storage type of the linear weights.
+	DType    dtype.DType
 	bundle   *format.Bundle
 	manifest *format.Manifest
 	tensors  map[string]*Tensor
@@ -35,10 +40,10 @@ type Model struct {
 // Tensor is a view of one tensor's bytes inside the bundle's mapping.
 type Tensor struct {
 	Name  string
-	DType string // "f16" or "f32"
-	Shape []int  // row-major; [out, in] for linear weights
+	DType dtype.DType
+	Shape []int // row-major; [out, in] for linear weights
 	// Parts hold the tensor's rows in order; most tensors have one part, the LM head (or the
-	// tied embedding) one per chunk of at most 65536 rows.
+	// tied embedding) one per ANE-sized chunk of rows.
 	Parts []TensorPart
 }
 
@@ -49,13 +54,13 @@ type TensorPart struct {
 }
 
 // F16 returns the part's elements as fp16 bit patterns, without copying.
-// The caller has checked that the tensor's DType is "f16".
+// The caller has checked that the tensor's DType is dtype.F16.
 func (p TensorPart) F16() []uint16 {
 	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(p.Data))), len(p.Data)/2)
 }
 
 // F32 returns the part's elements as float32 values, without copying.
-// The caller has checked that the tensor's DType is "f32".
+// The caller has checked that the tensor's DType is dtype.F32.
 func (p TensorPart) F32() []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(p.Data))), len(p.Data)/4)
 }
@@ -136,8 +141,8 @@ func (m *Model) EOSIDs() []int {
 	return nil
 }
 
-// Tensor returns the tensor called name (a Hugging Face name such as arch.EmbedTokens), or an
-// error naming the bundle and the tensor.
+// Tensor returns the tensor called name (a Hugging Face name), or an error naming the bundle
+// and the tensor.
 func (m *Model) Tensor(name string) (*Tensor, error) {
 	t, ok := m.tensors[name]
 	if !ok {
@@ -146,11 +151,20 @@ func (m *Model) Tensor(name string) (*Tensor, error) {
 	return t, nil
 }
 
+// TensorOf returns the tensor in slot s (of layer, for per-layer slots).
+func (m *Model) TensorOf(s arch.Slot, layer int) (*Tensor, error) {
+	return m.Tensor(m.Family.TensorName(s, layer))
+}
+
+// Has reports whether the model's family and config give it a tensor in slot s.
+func (m *Model) Has(s arch.Slot) bool { return m.Family.Has(m.Config, s) }
+
 // NewModel checks an open bundle's manifest and resolves every tensor the architecture needs to
 // a view of the mapping. name is used in error messages (usually the bundle's path). It fails
 // with a message naming the bundle, the field and what was expected when the architecture is
-// not supported, a tensor is missing or has the wrong shape, type or size, or a section
-// reference is out of bounds.
+// not supported, the config is inconsistent or out of bounds, a tensor is missing or has the
+// wrong shape, type or size, or a section reference is out of bounds. The manifest is not
+// trusted: every size is checked against the bytes present before anything is allocated from it.
 func NewModel(b *format.Bundle, name string) (*Model, error) {
 	if !littleEndian() {
 		return nil, fmt.Errorf("%s: bundles store little-endian numbers and this machine is big-endian", name)
@@ -173,20 +187,32 @@ func NewModel(b *format.Bundle, name string) (*Model, error) {
 	if cfg.Architecture != man.Model.Architecture {
 		return nil, fail("manifest field model.config.architecture is %q but model.architecture is %q", cfg.Architecture, man.Model.Architecture)
 	}
-	if err := checkConfig(cfg); err != nil {
-		return nil, fail("manifest field model.config.%v", err)
+	if err := arch.Validate(cfg); err != nil {
+		var ce *arch.ConfigError
+		if errors.As(err, &ce) {
+			return nil, fail("manifest field model.config.%s: %s", ce.Field, ce.Msg)
+		}
+		return nil, fail("manifest field model.config: %v", err)
 	}
-	if man.Model.DType != "f16" && man.Model.DType != "f32" {
+	dt, err := dtype.Parse(man.Model.DType)
+	if err != nil || (dt != dtype.F16 && dt != dtype.F32) {
 		return nil, fail("manifest field model.dtype is %q; expected \"f16\" or \"f32\"", man.Model.DType)
 	}
 	fam, err := arch.Lookup(cfg)
 	if err != nil {
 		return nil, fail("%v", err)
 	}
-	m := &Model{Name: name, Config: cfg, DType: man.Model.DType, bundle: b, manifest: man,
-		tensors: make(map[string]*Tensor)}
+	// arch.Validate bounds the layer count (a manifest claiming 2^40 layers is refused before
+	// anything is allocated from it), so the tensor list below is at most a few MB; each
+	// tensor is then checked against the bytes actually present.
+	m := &Model{Name: name, Config: cfg, Family: fam, DType: dt, bundle: b, manifest: man,
+		tensors: make(map[string]*Tensor, fam.TensorCount(cfg))}
+	index := make(map[string]*format.Tensor, len(man.Tensors))
+	for i := range man.Tensors {
+		index[man.Tensors[i].Name] = &man.Tensors[i]
+	}
 	for _, spec := range fam.Tensors(cfg) {
-		t, err := m.resolve(spec)
+		t, err := m.resolve(spec, index[spec.Name])
 		if err != nil {
 			return nil, fail("%v", err)
 		}
@@ -195,69 +221,34 @@ func NewModel(b *format.Bundle, name string) (*Model, error) {
 	return m, nil
 }
 
-// checkConfig checks the fields the forward pass divides by or allocates with, so a damaged
-// manifest gives an error instead of a panic. It returns "field: problem".
-func checkConfig(c *arch.Config) error {
-	for _, f := range []struct {
-		name string
-		v    int
-	}{
-		{"hidden_size", c.HiddenSize}, {"intermediate_size", c.IntermediateSize},
-		{"num_hidden_layers", c.NumHiddenLayers}, {"num_attention_heads", c.NumAttentionHeads},
-		{"num_key_value_heads", c.NumKeyValueHeads}, {"head_dim", c.HeadDim},
-		{"vocab_size", c.VocabSize}, {"max_position_embeddings", c.MaxPositionEmbeddings},
-	} {
-		if f.v <= 0 {
-			return fmt.Errorf("%s is %d; expected a positive integer", f.name, f.v)
-		}
-	}
-	switch {
-	case c.NumAttentionHeads%c.NumKeyValueHeads != 0:
-		return fmt.Errorf("num_key_value_heads %d does not divide num_attention_heads %d", c.NumKeyValueHeads, c.NumAttentionHeads)
-	case c.HeadDim%2 != 0:
-		return fmt.Errorf("head_dim %d is odd; rotary embeddings need an even size", c.HeadDim)
-	case !(c.RMSNormEps > 0):
-		return fmt.Errorf("rms_norm_eps is %v; expected a positive number", c.RMSNormEps)
-	case !(c.RopeTheta > 0):
-		return fmt.Errorf("rope_theta is %v; expected a positive number", c.RopeTheta)
-	}
-	return nil
-}
-
 // resolve finds spec's tensor in the manifest and checks it against the architecture: shape,
 // dtype and every part's section, bounds, size and alignment.
-func (m *Model) resolve(spec arch.Tensor) (*Tensor, error) {
-	mt := m.manifest.FindTensor(spec.Name)
+func (m *Model) resolve(spec arch.Tensor, mt *format.Tensor) (*Tensor, error) {
 	if mt == nil {
 		return nil, fmt.Errorf("manifest has no tensor %q (%s)", spec.Name, spec.Role)
 	}
 	where := fmt.Sprintf("manifest tensor %q", spec.Name)
-	if !equalShape(mt.Shape, spec.Shape) {
+	if !slices.Equal(mt.Shape, spec.Shape) {
 		return nil, fmt.Errorf("%s: shape is %v; the config implies %v", where, mt.Shape, spec.Shape)
 	}
+	dt, err := dtype.Parse(mt.DType)
 	// Norms and biases are float32. Matrices are f16 or f32 each: a bundle's model.dtype is
 	// that of its layers, while the (tied) embedding that doubles as the ANE's LM head is FP16
 	// in every bundle.
 	switch {
 	case spec.Role == arch.RoleNorm || spec.Role == arch.RoleBias:
-		if mt.DType != "f32" {
+		if err != nil || dt != dtype.F32 {
 			return nil, fmt.Errorf("%s: dtype is %q; expected \"f32\"", where, mt.DType)
 		}
-	case mt.DType != "f16" && mt.DType != "f32":
+	case err != nil || (dt != dtype.F16 && dt != dtype.F32):
 		return nil, fmt.Errorf("%s: dtype is %q; expected \"f16\" or \"f32\"", where, mt.DType)
 	}
-	esize := 2
-	if mt.DType == "f32" {
-		esize = 4
+	esize := dt.Size()
+	rowBytes := int64(esize) * int64(arch.Elements(spec.Shape[1:]))
+	if len(mt.Parts) == 0 || len(mt.Parts) > spec.Shape[0] {
+		return nil, fmt.Errorf("%s: has %d parts; expected 1 to %d", where, len(mt.Parts), spec.Shape[0])
 	}
-	rowBytes := int64(esize)
-	for _, d := range spec.Shape[1:] {
-		rowBytes *= int64(d)
-	}
-	if len(mt.Parts) == 0 {
-		return nil, fmt.Errorf("%s: has no parts", where)
-	}
-	t := &Tensor{Name: mt.Name, DType: mt.DType, Shape: mt.Shape, Parts: make([]TensorPart, len(mt.Parts))}
+	t := &Tensor{Name: mt.Name, DType: dt, Shape: mt.Shape, Parts: make([]TensorPart, len(mt.Parts))}
 	rows := 0
 	for i, p := range mt.Parts {
 		pw := fmt.Sprintf("%s part %d", where, i)
@@ -265,7 +256,7 @@ func (m *Model) resolve(spec arch.Tensor) (*Tensor, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: section %q is not in the bundle", pw, p.Section)
 		}
-		if p.Rows <= 0 || p.Size != int64(p.Rows)*rowBytes {
+		if p.Rows <= 0 || p.Rows > spec.Shape[0] || p.Size != int64(p.Rows)*rowBytes {
 			return nil, fmt.Errorf("%s: %d rows in %d bytes; expected %d bytes per row", pw, p.Rows, p.Size, rowBytes)
 		}
 		if p.Offset < 0 || p.Offset > sec.Length || p.Size > sec.Length-p.Offset {
@@ -286,18 +277,6 @@ func (m *Model) resolve(spec arch.Tensor) (*Tensor, error) {
 		return nil, fmt.Errorf("%s: parts hold %d rows; expected %d", where, rows, spec.Shape[0])
 	}
 	return t, nil
-}
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // littleEndian reports whether this machine stores the low byte first, as bundles do.

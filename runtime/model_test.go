@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/dtype"
 	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/testmodel"
@@ -30,11 +30,11 @@ func TestOpenIsZeroCopy(t *testing.T) {
 	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 1<<20 {
 		t.Errorf("opening the model grew the heap by %d bytes; the weights must stay in the mapping", grew)
 	}
-	emb, err := m.Tensor(arch.EmbedTokens)
+	emb, err := m.Tensor("model.embed_tokens.weight")
 	if err != nil {
 		t.Fatal(err)
 	}
-	part := m.Manifest().FindTensor(arch.EmbedTokens).Parts[0]
+	part := m.Manifest().FindTensor("model.embed_tokens.weight").Parts[0]
 	sec, _ := m.Bundle().Section(part.Section)
 	data, err := m.Bundle().Bytes(sec)
 	if err != nil {
@@ -43,17 +43,17 @@ func TestOpenIsZeroCopy(t *testing.T) {
 	if unsafe.SliceData(emb.Parts[0].Data) != &data[part.Offset] {
 		t.Error("the embedding's bytes are not the bundle section's bytes")
 	}
-	if emb.DType != "f16" {
+	if emb.DType != dtype.F16 {
 		t.Fatalf("the untied embedding of an f32 bundle is %q; embeddings are always f16", emb.DType)
 	}
 	if got := len(emb.Parts[0].F16()); got != emb.Parts[0].Rows*m.Config.HiddenSize {
 		t.Errorf("embedding part 0 has %d fp16 values; want %d rows of %d", got, emb.Parts[0].Rows, m.Config.HiddenSize)
 	}
-	head, err := m.Tensor(arch.LMHead)
+	head, err := m.Tensor("lm_head.weight")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if head.DType != "f32" || len(head.Parts[0].F32()) != head.Parts[0].Rows*m.Config.HiddenSize {
+	if head.DType != dtype.F32 || len(head.Parts[0].F32()) != head.Parts[0].Rows*m.Config.HiddenSize {
 		t.Errorf("the lm_head of an f32 bundle is %q with %d values in part 0", head.DType, len(head.Parts[0].F32()))
 	}
 }
@@ -62,14 +62,14 @@ func TestOpenIsZeroCopy(t *testing.T) {
 // checks each gives an error naming the problem.
 func TestOpenRejectsBadBundles(t *testing.T) {
 	src := testmodel.Bundle(t, "qwen2-tiny", "f16")
-	q0 := arch.LayerTensor(0, arch.QProj)
+	q0 := "model.layers.0.self_attn.q_proj.weight"
 	for _, tc := range []struct {
 		name string
 		edit func(m *format.Manifest)
 		want []string
 	}{
-		{"unsupported architecture", func(m *format.Manifest) { m.Model.Architecture = "LlamaForCausalLM" },
-			[]string{"LlamaForCausalLM", "not supported", "Qwen2ForCausalLM"}},
+		{"unsupported architecture", func(m *format.Manifest) { m.Model.Architecture = "MambaForCausalLM" },
+			[]string{"MambaForCausalLM", "not supported", "Qwen2ForCausalLM", "LlamaForCausalLM"}},
 		{"missing tensor", func(m *format.Manifest) {
 			for i := range m.Tensors {
 				if m.Tensors[i].Name == q0 {
@@ -81,7 +81,7 @@ func TestOpenRejectsBadBundles(t *testing.T) {
 		{"wrong shape", func(m *format.Manifest) { m.FindTensor(q0).Shape = []int{3, 64} }, []string{q0, "shape"}},
 		{"wrong dtype", func(m *format.Manifest) { m.FindTensor(q0).DType = "q4" }, []string{q0, "dtype", "q4"}},
 		{"wrong size", func(m *format.Manifest) { m.FindTensor(q0).DType = "f32" }, []string{q0, "bytes per row"}},
-		{"f16 norm", func(m *format.Manifest) { m.FindTensor(arch.FinalNorm).DType = "f16" }, []string{arch.FinalNorm, "dtype"}},
+		{"f16 norm", func(m *format.Manifest) { m.FindTensor("model.norm.weight").DType = "f16" }, []string{"model.norm.weight", "dtype"}},
 		{"out of bounds", func(m *format.Manifest) { m.FindTensor(q0).Parts[0].Offset = 1 << 40 }, []string{q0, "outside section"}},
 		{"missing section", func(m *format.Manifest) { m.FindTensor(q0).Parts[0].Section = "blob/nope" }, []string{q0, "blob/nope"}},
 		{"bad config", func(m *format.Manifest) {

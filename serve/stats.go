@@ -69,7 +69,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, rec *record) {
 // modelObject describes the served model.
 func (s *Server) modelObject() modelObject {
 	return modelObject{ID: s.modelID, Object: "model", Created: s.created, OwnedBy: "anepack",
-		Anepack: &modelExtras{Architecture: s.model.Config.Architecture, DType: s.model.DType,
+		Anepack: &modelExtras{Architecture: s.model.Config.Architecture, DType: s.model.DType.String(),
 			Context: s.context, Parallel: len(s.slots.all), Backend: s.backend.Name()}}
 }
 

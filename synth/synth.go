@@ -10,7 +10,8 @@ package synth
 
 import (
 	"math"
-	"strings"
+
+	"github.com/anepack/anepack/arch"
 )
 
 const (
@@ -29,21 +30,27 @@ func FNV1a64(s string) uint64 {
 	return h
 }
 
-// scaler maps v in [-1, 1) to a tensor's value by its role, as the spec defines by name suffix.
+// scaler maps v in [-1, 1) to a tensor's value by its role (the SYNTH-1 role table).
 type scaler struct {
 	mul, add float64
 }
 
-func scalerFor(name string, shape []int) scaler {
+// scalerFor returns the role table's rule for t, from the architecture's description of it:
+//
+//	one    1 + 0.1*v                  norm weights used as w
+//	zero   0.1*v                      biases; norm weights used as (1 + w)
+//	embed  0.25*v                     token embeddings
+//	linear v * sqrt(3 / prod(shape[1:]))  every other tensor of 2 or more dimensions
+func scalerFor(t arch.Tensor) scaler {
 	switch {
-	case strings.HasSuffix(name, "norm.weight"):
+	case t.Role == arch.RoleNorm && !t.PlusOne:
 		return scaler{0.1, 1}
-	case strings.HasSuffix(name, ".bias"):
+	case t.Role == arch.RoleNorm || t.Role == arch.RoleBias:
 		return scaler{0.1, 0}
-	case strings.HasSuffix(name, "embed_tokens.weight"):
+	case t.Role == arch.RoleEmbedding:
 		return scaler{0.25, 0}
-	default: // a linear weight [out, in]
-		return scaler{math.Sqrt(3.0 / float64(shape[len(shape)-1])), 0}
+	default:
+		return scaler{math.Sqrt(3.0 / float64(arch.Elements(t.Shape[1:]))), 0}
 	}
 }
 
@@ -62,10 +69,10 @@ func BF16FromFloat32(f float32) uint16 {
 	return uint16((b + 0x7FFF + ((b >> 16) & 1)) >> 16)
 }
 
-// fill writes elements [first, first+len(dst)/2) of tensor name as little-endian BF16 bytes.
-func fill(dst []byte, name string, shape []int, seed uint64, first int) {
-	s0 := FNV1a64(name) ^ seed
-	sc := scalerFor(name, shape)
+// fill writes elements [first, first+len(dst)/2) of tensor t as little-endian BF16 bytes.
+func fill(dst []byte, t arch.Tensor, seed uint64, first int) {
+	s0 := FNV1a64(t.Name) ^ seed
+	sc := scalerFor(t)
 	for k := 0; k+1 < len(dst); k += 2 {
 		i := uint64(first + k/2)
 		z := s0 + (i+1)*gamma

@@ -18,6 +18,8 @@ type golden struct {
 	Seed         uint64            `json:"seed"`
 	Config       json.RawMessage   `json:"config"`
 	TensorSHA256 map[string]string `json:"tensor_sha256"`
+	// TensorRole is the role table's row of each tensor (absent in the oldest goldens).
+	TensorRole map[string]string `json:"tensor_role"`
 }
 
 func loadGolden(t *testing.T, name string) golden {
@@ -39,7 +41,7 @@ func loadGolden(t *testing.T, name string) golden {
 // TestMatchesGoldenDigests writes each golden model's checkpoint and checks that every tensor's
 // BF16 bytes hash to the digest Hugging Face's reference generator produced.
 func TestMatchesGoldenDigests(t *testing.T) {
-	for _, file := range []string{"model-qwen2-tiny.json", "model-qwen2-tiny-untied.json"} {
+	for _, file := range []string{"model-qwen2-tiny.json", "model-qwen2-tiny-untied.json", "model-qwen3-tiny.json", "model-llama3-tiny.json"} {
 		t.Run(file, func(t *testing.T) {
 			g := loadGolden(t, file)
 			dir := t.TempDir()
@@ -72,6 +74,7 @@ func TestMatchesGoldenDigests(t *testing.T) {
 					t.Errorf("%s: sha256 %s; want %s", name, got, want)
 				}
 			}
+			checkRoles(t, g)
 			cfgBack, err := os.ReadFile(filepath.Join(dir, "config.json"))
 			if err != nil || string(cfgBack) != string(g.Config) {
 				t.Errorf("config.json not written verbatim")
@@ -85,6 +88,37 @@ func TestMatchesGoldenDigests(t *testing.T) {
 				t.Errorf("directory holds %d entries; want 3", len(ents))
 			}
 		})
+	}
+}
+
+// checkRoles compares the role each tensor gets from the architecture's description with the
+// golden's role table, so a wrong role is named even where a digest alone would only differ.
+func checkRoles(t *testing.T, g golden) {
+	t.Helper()
+	if g.TensorRole == nil {
+		return // the Qwen2 goldens predate the role table; their digests cover the same rules
+	}
+	cfg, err := arch.ParseConfig(g.Config, "config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fam, _ := arch.Lookup(cfg)
+	for _, tt := range fam.Tensors(cfg) {
+		sc := scalerFor(tt)
+		var role string
+		switch {
+		case sc == (scaler{0.1, 1}):
+			role = "one"
+		case sc == (scaler{0.1, 0}):
+			role = "zero"
+		case sc == (scaler{0.25, 0}):
+			role = "embed"
+		default:
+			role = "linear"
+		}
+		if want := g.TensorRole[tt.Name]; want != role {
+			t.Errorf("%s: role %s; the golden's role table says %s", tt.Name, role, want)
+		}
 	}
 }
 

@@ -29,8 +29,7 @@ type Options struct {
 
 // tensorDesc is one tensor of the output file in header order.
 type tensorDesc struct {
-	name   string
-	shape  []int
+	arch.Tensor
 	offset int64 // data offset relative to the start of the data block
 	size   int64
 }
@@ -49,7 +48,7 @@ func WriteSafetensors(ctx context.Context, w io.Writer, cfg *arch.Config, opts O
 	var off int64
 	for i, t := range specs {
 		size := int64(arch.Elements(t.Shape)) * 2
-		descs[i] = tensorDesc{name: t.Name, shape: t.Shape, offset: off, size: size}
+		descs[i] = tensorDesc{Tensor: t, offset: off, size: size}
 		off += size
 	}
 	header := safetensorsHeader(descs)
@@ -74,10 +73,10 @@ func safetensorsHeader(descs []tensorDesc) []byte {
 	b.WriteString(`{"__metadata__":{"format":"pt"}`)
 	for _, d := range descs {
 		b.WriteByte(',')
-		name, _ := json.Marshal(d.name)
+		name, _ := json.Marshal(d.Name)
 		b.Write(name)
 		b.WriteString(`:{"dtype":"BF16","shape":[`)
-		for i, s := range d.shape {
+		for i, s := range d.Shape {
 			if i > 0 {
 				b.WriteByte(',')
 			}
@@ -132,7 +131,7 @@ func (g *generator) tensor(ctx context.Context, w io.Writer, d tensorDesc) error
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				fill(buf, d.name, d.shape, g.seed, int(lo/2))
+				fill(buf, d.Tensor, g.seed, int(lo/2))
 			}()
 		}
 		wg.Wait()

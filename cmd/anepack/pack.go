@@ -19,15 +19,17 @@ type packFlags struct {
 	quiet   bool
 	buckets []int
 	noANE   bool
+	lmRows  int
 }
 
 func (f *packFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "bundle path (default: <model name>.aneb)")
-	cmd.Flags().StringVar(&f.dtype, "dtype", "f16", "storage type of linear weights: f16 or f32 (embeddings are always f16, norms and biases f32)")
+	cmd.Flags().StringVar(&f.dtype, "dtype", "f16", "storage type of linear weights: f16 or f32 (embeddings are always f16, norms and biases f32; f32 bundles run on the CPU only)")
 	cmd.Flags().BoolVar(&f.force, "force", false, "overwrite an existing output file")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors")
 	cmd.Flags().IntSliceVar(&f.buckets, "ane-buckets", nil, "sequence-length buckets of the ANE prefill kernels, multiples of 32 (default 32,64,128,256,512)")
 	cmd.Flags().BoolVar(&f.noANE, "no-ane", false, "do not generate ANE kernels (the bundle then runs on the CPU only)")
+	cmd.Flags().IntVar(&f.lmRows, "lm-head-rows", 0, "most rows of one LM-head chunk, 64 to 65536 (default 32000, the widest conv known to run on the ANE)")
 }
 
 func runPack(cmd *cobra.Command, model string, f *packFlags, hf *hubFlags) error {
@@ -48,6 +50,7 @@ func runPack(cmd *cobra.Command, model string, f *packFlags, hf *hubFlags) error
 		KnownDigests: src.KnownDigests,
 		ANESeqs:      f.buckets,
 		NoKernels:    f.noANE,
+		LMHeadRows:   f.lmRows,
 		Progress: func(done, total int64) {
 			if prog == nil {
 				prog = cli.NewProgress("converting weights", total, true, f.quiet)

@@ -170,7 +170,7 @@ func TestKernelBackendErrors(t *testing.T) {
 // TestDoctorBinary: `anerun doctor` through the real binary; off Apple Silicon auto is cpu.
 func TestDoctorBinary(t *testing.T) {
 	r := anerun(t, "", "doctor", bundle(t))
-	if r.code != 0 || !strings.Contains(r.stdout, "ane:") || !strings.Contains(r.stdout, "33 ANE kernels") {
+	if r.code != 0 || !strings.Contains(r.stdout, "ane:") || !strings.Contains(r.stdout, "35 ANE kernels") {
 		t.Fatalf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if !onApple() && !strings.Contains(r.stdout, "auto:      cpu") {

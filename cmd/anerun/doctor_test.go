@@ -56,7 +56,7 @@ func TestDoctor(t *testing.T) {
 	if err := json.Unmarshal([]byte(runDoctor(t, path, "--json")), &r); err != nil {
 		t.Fatal(err)
 	}
-	if b := r.Bundle; b == nil || b.Kernels != 33 || b.Compiles != 33 || len(b.Buckets) != 5 || b.Problem != "" {
+	if b := r.Bundle; b == nil || b.Kernels != 35 || b.Compiles != 35 || len(b.Buckets) != 5 || b.Problem != "" {
 		t.Errorf("bundle report %+v", r.Bundle)
 	}
 	noANE := filepath.Join(t.TempDir(), "noane.aneb")

@@ -259,7 +259,7 @@ func TestBadInput(t *testing.T) {
 	path := bundle(t)
 	dir := t.TempDir()
 	foreign := filepath.Join(dir, "llama.aneb")
-	if err := testmodel.Rewrite(path, foreign, func(m *format.Manifest) { m.Model.Architecture = "LlamaForCausalLM" }); err != nil {
+	if err := testmodel.Rewrite(path, foreign, func(m *format.Manifest) { m.Model.Architecture = "MambaForCausalLM" }); err != nil {
 		t.Fatal(err)
 	}
 	notBundle := filepath.Join(dir, "notes.txt")
@@ -272,7 +272,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"missing file", []string{filepath.Join(dir, "nope.aneb"), "hi"}, []string{"nope.aneb", "no such file"}},
 		{"not a bundle", []string{notBundle, "hi"}, []string{"notes.txt"}},
-		{"unsupported architecture", []string{foreign, "hi"}, []string{"LlamaForCausalLM", "not supported"}},
+		{"unsupported architecture", []string{foreign, "hi"}, []string{"MambaForCausalLM", "not supported"}},
 		{"empty prompt", []string{path, ""}, []string{"prompt is empty"}},
 		{"blank prompt", []string{path, "  \n"}, []string{"prompt is empty"}},
 		{"prompt longer than the context", []string{path, "--raw", long, "--ctx", "16"}, []string{"do not fit the context of 16 tokens"}},

@@ -4,13 +4,13 @@
 //
 // # Backend
 //
-// [New] returns a runtime.Backend that runs the projections of every layer — fused QKV (bias
-// included), O, the whole SwiGLU FFN — and the LM-head chunks through the bundle's MIL programs
-// with mil.Dispatcher, which picks the smallest bucket for a run of tokens, packs token-major
-// float32 activations into channel-major fp16 surfaces and back. Embedding, RMSNorm, RoPE,
-// causal attention over a float32 KV cache and the residuals run on the CPU (package
-// runtime/kernels), in Hugging Face's order of operations. Only the evaluator differs
-// between the two backends:
+// [New] returns a runtime.Backend: the runtime's one forward pass (runtime.Decoder) whose
+// linear layers are the bundle's MIL programs, one per fused group of each layer (QKV with its
+// biases, O, the whole gated MLP) and one per LM-head chunk, run through mil.Dispatcher, which
+// picks the smallest bucket for a run of tokens and packs token-major float32 activations into
+// channel-major fp16 surfaces and back. Embedding, norms (the per-head q/k norms included),
+// RoPE, causal attention over a float32 KV cache and the residuals are the decoder's, on the
+// CPU. Only the evaluator differs between the two backends:
 //
 //   - EvalANE: each kernel is compiled and run on the Neural Engine by the driver below;
 //   - EvalSim: each kernel's MIL text and weight blobs are executed by package mil's
@@ -18,15 +18,16 @@
 //
 // Kernels load on first use of their bucket. The buckets a run may use are planned so that
 // everything it can load fits the compile budget (MaxCompiles; the ANE compiler fails after
-// about 119 compiles per process): for Qwen2.5-0.5B (24 layers x 3 groups per bucket + 3
-// LM-head chunks) that is the S = 32 kernels only, 75 compiles. The sim counts loads against
+// about 119 compiles per process): for Qwen2.5-0.5B (24 layers x 3 groups per bucket + 5
+// LM-head chunks) that is the S = 32 kernels only, 77 compiles. The sim counts loads against
 // the same budget, so `--backend sim` rehearses an ANE run, budget included. A run that still
 // exhausts the budget fails with a BudgetError that says what to do.
 //
-// Decode (one token) runs on the S = 32 kernels with one live column (DecodeANE), or as
-// float32 GEMVs on the CPU over the same weight bytes (DecodeCPU). Options.Check compares each
+// Decode (one token) runs on the S = 32 kernels with one live column (DecodeANE), or on the
+// CPU backend's projections over the same weight bytes (DecodeCPU: every single-token product
+// then runs there, the logits of a one-row prefill included). Options.Check compares each
 // kernel's first evaluation with the simulator, to find the program the hardware computes
-// differently. A bundle packed with `anepack --no-ane` gives ErrNoKernels.
+// differently. A bundle packed with `anepack --no-ane`, or an f32 bundle, gives ErrNoKernels.
 //
 // # Driver
 //

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/mil"
 	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/runtime/cpu"
 	"github.com/anepack/anepack/runtime/kernels"
 )
 
@@ -44,13 +44,14 @@ type Options struct {
 }
 
 // Backend runs a bundle's ANE kernels for the projections of prefill (and decode), with the
-// embedding, RMSNorm, RoPE, attention and residuals on the CPU. It implements runtime.Backend.
-// The evaluator (ANE or sim) sits behind mil.Dispatcher; nothing else depends on it.
+// rest of the runtime's one forward pass (embedding, norms, RoPE, attention, residuals) on the
+// CPU. It implements runtime.Backend. The evaluator (ANE or sim) sits behind mil.Dispatcher;
+// nothing else depends on it.
 type Backend struct {
+	*runtime.Decoder
 	name      string
 	opts      Options
 	m         *runtime.Model
-	cfg       *arch.Config
 	ks        *kernelSet
 	layerSeqs []int
 	lmSeqs    []int
@@ -58,19 +59,13 @@ type Backend struct {
 	counter   *countingBackend
 	disp      *mil.Dispatcher
 	pool      *kernels.Pool
-	prefill   projector // n > 1
-	decode    projector // n == 1
-
-	embed            []matrix    // embedding rows in chunks
-	inNorm, postNorm [][]float32 // per layer
-	finalNorm        []float32
-	batch            int // tokens per pass: the largest planned bucket
 }
 
 // New prepares the backend for m. It checks the bundle's kernels (a bundle packed with
-// --no-ane gives ErrNoKernels with the command to pack it again), opens the evaluator (EvalANE
-// off Apple Silicon gives ErrUnavailable), and plans the buckets it may use within the compile
-// budget. Kernels load lazily, on first use of a bucket, unless Options.Preload is set.
+// --no-ane, or an f32 bundle, gives ErrNoKernels with the command to pack it again), opens the
+// evaluator (EvalANE off Apple Silicon gives ErrUnavailable), and plans the buckets it may use
+// within the compile budget. Kernels load lazily, on first use of a bucket, unless
+// Options.Preload is set.
 func New(m *runtime.Model, opts Options) (*Backend, error) {
 	if opts.Eval == "" {
 		opts.Eval = EvalSim
@@ -85,8 +80,6 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("decode on %q; expected %q or %q", opts.DecodeOn, DecodeANE, DecodeCPU)
 	case opts.Threads < 0:
 		return nil, fmt.Errorf("threads is %d; expected 0 (all cores) or a positive number", opts.Threads)
-	case m.Config.Architecture != "Qwen2ForCausalLM":
-		return nil, fmt.Errorf("%s: the %s backend runs Qwen2ForCausalLM, not %q", m.Name, opts.Eval, m.Config.Architecture)
 	}
 	ks, err := readKernels(m)
 	if err != nil {
@@ -112,14 +105,9 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 		eval = &checkedBackend{eval: eval, ref: &mil.SimBackend{}}
 	}
 	c := m.Config
-	b := &Backend{name: opts.Eval, opts: opts, m: m, cfg: c, ks: ks, counter: &countingBackend{Backend: eval},
-		inNorm: make([][]float32, c.NumHiddenLayers), postNorm: make([][]float32, c.NumHiddenLayers)}
+	b := &Backend{name: opts.Eval, opts: opts, m: m, ks: ks, counter: &countingBackend{Backend: eval}}
 	b.layerSeqs, b.lmSeqs = ks.plan(c.NumHiddenLayers, budget, opts.DecodeOn == DecodeANE)
 	b.planned = ks.compiles(c.NumHiddenLayers, b.layerSeqs, b.lmSeqs)
-	b.batch = slices.Max(b.layerSeqs)
-	if err := b.loadCPUWeights(); err != nil {
-		return nil, err
-	}
 	b.disp, err = mil.NewDispatcher(b.counter, ks.selected(b.layerSeqs, b.lmSeqs), func(section string) ([]byte, error) {
 		s, ok := m.Bundle().Section(section)
 		if !ok {
@@ -131,13 +119,23 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
 	b.pool = kernels.NewPool(opts.Threads)
-	kp := &kernelProjector{d: b.disp, lmRows: ks.lmRows, lmLayer: ks.lmLayer, vocab: c.VocabSize}
-	b.prefill, b.decode = kp, kp
+	proj := &projections{d: b.disp, lmRows: ks.lmRows, lmLayer: ks.lmLayer, vocab: c.VocabSize}
+	for _, g := range m.Family.Groups(c) {
+		proj.groups = append(proj.groups, g.Name)
+	}
 	if opts.DecodeOn == DecodeCPU {
-		if b.decode, err = newCPUProjector(m, b.pool); err != nil {
+		if proj.cpu, err = cpu.NewProjections(m, b.pool); err != nil {
 			b.Close()
 			return nil, err
 		}
+	}
+	// A pass is the largest planned bucket: a prompt of that many tokens is one evaluation of
+	// each kernel.
+	b.Decoder, err = runtime.NewDecoder(m, proj, runtime.DecoderOptions{Name: opts.Eval, Pool: b.pool,
+		Batch: slices.Max(b.layerSeqs), WrapError: b.wrap})
+	if err != nil {
+		b.Close()
+		return nil, err
 	}
 	if opts.Preload {
 		if err := b.disp.LoadAll(); err != nil {
@@ -147,28 +145,6 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	}
 	return b, nil
 }
-
-// loadCPUWeights resolves the tensors the CPU's share reads: the embedding and the norms.
-func (b *Backend) loadCPUWeights() error {
-	m, c := b.m, b.cfg
-	var err error
-	if b.embed, err = matrices(m, arch.EmbedTokens); err != nil {
-		return err
-	}
-	for l := 0; l < c.NumHiddenLayers; l++ {
-		if b.inNorm[l], err = vector(m, arch.LayerTensor(l, arch.InputLayernorm), c.HiddenSize); err != nil {
-			return err
-		}
-		if b.postNorm[l], err = vector(m, arch.LayerTensor(l, arch.PostAttentionLayernorm), c.HiddenSize); err != nil {
-			return err
-		}
-	}
-	b.finalNorm, err = vector(m, arch.FinalNorm, c.HiddenSize)
-	return err
-}
-
-// Name returns the evaluator's name, "ane" or "sim", as --backend spells it.
-func (b *Backend) Name() string { return b.name }
 
 // Threads returns the number of cores the CPU's share uses.
 func (b *Backend) Threads() int { return b.pool.Threads() }
@@ -198,7 +174,10 @@ func (b *Backend) Stats() Stats {
 
 // Close unloads every loaded kernel and stops the worker goroutines.
 func (b *Backend) Close() error {
-	err := b.disp.Close()
+	var err error
+	if b.disp != nil {
+		err = b.disp.Close()
+	}
 	if b.pool != nil {
 		b.pool.Close()
 	}

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
-	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/dtype"
 	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/mil"
 	"github.com/anepack/anepack/runtime"
@@ -17,6 +18,7 @@ var ErrNoKernels = errors.New("the bundle has no ANE kernels")
 
 // kernelSet is a bundle's kernels, read from its manifest and checked against the model.
 type kernelSet struct {
+	groups   []string // the kernel kinds each decoder layer has, in the order they run
 	kernels  []mil.Kernel
 	layerSeq []int // buckets every layer group has, ascending
 	lmSeq    []int // buckets every LM-head chunk has, ascending
@@ -24,9 +26,6 @@ type kernelSet struct {
 	lmLayer  int   // the Layer field of the LM-head kernels (-1 as pack writes it)
 	bytes    int64 // MIL text bytes
 }
-
-// layerGroups are the kernel kinds each decoder layer has, in the order they run.
-var layerGroups = []string{arch.GroupQKV, arch.GroupO, arch.GroupMLP}
 
 // readKernels reads the manifest's kernel list and the MIL texts it points at, and checks
 // that together they are a complete ANE model of m: every layer has the three groups in the
@@ -40,18 +39,22 @@ func readKernels(m *runtime.Model) (*kernelSet, error) {
 		if man.Provenance.Repo != "" {
 			src = man.Provenance.Repo
 		}
+		if m.DType != dtype.F16 {
+			return nil, fmt.Errorf("%s: %w: it stores %s weights, which are for the CPU (the ANE computes in fp16); pack an f16 bundle: anepack %s --dtype f16 -o %s",
+				m.Name, ErrNoKernels, m.DType, src, m.Name)
+		}
 		return nil, fmt.Errorf("%s: %w (it was packed with --no-ane, or by an anepack without ANE support); pack it again without --no-ane: anepack %s -o %s",
 			m.Name, ErrNoKernels, src, m.Name)
 	}
 	c := m.Config
-	hidden, q, kv := c.HiddenSize, c.NumAttentionHeads*c.HeadDim, c.NumKeyValueHeads*c.HeadDim
-	channels := map[string][2]int{
-		arch.GroupQKV: {hidden, q + 2*kv},
-		arch.GroupO:   {q, hidden},
-		arch.GroupMLP: {hidden, hidden},
+	hidden := c.HiddenSize
+	channels := map[string][2]int{}
+	ks := &kernelSet{lmLayer: -1}
+	for _, g := range m.Family.Groups(c) {
+		channels[g.Name] = [2]int{g.In, g.Out}
+		ks.groups = append(ks.groups, g.Name)
 	}
 	texts := map[string][]byte{}
-	ks := &kernelSet{lmLayer: -1}
 	seqs := map[string][]int{} // "kind/layer/chunk" -> buckets
 	lmRows := map[int]int{}
 	for i := range man.Kernels {
@@ -83,19 +86,20 @@ func readKernels(m *runtime.Model) (*kernelSet, error) {
 			return nil, fmt.Errorf("%s: field seq is %d; expected a positive multiple of 32", where, fk.Seq)
 		}
 		for _, io := range []format.KernelIO{in, out} {
-			if io.DType != "fp16" || len(io.Shape) != 4 || io.Shape[0] != 1 || io.Shape[2] != 1 || io.Shape[3] != fk.Seq {
-				return nil, fmt.Errorf("%s: %s is %s %v; expected fp16 [1, C, 1, %d]", where, io.Name, io.DType, io.Shape, fk.Seq)
+			if dt, err := dtype.Parse(io.DType); err != nil || dt != dtype.F16 || len(io.Shape) != 4 || io.Shape[0] != 1 || io.Shape[2] != 1 || io.Shape[3] != fk.Seq {
+				return nil, fmt.Errorf("%s: %s is %s %v; expected f16 [1, C, 1, %d]", where, io.Name, io.DType, io.Shape, fk.Seq)
 			}
 		}
-		switch fk.Kind {
-		case arch.GroupQKV, arch.GroupO, arch.GroupMLP:
+		want, isLayer := channels[fk.Kind]
+		switch {
+		case isLayer:
 			if fk.Layer < 0 || fk.Layer >= c.NumHiddenLayers {
 				return nil, fmt.Errorf("%s: field layer is %d; the model has layers 0 to %d", where, fk.Layer, c.NumHiddenLayers-1)
 			}
-			if want := channels[fk.Kind]; in.Shape[1] != want[0] || out.Shape[1] != want[1] {
+			if in.Shape[1] != want[0] || out.Shape[1] != want[1] {
 				return nil, fmt.Errorf("%s: maps %d channels to %d; the config implies %d to %d", where, in.Shape[1], out.Shape[1], want[0], want[1])
 			}
-		case mil.GroupLMHead:
+		case fk.Kind == mil.GroupLMHead:
 			if fk.Chunk < 0 || fk.Chunk >= len(man.Kernels) {
 				return nil, fmt.Errorf("%s: field chunk is %d", where, fk.Chunk)
 			}
@@ -108,7 +112,7 @@ func readKernels(m *runtime.Model) (*kernelSet, error) {
 			lmRows[fk.Chunk] = out.Shape[1]
 			ks.lmLayer = fk.Layer
 		default:
-			return nil, fmt.Errorf("%s: field kind is %q; expected attn_qkv, attn_o, mlp or lm_head", where, fk.Kind)
+			return nil, fmt.Errorf("%s: field kind is %q; expected %s or %s", where, fk.Kind, strings.Join(ks.groups, ", "), mil.GroupLMHead)
 		}
 		key := fmt.Sprintf("%s/%d/%d", fk.Kind, fk.Layer, fk.Chunk)
 		seqs[key] = append(seqs[key], fk.Seq)
@@ -117,15 +121,15 @@ func readKernels(m *runtime.Model) (*kernelSet, error) {
 		for _, w := range fk.Weights {
 			k.Weights = append(k.Weights, mil.KernelWeight{Path: w.Path, Section: w.Section})
 		}
-		k.Inputs = []mil.KernelIO{{Name: in.Name, DType: in.DType, Shape: slices.Clone(in.Shape)}}
-		k.Outputs = []mil.KernelIO{{Name: out.Name, DType: out.DType, Shape: slices.Clone(out.Shape)}}
+		k.Inputs = []mil.KernelIO{{Name: in.Name, DType: dtype.F16, Shape: slices.Clone(in.Shape)}}
+		k.Outputs = []mil.KernelIO{{Name: out.Name, DType: dtype.F16, Shape: slices.Clone(out.Shape)}}
 		ks.kernels = append(ks.kernels, k)
 		ks.bytes += fk.MILSize
 	}
 
 	// Every layer group in the same buckets, one of them the decode bucket.
 	for l := 0; l < c.NumHiddenLayers; l++ {
-		for _, g := range layerGroups {
+		for _, g := range ks.groups {
 			s := sortedSeqs(seqs[fmt.Sprintf("%s/%d/0", g, l)])
 			if len(s) == 0 {
 				return nil, fmt.Errorf("%s: the manifest has no %s kernel for layer %d; pack the bundle again with this anepack", m.Name, g, l)
@@ -170,7 +174,7 @@ func sortedSeqs(s []int) []int {
 
 // compiles returns how many programs a plan of layer buckets and LM-head buckets loads.
 func (ks *kernelSet) compiles(layers int, layerSeqs, lmSeqs []int) int {
-	return len(layerSeqs)*layers*len(layerGroups) + len(lmSeqs)*len(ks.lmRows)
+	return len(layerSeqs)*layers*len(ks.groups) + len(lmSeqs)*len(ks.lmRows)
 }
 
 // plan picks the buckets this run may use so that every kernel it can load fits in budget

@@ -1,40 +1,26 @@
 package cpu
 
 import (
+	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/kernels"
 )
 
-// mul computes rows [r0, r1) of x·wᵀ for n tokens into y, laid out [n, r1-r0]:
-// y[t*(r1-r0)+j] = sum_c x[t*cols+c] * w[(r0+j)*cols+c]. One token is a GEMV, more a GEMM.
-func (l *linear) mul(y, x []float32, n, r0, r1 int) {
-	c, rows := l.cols, r1-r0
-	switch {
-	case l.f16 != nil && n == 1:
-		kernels.MatVecF16(y, l.f16[r0*c:r1*c], x, rows, c)
-	case l.f16 != nil:
-		kernels.MatMulF16(y, x, l.f16[r0*c:r1*c], n, rows, c)
-	case n == 1:
-		kernels.MatVecF32(y, l.f32[r0*c:r1*c], x, rows, c)
-	default:
-		kernels.MatMulF32(y, x, l.f32[r0*c:r1*c], n, rows, c)
-	}
-}
-
 // output is one linear layer's share of a fused dispatch:
 //
-//	y[t*ldy + col + r] = x[t]·w[r] + bias[r]   for t < n, r < w.rows
+//	y[t*ldy + col + r] = x[t]·w[r] + bias[r]   for t < n, r < w.Rows
 //
 // so several layers can write side by side into one matrix (the LM head chunks into the logits).
 type output struct {
-	w        *linear
+	w        *runtime.Linear
 	bias     []float32 // nil for none
 	y        []float32
 	ldy, col int
 	first    int // the first row of this output in the dispatch's concatenated row range
 }
 
-// maxOutputs bounds the layers of one dispatch (Q, K, V; or the LM head's row chunks).
-const maxOutputs = 8
+// maxOutputs bounds the layers of one dispatch (Q, K, V; or the LM head's row chunks: a
+// 262144-token vocabulary in 32000-row chunks has 9).
+const maxOutputs = 16
 
 // prefillGrain is the number of weight rows a prefill work item multiplies: a multiple of the
 // kernels' 3-row GEMM tile, small enough that the item's [n, grain] result fits in L2.
@@ -59,7 +45,7 @@ type dispatch struct {
 	n      int
 	outs   [maxOutputs]output
 	nout   int
-	swiglu bool // outs[0] is gate, outs[1] up; y = silu(gate)*up goes to outs[0].y
+	swiglu bool // outs[0] is gate, outs[1] up; y = silu(gate + bias)*(up + bias) goes to outs[0].y
 }
 
 func newDispatch(pool *kernels.Pool, batch int) *dispatch {
@@ -74,11 +60,11 @@ func newDispatch(pool *kernels.Pool, batch int) *dispatch {
 }
 
 // add appends an output to the current job.
-func (d *dispatch) add(w *linear, bias, y []float32, ldy, col int) {
+func (d *dispatch) add(w *runtime.Linear, bias, y []float32, ldy, col int) {
 	first := 0
 	if d.nout > 0 {
 		prev := &d.outs[d.nout-1]
-		first = prev.first + prev.w.rows
+		first = prev.first + prev.w.Rows
 	}
 	d.outs[d.nout] = output{w: w, bias: bias, y: y, ldy: ldy, col: col, first: first}
 	d.nout++
@@ -88,18 +74,18 @@ func (d *dispatch) add(w *linear, bias, y []float32, ldy, col int) {
 func (d *dispatch) linear(x []float32, n int) {
 	last := &d.outs[d.nout-1]
 	d.x, d.n, d.swiglu = x, n, false
-	d.pool.Parallel(last.first+last.w.rows, d.grain(last.first+last.w.rows), d.fn)
+	d.pool.Parallel(last.first+last.w.Rows, d.grain(last.first+last.w.Rows), d.fn)
 	d.reset()
 }
 
-// swiGLU computes y[t*rows+r] = silu(x[t]·gate[r]) * (x[t]·up[r]), Qwen2's MLP before the down
-// projection, in one dispatch; the activation is applied to each work item's rows as soon as
-// both products are done.
-func (d *dispatch) swiGLU(y, x []float32, n int, gate, up *linear) {
-	d.outs[0] = output{w: gate, y: y, ldy: gate.rows}
-	d.outs[1] = output{w: up}
+// swiGLU computes y[t*rows+r] = silu(x[t]·gate[r] + gb[r]) * (x[t]·up[r] + ub[r]), the gated
+// MLP before the down projection, in one dispatch (the biases are nil when the family has
+// none); the activation is applied to each work item's rows as soon as both products are done.
+func (d *dispatch) swiGLU(y, x []float32, n int, gate, up *runtime.Linear, gb, ub []float32) {
+	d.outs[0] = output{w: gate, bias: gb, y: y, ldy: gate.Rows}
+	d.outs[1] = output{w: up, bias: ub}
 	d.nout, d.x, d.n, d.swiglu = 2, x, n, true
-	d.pool.Parallel(gate.rows, d.grain(gate.rows), d.fn)
+	d.pool.Parallel(gate.Rows, d.grain(gate.Rows), d.fn)
 	d.reset()
 }
 
@@ -128,13 +114,13 @@ func (d *dispatch) run(lo, hi int) {
 	var tmp []float32
 	for i := range d.outs[:d.nout] {
 		o := &d.outs[i]
-		a, b := max(lo, o.first)-o.first, min(hi, o.first+o.w.rows)-o.first
+		a, b := max(lo, o.first)-o.first, min(hi, o.first+o.w.Rows)-o.first
 		if a >= b {
 			continue
 		}
 		if d.n == 1 {
 			y := o.y[o.col+a : o.col+b]
-			o.w.mul(y, d.x, 1, a, b)
+			o.w.MatVec(y, d.x, a, b)
 			if o.bias != nil {
 				kernels.Add(y, o.bias[a:b])
 			}
@@ -144,7 +130,7 @@ func (d *dispatch) run(lo, hi int) {
 			tmp = <-d.scratch
 		}
 		rows := b - a
-		o.w.mul(tmp[:d.n*rows], d.x, d.n, a, b)
+		o.w.MatMul(tmp[:d.n*rows], d.x, d.n, a, b)
 		for t := 0; t < d.n; t++ {
 			y := o.y[t*o.ldy+o.col+a : t*o.ldy+o.col+b]
 			copy(y, tmp[t*rows:(t+1)*rows])
@@ -164,17 +150,29 @@ func (d *dispatch) runSwiGLU(lo, hi int) {
 	tmp := <-d.scratch
 	if d.n == 1 {
 		y := gate.y[lo:hi]
-		gate.w.mul(y, d.x, 1, lo, hi)
+		gate.w.MatVec(y, d.x, lo, hi)
 		u := tmp[:rows]
-		up.w.mul(u, d.x, 1, lo, hi)
+		up.w.MatVec(u, d.x, lo, hi)
+		addBias(y, gate.bias, lo, hi)
+		addBias(u, up.bias, lo, hi)
 		kernels.SwiGLU(y, y, u)
 	} else {
 		g, u := tmp[:d.n*rows], tmp[d.n*rows:2*d.n*rows]
-		gate.w.mul(g, d.x, d.n, lo, hi)
-		up.w.mul(u, d.x, d.n, lo, hi)
+		gate.w.MatMul(g, d.x, d.n, lo, hi)
+		up.w.MatMul(u, d.x, d.n, lo, hi)
 		for t := 0; t < d.n; t++ {
-			kernels.SwiGLU(gate.y[t*gate.ldy+lo:t*gate.ldy+hi], g[t*rows:(t+1)*rows], u[t*rows:(t+1)*rows])
+			gt, ut := g[t*rows:(t+1)*rows], u[t*rows:(t+1)*rows]
+			addBias(gt, gate.bias, lo, hi)
+			addBias(ut, up.bias, lo, hi)
+			kernels.SwiGLU(gate.y[t*gate.ldy+lo:t*gate.ldy+hi], gt, ut)
 		}
 	}
 	d.scratch <- tmp
+}
+
+// addBias adds rows [lo, hi) of bias to y, when there is a bias.
+func addBias(y, bias []float32, lo, hi int) {
+	if bias != nil {
+		kernels.Add(y, bias[lo:hi])
+	}
 }

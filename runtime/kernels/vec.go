@@ -85,6 +85,27 @@ func RMSNorm(dst, x, weight []float32, eps float32) {
 	}
 }
 
+// RMSNormPlusOne writes dst = x * rsqrt(mean(x²) + eps) * (1 + weight), the
+// zero-centred norm of Gemma and Qwen3.5 (their RMSNorm computes
+// x̂ * (1.0 + w) in float32). dst may be x.
+func RMSNormPlusOne(dst, x, weight []float32, eps float32) {
+	if len(dst) < len(x) || len(weight) < len(x) {
+		panic(fmt.Sprintf("kernels.RMSNormPlusOne: len(x) = %d, len(dst) = %d, len(weight) = %d", len(x), len(dst), len(weight)))
+	}
+	if len(x) == 0 {
+		return
+	}
+	var ss float64
+	for _, v := range x {
+		ss += float64(v) * float64(v)
+	}
+	variance := float32(ss / float64(len(x)))
+	r := float32(1 / math.Sqrt(float64(variance+eps)))
+	for i, v := range x {
+		dst[i] = float32(v*r) * (1 + weight[i])
+	}
+}
+
 // Softmax replaces x by softmax(x) in place, as PyTorch does it in float32:
 // m = max(x), e = exp(x - m), s = sum(e), x = e * (1/s). -Inf entries (masked
 // positions) become exactly 0. exp is expf32's (within 2 ulp).
@@ -169,16 +190,19 @@ func expf32(x float32) float32 {
 //
 //	out = x*cos + rotate_half(x)*sin,  rotate_half(x) = concat(-x2, x1)
 //
-// where x1, x2 are the two halves of each head and cos, sin are that
-// position's tables of headDim values (HF's cat(freqs, freqs) layout).
-// headDim must be even; x holds heads*headDim values.
+// over the first rot = len(cos) dimensions of each head, where x1, x2 are the
+// two halves of those dimensions and cos, sin are that position's tables (HF's
+// cat(freqs, freqs) layout); the remaining headDim-rot dimensions pass through
+// (partial rotary embeddings). rot must be even and at most headDim; x holds
+// heads*headDim values.
 func RoPE(x []float32, heads, headDim int, cos, sin []float32) {
-	if headDim%2 != 0 || len(x) < heads*headDim || len(cos) < headDim || len(sin) < headDim {
+	rot := len(cos)
+	if rot%2 != 0 || rot == 0 || rot > headDim || len(x) < heads*headDim || len(sin) != rot {
 		panic(fmt.Sprintf("kernels.RoPE: len(x) = %d, heads = %d, headDim = %d, len(cos) = %d, len(sin) = %d", len(x), heads, headDim, len(cos), len(sin)))
 	}
-	h := headDim / 2
+	h := rot / 2
 	for k := 0; k < heads; k++ {
-		v := x[k*headDim : (k+1)*headDim]
+		v := x[k*headDim : k*headDim+rot]
 		for i := 0; i < h; i++ {
 			a, b := v[i], v[i+h]
 			v[i] = float32(a*cos[i]) + float32(-b*sin[i])

@@ -292,3 +292,29 @@ func TestSoftmaxAsmMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// TestRoPEPartial rotates the first rot dimensions of each head (pairs i, i+rot/2) and leaves
+// the rest untouched, as HF does for a partial_rotary_factor below 1.
+func TestRoPEPartial(t *testing.T) {
+	const heads, d, rot = 2, 8, 4
+	cos := []float32{0.5, 0.25, 0.5, 0.25}
+	sin := []float32{0.75, -0.5, 0.75, -0.5}
+	r := rand.New(rand.NewPCG(17, 18))
+	x := randVec(r, heads*d)
+	x0 := append([]float32(nil), x...)
+	RoPE(x, heads, d, cos, sin)
+	for h := 0; h < heads; h++ {
+		v, v0 := x[h*d:(h+1)*d], x0[h*d:(h+1)*d]
+		for i := 0; i < rot/2; i++ {
+			a, b := v0[i], v0[i+rot/2]
+			if v[i] != float32(a*cos[i])+float32(-b*sin[i]) || v[i+rot/2] != float32(b*cos[i+rot/2])+float32(a*sin[i+rot/2]) {
+				t.Errorf("head %d pair %d: %v %v", h, i, v[i], v[i+rot/2])
+			}
+		}
+		for i := rot; i < d; i++ {
+			if v[i] != v0[i] {
+				t.Errorf("head %d dimension %d changed from %v to %v; it is past the rotary dimensions", h, i, v0[i], v[i])
+			}
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package arch
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Family is one model architecture, described as data. The forward pass every family shares is
+// (names are slots, see Slot):
+//
+//	x = Embed[token]                                  (+ PosEmbed[pos] for learned positions)
+//	per layer:
+//	  h = AttnNorm(x)
+//	  q, k, v = Q·h, K·h, V·h                        (+ biases; one fused kernel, GroupQKV)
+//	  q, k = QNorm(q), KNorm(k) per head              (when QKNorm)
+//	  q, k = RoPE(q), RoPE(k)                         (the config's scaling and rotary share)
+//	  a = causal grouped-query attention over the KV cache
+//	  x = x + PostAttnNorm?(O·a)                      (GroupO)
+//	  x = x + PostMLPNorm?(MLP(MLPNorm(x)))           (GroupMLP: Down·(act(Gate·h) * Up·h), or Down·act(Up·h))
+//	logits = LMHead · FinalNorm(x)                    (LMHead is Embed when tied)
+//
+// A family says which of the optional parts it has and what its tensors are called.
+type Family struct {
+	// Architecture is the Hugging Face class name in config.json's "architectures".
+	Architecture string
+	// Norm is how every norm of the family computes.
+	Norm NormKind
+	// QKNorm adds a per-head norm of q and k before RoPE (QNorm and KNorm, [head_dim] each).
+	QKNorm bool
+	// PostNorms adds norms on the attention and MLP outputs before the residual adds
+	// (PostAttnNorm, PostMLPNorm).
+	PostNorms bool
+	// MLP is the feed-forward block's shape.
+	MLP MLPKind
+	// Activations lists the accepted hidden_act values; the first is the default.
+	Activations []string
+	// Bias says which linear layers have a bias.
+	Bias BiasRules
+	// RopeTypes lists the rope scaling types the family accepts besides "default".
+	RopeTypes []string
+	// TieDefault is tie_word_embeddings when config.json does not say.
+	TieDefault bool
+	// DefaultEps is the norm epsilon when config.json does not say.
+	DefaultEps float64
+	// LayerPrefix starts every per-layer tensor name, followed by the layer index and a dot.
+	LayerPrefix string
+	// Names gives each slot's Hugging Face name: the whole name for model-level slots, the part
+	// after "<LayerPrefix><layer>." for per-layer slots. A slot the family never has is absent.
+	Names map[Slot]string
+	// Spellings maps canonical config.json field names to this family's, where they differ.
+	Spellings map[string]string
+	// parse reads and checks family-specific config fields.
+	parse func(p *configParser, c *Config)
+}
+
+// NormKind is how a norm computes, in float32 throughout.
+type NormKind uint8
+
+// Norm kinds.
+const (
+	// RMSNorm is x * rsqrt(mean(x²) + eps) * w.
+	RMSNorm NormKind = iota + 1
+	// RMSNormPlusOne is x * rsqrt(mean(x²) + eps) * (1 + w): zero-centred weights (Gemma, Qwen3.5).
+	RMSNormPlusOne
+)
+
+// MLPKind is the shape of the feed-forward block.
+type MLPKind uint8
+
+// MLP kinds.
+const (
+	// GatedMLP is Down · (act(Gate · h) * (Up · h)): SwiGLU with silu, GeGLU with gelu.
+	GatedMLP MLPKind = iota + 1
+)
+
+// Activations.
+const (
+	ActSiLU = "silu"
+)
+
+// Bias presence.
+const (
+	BiasNever  BiasRule = iota // no bias
+	BiasAlways                 // always a bias
+	BiasIfAttn                 // when config.json's attention_bias is true
+	BiasIfMLP                  // when config.json's mlp_bias is true
+)
+
+// BiasRule says when a linear layer has a bias.
+type BiasRule uint8
+
+// BiasRules gives the rule of each group of linear layers.
+type BiasRules struct {
+	QKV, O, MLP BiasRule
+}
+
+func (r BiasRule) applies(c *Config) bool {
+	switch r {
+	case BiasAlways:
+		return true
+	case BiasIfAttn:
+		return c.AttentionBias
+	case BiasIfMLP:
+		return c.MLPBias
+	}
+	return false
+}
+
+// Lookup returns the family of a config.
+func Lookup(c *Config) (*Family, error) {
+	f, ok := Families[c.Architecture]
+	if !ok {
+		return nil, fmt.Errorf("architecture %q is not supported; supported: %s", c.Architecture, joinSupported())
+	}
+	return f, nil
+}
+
+// Supported lists the supported architecture names, sorted.
+func Supported() []string {
+	names := make([]string, 0, len(Families))
+	for n := range Families {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func joinSupported() string {
+	s := ""
+	for i, n := range Supported() {
+		if i > 0 {
+			s += ", "
+		}
+		s += n
+	}
+	return s
+}

@@ -1,0 +1,158 @@
+// Package dtype is anepack's one vocabulary of element types. Every layer that stores or reads
+// numbers names them with a DType: the checkpoint reader (safetensors spells them "BF16", "F16",
+// "F32"), the converter, the bundle manifest ("bf16", "f16", "f32"), the MIL generator and
+// simulator ("bf16", "fp16", "fp32") and the weight blob files (the numeric codes of Core ML's
+// blob format). Each spelling is a column of one table here, so adding a storage type is one row.
+//
+// It is a leaf package: it imports nothing of ours, and everything above may import it.
+package dtype
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DType is an element type. The zero value is Invalid.
+type DType uint8
+
+// The element types anepack reads or writes.
+const (
+	Invalid DType = iota
+	F32           // IEEE binary32
+	F16           // IEEE binary16
+	BF16          // bfloat16: the top half of a binary32
+	I8            // int8, two's complement
+	U4            // 4-bit unsigned integers, two per byte, the even element in the low nibble
+)
+
+// info is one row of the vocabulary.
+type info struct {
+	name        string // manifest spelling (and the --dtype flag's)
+	safetensors string // safetensors header spelling; "" when safetensors has none
+	mil         string // MIL spelling
+	blob        uint32 // Core ML blob-format code (MILBlob BlobDataType); 0 when none
+	bits        int    // storage bits per element
+}
+
+var table = [...]info{
+	F32:  {name: "f32", safetensors: "F32", mil: "fp32", blob: 2, bits: 32},
+	F16:  {name: "f16", safetensors: "F16", mil: "fp16", blob: 1, bits: 16},
+	BF16: {name: "bf16", safetensors: "BF16", mil: "bf16", blob: 5, bits: 16},
+	I8:   {name: "i8", safetensors: "I8", mil: "int8", blob: 4, bits: 8},
+	U4:   {name: "u4", mil: "uint4", blob: 11, bits: 4},
+}
+
+func (d DType) row() (info, bool) {
+	if d == Invalid || int(d) >= len(table) {
+		return info{}, false
+	}
+	return table[d], true
+}
+
+// Valid reports whether d is one of the types above.
+func (d DType) Valid() bool {
+	_, ok := d.row()
+	return ok
+}
+
+// String returns the manifest spelling, e.g. "f16".
+func (d DType) String() string {
+	if r, ok := d.row(); ok {
+		return r.name
+	}
+	return fmt.Sprintf("dtype(%d)", uint8(d))
+}
+
+// Safetensors returns the safetensors header spelling, e.g. "BF16", or "" when there is none.
+func (d DType) Safetensors() string {
+	r, _ := d.row()
+	return r.safetensors
+}
+
+// MIL returns the MIL spelling, e.g. "fp16".
+func (d DType) MIL() string {
+	r, _ := d.row()
+	return r.mil
+}
+
+// BlobCode returns the type's code in Core ML's weight-blob format (1 fp16, 2 fp32, 4 int8,
+// 5 bf16, 11 uint4), or 0 when the format has none.
+func (d DType) BlobCode() uint32 {
+	r, _ := d.row()
+	return r.blob
+}
+
+// Bits returns the storage size of one element in bits (0 for Invalid).
+func (d DType) Bits() int {
+	r, _ := d.row()
+	return r.bits
+}
+
+// Size returns the storage size of one element in bytes, or 0 for sub-byte types.
+func (d DType) Size() int { return d.Bits() / 8 }
+
+// Bytes returns the storage size of n elements, sub-byte types rounded up to whole bytes.
+func (d DType) Bytes(n int64) int64 { return (n*int64(d.Bits()) + 7) / 8 }
+
+// IsFloat reports whether d is a floating-point type.
+func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 }
+
+// Parse reads a manifest spelling ("f16"). For the bundles written before this vocabulary
+// existed it also accepts the MIL spellings ("fp16", "fp32") that their kernel I/O used.
+func Parse(s string) (DType, error) {
+	for d, r := range table {
+		if r.name != "" && (s == r.name || s == r.mil) {
+			return DType(d), nil
+		}
+	}
+	return Invalid, fmt.Errorf("unknown element type %q; expected one of %s", s, strings.Join(Names(), ", "))
+}
+
+// FromSafetensors reads a safetensors header spelling ("BF16").
+func FromSafetensors(s string) (DType, bool) {
+	for d, r := range table {
+		if r.safetensors != "" && s == r.safetensors {
+			return DType(d), true
+		}
+	}
+	return Invalid, false
+}
+
+// FromBlobCode reads a weight-blob code.
+func FromBlobCode(code uint32) (DType, bool) {
+	for d, r := range table {
+		if r.blob != 0 && code == r.blob {
+			return DType(d), true
+		}
+	}
+	return Invalid, false
+}
+
+// Names lists the manifest spellings of every type, in table order.
+func Names() []string {
+	var out []string
+	for _, r := range table {
+		if r.name != "" {
+			out = append(out, r.name)
+		}
+	}
+	return out
+}
+
+// MarshalText writes the manifest spelling, so a DType field is a JSON string.
+func (d DType) MarshalText() ([]byte, error) {
+	if !d.Valid() {
+		return nil, fmt.Errorf("dtype: cannot encode invalid type %d", uint8(d))
+	}
+	return []byte(d.String()), nil
+}
+
+// UnmarshalText reads a manifest spelling (see Parse).
+func (d *DType) UnmarshalText(b []byte) error {
+	v, err := Parse(string(b))
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}

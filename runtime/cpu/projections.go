@@ -1,0 +1,107 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/runtime/kernels"
+)
+
+// Projections are the linear layers of a model on the CPU: every fused group of every layer and
+// the LM head, as float32 products over the bundle's weights read in place, split over a pool's
+// cores. The CPU backend uses them for everything; the ANE backend for decoding on the CPU.
+// They implement runtime.Projections.
+type Projections struct {
+	pool   *kernels.Pool
+	groups [][]group // [layer][index in the family's Groups]
+	head   runtime.Matrix
+	vocab  int
+	inter  int // widest gated-MLP intermediate, for the projector's scratch
+}
+
+// group is one fused group of one layer.
+type group struct {
+	arch.Group
+	w []*runtime.Linear // the members
+	b [][]float32       // each member's bias, nil where it has none
+}
+
+// NewProjections resolves m's linear weights and biases for the CPU.
+func NewProjections(m *runtime.Model, pool *kernels.Pool) (*Projections, error) {
+	c, fam := m.Config, m.Family
+	p := &Projections{pool: pool, groups: make([][]group, c.NumHiddenLayers), vocab: c.VocabSize}
+	for l := range p.groups {
+		for _, g := range fam.Groups(c) {
+			G := group{Group: g}
+			for i, s := range g.Linears {
+				w, err := m.Linear(s, l)
+				if err != nil {
+					return nil, err
+				}
+				b, err := m.Vector(g.Biases[i], l)
+				if err != nil {
+					return nil, err
+				}
+				G.w, G.b = append(G.w, w), append(G.b, b)
+			}
+			if g.Gated() {
+				p.inter = max(p.inter, G.w[0].Rows)
+			}
+			p.groups[l] = append(p.groups[l], G)
+		}
+	}
+	var err error
+	if p.head, err = m.LMHead(); err != nil {
+		return nil, err
+	}
+	if len(p.head) > maxOutputs {
+		return nil, fmt.Errorf("%s: the LM head has %d row chunks; the CPU backend handles at most %d", m.Name, len(p.head), maxOutputs)
+	}
+	return p, nil
+}
+
+// NewProjector returns the projections of one sequence, with scratch for batch tokens.
+func (p *Projections) NewProjector(batch int) (runtime.Projector, error) {
+	return &projector{p: p, d: newDispatch(p.pool, batch), mlp: make([]float32, batch*p.inter)}, nil
+}
+
+// projector runs Projections for one sequence: its dispatch holds the per-thread scratch.
+type projector struct {
+	p   *Projections
+	d   *dispatch
+	mlp []float32 // [batch, intermediate] act(gate)*up
+}
+
+// Group implements runtime.Projector: a concatenating group is one dispatch over its members'
+// rows; a gated MLP is one dispatch for gate and up with the activation fused, then one for
+// down.
+func (pr *projector) Group(layer, g int, x []float32, n int, y []float32) error {
+	G := &pr.p.groups[layer][g]
+	if G.Gated() {
+		inter := G.w[0].Rows
+		mlp := pr.mlp[:n*inter]
+		pr.d.swiGLU(mlp, x, n, G.w[0], G.w[1], G.b[0], G.b[1])
+		pr.d.add(G.w[2], G.b[2], y, G.Out, 0)
+		pr.d.linear(mlp, n)
+		return nil
+	}
+	col := 0
+	for i, w := range G.w {
+		pr.d.add(w, G.b[i], y, G.Out, col)
+		col += w.Rows
+	}
+	pr.d.linear(x, n)
+	return nil
+}
+
+// LMHead implements runtime.Projector: every row chunk in one dispatch.
+func (pr *projector) LMHead(x []float32, n int, logits []float32) error {
+	col := 0
+	for i := range pr.p.head {
+		pr.d.add(&pr.p.head[i], nil, logits, pr.p.vocab, col)
+		col += pr.p.head[i].Rows
+	}
+	pr.d.linear(x, n)
+	return nil
+}

@@ -1,0 +1,142 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/dtype"
+	"github.com/anepack/anepack/half"
+	"github.com/anepack/anepack/runtime/kernels"
+)
+
+// Linear is the weight of one linear layer, [Rows, Cols] row-major (Hugging Face's [out, in]),
+// read in place from the bundle's mapping. It is the one place that knows how each storage type
+// is multiplied: a new type is a case in each method here plus its kernels. Its methods run on
+// the calling goroutine; callers split rows over cores.
+type Linear struct {
+	DType      dtype.DType
+	Rows, Cols int
+	f16        []uint16
+	f32        []float32
+}
+
+// MatVec computes the decode product (GEMV) of rows [r0, r1) for one token:
+// y[j] = W[r0+j] · x for j < r1-r0.
+func (l *Linear) MatVec(y, x []float32, r0, r1 int) {
+	c := l.Cols
+	switch l.DType {
+	case dtype.F16:
+		kernels.MatVecF16(y, l.f16[r0*c:r1*c], x, r1-r0, c)
+	default:
+		kernels.MatVecF32(y, l.f32[r0*c:r1*c], x, r1-r0, c)
+	}
+}
+
+// MatMul computes the prefill product (GEMM) of rows [r0, r1) for n tokens:
+// y[t*(r1-r0)+j] = W[r0+j] · x[t] for t < n, j < r1-r0.
+func (l *Linear) MatMul(y, x []float32, n, r0, r1 int) {
+	c := l.Cols
+	switch l.DType {
+	case dtype.F16:
+		kernels.MatMulF16(y, x, l.f16[r0*c:r1*c], n, r1-r0, c)
+	default:
+		kernels.MatMulF32(y, x, l.f32[r0*c:r1*c], n, r1-r0, c)
+	}
+}
+
+// Mul computes rows [r0, r1) of x·Wᵀ for n tokens: MatVec for one token, MatMul for more.
+func (l *Linear) Mul(y, x []float32, n, r0, r1 int) {
+	if n == 1 {
+		l.MatVec(y, x, r0, r1)
+	} else {
+		l.MatMul(y, x, n, r0, r1)
+	}
+}
+
+// Row writes row r as float32 into dst (an embedding lookup).
+func (l *Linear) Row(dst []float32, r int) {
+	c := l.Cols
+	switch l.DType {
+	case dtype.F16:
+		half.F16ToF32(dst[:c], l.f16[r*c:(r+1)*c])
+	default:
+		copy(dst[:c], l.f32[r*c:(r+1)*c])
+	}
+}
+
+// Matrix is a weight stored in row chunks (the LM head, or the tied embedding, kept in
+// ANE-sized parts): the rows of Parts[0], then Parts[1], ...
+type Matrix []Linear
+
+// Row writes row r of the whole matrix into dst.
+func (m Matrix) Row(dst []float32, r int) {
+	for i := range m {
+		if r < m[i].Rows {
+			m[i].Row(dst, r)
+			return
+		}
+		r -= m[i].Rows
+	}
+}
+
+// Matrix returns the 2-D tensor in slot s (of layer) as one Linear per part.
+func (m *Model) Matrix(s arch.Slot, layer int) (Matrix, error) {
+	t, err := m.TensorOf(s, layer)
+	if err != nil {
+		return nil, err
+	}
+	if len(t.Shape) != 2 {
+		return nil, fmt.Errorf("%s: tensor %q has shape %v; expected 2 dimensions", m.Name, t.Name, t.Shape)
+	}
+	out := make(Matrix, len(t.Parts))
+	for i, p := range t.Parts {
+		l := Linear{DType: t.DType, Rows: p.Rows, Cols: t.Shape[1]}
+		switch t.DType {
+		case dtype.F16:
+			l.f16 = p.F16()
+		case dtype.F32:
+			l.f32 = p.F32()
+		default:
+			return nil, fmt.Errorf("%s: tensor %q has dtype %s; expected f16 or f32", m.Name, t.Name, t.DType)
+		}
+		out[i] = l
+	}
+	return out, nil
+}
+
+// Linear returns the one-part linear weight in slot s of layer.
+func (m *Model) Linear(s arch.Slot, layer int) (*Linear, error) {
+	parts, err := m.Matrix(s, layer)
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) != 1 {
+		return nil, fmt.Errorf("%s: tensor %q is split into %d parts; expected one", m.Name, m.Family.TensorName(s, layer), len(parts))
+	}
+	return &parts[0], nil
+}
+
+// Vector returns the one-part float32 tensor in slot s of layer (a norm weight or a bias), or
+// nil when the model has no tensor in that slot.
+func (m *Model) Vector(s arch.Slot, layer int) ([]float32, error) {
+	if s == arch.SlotNone || !m.Has(s) {
+		return nil, nil
+	}
+	t, err := m.TensorOf(s, layer)
+	if err != nil {
+		return nil, err
+	}
+	n := arch.Elements(t.Shape)
+	if t.DType != dtype.F32 || len(t.Parts) != 1 || len(t.Parts[0].F32()) != n {
+		return nil, fmt.Errorf("%s: tensor %q: expected %d float32 values in one part, got dtype %s in %d part(s)", m.Name, t.Name, n, t.DType, len(t.Parts))
+	}
+	return t.Parts[0].F32(), nil
+}
+
+// LMHead returns the output projection: lm_head, or the embedding when tied.
+func (m *Model) LMHead() (Matrix, error) {
+	if m.Config.TieWordEmbeddings {
+		return m.Matrix(arch.EmbedTokens, -1)
+	}
+	return m.Matrix(arch.LMHead, -1)
+}
