@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -44,6 +45,16 @@ type Config struct {
 	// and the MLP; families whose biases are fixed ignore them (see Family.Bias).
 	AttentionBias bool `json:"attention_bias,omitempty"`
 	MLPBias       bool `json:"mlp_bias,omitempty"`
+	// LayerTypes names each layer's attention, "full_attention" or "sliding_attention"; empty
+	// when every layer attends to the whole context.
+	LayerTypes []string `json:"layer_types,omitempty"`
+	// SlidingWindow is how many positions (the current one included) a sliding layer attends to.
+	SlidingWindow int `json:"sliding_window,omitempty"`
+	// RopeLocalTheta is the RoPE base of the sliding layers (Gemma 3's rope_local_base_freq).
+	RopeLocalTheta float64 `json:"rope_local_base_freq,omitempty"`
+	// QueryPreAttnScalar, when set, makes the attention scale QueryPreAttnScalar^-0.5 instead of
+	// head_dim^-0.5 (Gemma).
+	QueryPreAttnScalar float64 `json:"query_pre_attn_scalar,omitempty"`
 	// BOSTokenID is -1 when the config has none.
 	BOSTokenID int `json:"bos_token_id"`
 	// EOSTokenIDs lists every end-of-sequence id (config.json allows an int or a list).
@@ -69,6 +80,26 @@ func (c *Config) QDim() int { return c.NumAttentionHeads * c.HeadDim }
 
 // KVDim returns the width of all key (or value) heads together.
 func (c *Config) KVDim() int { return c.NumKeyValueHeads * c.HeadDim }
+
+// Layer types.
+const (
+	FullAttention    = "full_attention"
+	SlidingAttention = "sliding_attention"
+)
+
+// Sliding reports whether layer attends to a sliding window of SlidingWindow positions.
+func (c *Config) Sliding(layer int) bool {
+	return layer < len(c.LayerTypes) && c.LayerTypes[layer] == SlidingAttention
+}
+
+// AttentionScale returns the factor of the attention scores: query_pre_attn_scalar^-0.5 where
+// the family uses it, else head_dim^-0.5.
+func (c *Config) AttentionScale() float64 {
+	if c.QueryPreAttnScalar > 0 {
+		return 1 / math.Sqrt(c.QueryPreAttnScalar)
+	}
+	return 1 / math.Sqrt(float64(c.HeadDim))
+}
 
 // RotaryDim returns how many dimensions of each head RoPE rotates (an even number).
 func (c *Config) RotaryDim() int {
@@ -120,7 +151,13 @@ func ParseConfig(data []byte, file string) (*Config, error) {
 	c := &Config{Architecture: archs[0]}
 	c.ModelType = p.optString("model_type", "")
 	c.HiddenSize = p.positiveInt("hidden_size")
-	c.IntermediateSize = p.positiveInt("intermediate_size")
+	if fam.IntermediateDefault > 0 {
+		if c.IntermediateSize = p.optInt("intermediate_size", 0); c.IntermediateSize < 0 {
+			p.fail("intermediate_size", "expected a positive integer, got %d", c.IntermediateSize)
+		}
+	} else {
+		c.IntermediateSize = p.positiveInt("intermediate_size")
+	}
 	c.NumHiddenLayers = p.positiveInt("num_hidden_layers")
 	c.NumAttentionHeads = p.positiveInt("num_attention_heads")
 	c.NumKeyValueHeads = p.optPositiveInt("num_key_value_heads", c.NumAttentionHeads)
@@ -141,6 +178,9 @@ func ParseConfig(data []byte, file string) (*Config, error) {
 		return nil, p.errorf("num_attention_heads", "hidden_size %d is not divisible by %d heads and head_dim is not given", c.HiddenSize, c.NumAttentionHeads)
 	}
 	c.HeadDim = p.optPositiveInt("head_dim", c.HiddenSize/max(c.NumAttentionHeads, 1))
+	if c.IntermediateSize == 0 {
+		c.IntermediateSize = fam.IntermediateDefault * c.HiddenSize
+	}
 	if fam.parse != nil {
 		fam.parse(p, c)
 	}
@@ -197,6 +237,8 @@ func Validate(c *Config) error {
 		return bad("num_key_value_heads", "%d must divide num_attention_heads (%d)", c.NumKeyValueHeads, c.NumAttentionHeads)
 	case c.QDim() > MaxWidth:
 		return bad("head_dim", "%d heads of %d exceed %d channels", c.NumAttentionHeads, c.HeadDim, MaxWidth)
+	case c.QueryPreAttnScalar < 0 || c.QueryPreAttnScalar > 1e9:
+		return bad("query_pre_attn_scalar", "%v; expected a positive number", c.QueryPreAttnScalar)
 	case !(c.RMSNormEps > 0 && c.RMSNormEps < 1):
 		return bad("rms_norm_eps", "%v; expected a small positive number", c.RMSNormEps)
 	case !(c.RopeTheta > 0) || c.RopeTheta > 1e12:
@@ -216,7 +258,40 @@ func Validate(c *Config) error {
 	if !contains(fam.Activations, c.HiddenAct) {
 		return bad("hidden_act", "%q is not supported for %s; expected %s", c.HiddenAct, fam.Architecture, quoteList(fam.Activations))
 	}
+	if err := checkLayerTypes(fam, c); err != nil {
+		return err
+	}
 	return checkRope(fam, c)
+}
+
+// checkLayerTypes checks the per-layer attention kinds against the family and the layer count.
+func checkLayerTypes(fam *Family, c *Config) error {
+	if len(c.LayerTypes) == 0 {
+		return nil
+	}
+	if !fam.SlidingWindow {
+		return &ConfigError{Field: "layer_types", Msg: fmt.Sprintf("%s has no per-layer attention types", fam.Architecture)}
+	}
+	if len(c.LayerTypes) != c.NumHiddenLayers {
+		return &ConfigError{Field: "layer_types", Msg: fmt.Sprintf("lists %d layers; num_hidden_layers is %d", len(c.LayerTypes), c.NumHiddenLayers)}
+	}
+	sliding := false
+	for i, t := range c.LayerTypes {
+		switch t {
+		case FullAttention:
+		case SlidingAttention:
+			sliding = true
+		default:
+			return &ConfigError{Field: "layer_types", Msg: fmt.Sprintf("layer %d is %q; expected %q or %q", i, t, FullAttention, SlidingAttention)}
+		}
+	}
+	switch {
+	case sliding && (c.SlidingWindow <= 0 || c.SlidingWindow > MaxPosition):
+		return &ConfigError{Field: "sliding_window", Msg: fmt.Sprintf("%d; sliding layers need a positive window", c.SlidingWindow)}
+	case sliding && !(c.RopeLocalTheta > 0):
+		return &ConfigError{Field: "rope_local_base_freq", Msg: fmt.Sprintf("%v; expected a positive number", c.RopeLocalTheta)}
+	}
+	return nil
 }
 
 func contains(list []string, s string) bool {

@@ -166,7 +166,7 @@ func TestConfigErrors(t *testing.T) {
 		{q(`"num_hidden_layers":24`, `"num_hidden_layers":10000000`), `field "num_hidden_layers": 10000000 is outside [1, 4096]`},
 		{q(`"num_key_value_heads":2`, `"num_key_value_heads":3`), `field "num_key_value_heads": 3 must divide`},
 		{q(`"num_attention_heads":14`, `"num_attention_heads":5`), `field "num_attention_heads"`},
-		{q(`["Qwen2ForCausalLM"]`, `["MambaForCausalLM"]`), `"MambaForCausalLM" is not supported; supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM`},
+		{q(`["Qwen2ForCausalLM"]`, `["MambaForCausalLM"]`), `"MambaForCausalLM" is not supported; supported: GPT2LMHeadModel, Gemma3ForCausalLM, LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM`},
 		{q(`"architectures":["Qwen2ForCausalLM"],`, ""), `field "architectures": missing`},
 		{q(`"hidden_act":"silu"`, `"hidden_act":"gelu"`), `field "hidden_act": "gelu" is not supported`},
 		{q(`"rope_scaling":null`, `"rope_scaling":{"type":"yarn","factor":4}`), `field "rope_scaling.rope_type": "yarn" is not supported for Qwen2ForCausalLM`},
@@ -231,5 +231,97 @@ func TestValidateStoredConfig(t *testing.T) {
 	}
 	if err := Validate(c); err != nil {
 		t.Errorf("a parsed config fails Validate: %v", err)
+	}
+}
+
+// openai-community/gpt2's config.json (the fields anepack reads).
+const gpt2Config = `{"activation_function":"gelu_new","architectures":["GPT2LMHeadModel"],"attn_pdrop":0.1,
+"bos_token_id":50256,"embd_pdrop":0.1,"eos_token_id":50256,"initializer_range":0.02,"layer_norm_epsilon":1e-05,
+"model_type":"gpt2","n_ctx":1024,"n_embd":768,"n_head":12,"n_layer":12,"n_positions":1024,"resid_pdrop":0.1,
+"summary_activation":null,"vocab_size":50257}`
+
+func TestParseGPT2Config(t *testing.T) {
+	c, fam := parse(t, gpt2Config)
+	if c.HiddenSize != 768 || c.IntermediateSize != 3072 || c.NumKeyValueHeads != 12 || c.MaxPositionEmbeddings != 1024 ||
+		c.RMSNormEps != 1e-5 || c.HiddenAct != ActGeluNew || !c.TieWordEmbeddings {
+		t.Errorf("config %+v", c)
+	}
+	// GPT-2 small: 124439808 parameters (the LM head is wte).
+	if n := params(fam, c); n != 124439808 {
+		t.Errorf("%d parameters; want 124439808", n)
+	}
+	var seen int
+	for _, tt := range fam.Tensors(c) {
+		switch tt.Name {
+		case "transformer.h.0.attn.c_attn.weight":
+			seen++
+			if tt.Slot != QKVProj || !tt.Transposed || tt.Shape[0] != 2304 || tt.CheckpointShape()[0] != 768 {
+				t.Errorf("c_attn %+v", tt)
+			}
+		case "transformer.wpe.weight", "transformer.h.11.ln_2.bias", "transformer.ln_f.bias":
+			seen++
+		}
+	}
+	if seen != 4 {
+		t.Errorf("found %d of the 4 expected tensors", seen)
+	}
+	qkv, _ := fam.Group(c, GroupQKV)
+	mlp, _ := fam.Group(c, GroupMLP)
+	if len(qkv.Linears) != 1 || qkv.Biases[0] != QKVBias || qkv.Out != 2304 || mlp.Gated() || len(mlp.Linears) != 2 || mlp.Biases[1] != DownBias {
+		t.Errorf("groups %+v %+v", qkv, mlp)
+	}
+	if _, err := ParseConfig([]byte(strings.Replace(gpt2Config, `"n_embd":768`, `"n_embd":768,"scale_attn_by_inverse_layer_idx":true`, 1)), "c.json"); err == nil ||
+		!strings.Contains(err.Error(), `"scale_attn_by_inverse_layer_idx"`) {
+		t.Errorf("scale_attn_by_inverse_layer_idx: %v", err)
+	}
+	if _, err := ParseConfig([]byte(strings.Replace(gpt2Config, `"n_embd":768`, `"n_embd":-768`, 1)), "c.json"); err == nil ||
+		!strings.Contains(err.Error(), `field "n_embd"`) {
+		t.Errorf("an error about hidden_size must name n_embd, GPT-2's spelling: %v", err)
+	}
+}
+
+// google/gemma-3-1b-it's config.json (the fields anepack reads), in the transformers 4 spelling.
+const gemma3Config = `{"architectures":["Gemma3ForCausalLM"],"attention_bias":false,"attn_logit_softcapping":null,
+"bos_token_id":2,"eos_token_id":[1,106],"final_logit_softcapping":null,"head_dim":256,
+"hidden_activation":"gelu_pytorch_tanh","hidden_size":1152,"intermediate_size":6912,"max_position_embeddings":32768,
+"model_type":"gemma3_text","num_attention_heads":4,"num_hidden_layers":26,"num_key_value_heads":1,
+"query_pre_attn_scalar":256,"rms_norm_eps":1e-06,
+"rope_local_base_freq":10000,"rope_scaling":null,"rope_theta":1000000,"sliding_window":512,"sliding_window_pattern":6,"vocab_size":262144}`
+
+func TestParseGemma3Config(t *testing.T) {
+	c, fam := parse(t, gemma3Config)
+	if c.HiddenAct != ActGeluTanh || c.SlidingWindow != 512 || c.RopeLocalTheta != 1e4 || c.QueryPreAttnScalar != 256 || !c.TieWordEmbeddings {
+		t.Errorf("config %+v", c)
+	}
+	if len(c.LayerTypes) != 26 || !c.Sliding(0) || c.Sliding(5) || !c.Sliding(6) || c.Sliding(23) || !c.Sliding(25) {
+		t.Errorf("layer types %v", c.LayerTypes)
+	}
+	// Gemma 3 1B: 999885952 parameters.
+	if n := params(fam, c); n != 999885952 {
+		t.Errorf("%d parameters; want 999885952", n)
+	}
+	for _, tt := range fam.Tensors(c) {
+		if tt.Name == "model.layers.0.pre_feedforward_layernorm.weight" && (tt.Slot != MLPNorm || !tt.PlusOne) {
+			t.Errorf("pre_feedforward_layernorm %+v", tt)
+		}
+	}
+	v5 := strings.Replace(gemma3Config, `"rope_local_base_freq":10000,"rope_scaling":null,"rope_theta":1000000,`,
+		`"rope_parameters":{"full_attention":{"rope_type":"linear","factor":8.0,"rope_theta":1000000.0},"sliding_attention":{"rope_type":"default","rope_theta":10000.0}},`, 1)
+	v5 = strings.Replace(v5, `"sliding_window_pattern":6,`, `"layer_types":["sliding_attention","full_attention"],`, 1)
+	v5 = strings.Replace(v5, `"num_hidden_layers":26`, `"num_hidden_layers":2`, 1)
+	d, _ := parse(t, v5)
+	if d.RopeTheta != 1e6 || d.RopeLocalTheta != 1e4 || d.RopeScaling == nil || d.RopeScaling.Type != RopeLinear || d.RopeScaling.Factor != 8 || !d.Sliding(0) || d.Sliding(1) {
+		t.Errorf("transformers 5 spelling: %+v scaling %+v", d, d.RopeScaling)
+	}
+	bad := []struct{ old, new, want string }{
+		{`"final_logit_softcapping":null`, `"final_logit_softcapping":30.0`, `field "final_logit_softcapping"`},
+		{`"sliding_window_pattern":6,`, `"layer_types":["sliding_attention"],`, `field "layer_types": lists 1 layers; num_hidden_layers is 26`},
+		{`"hidden_activation":"gelu_pytorch_tanh"`, `"hidden_activation":"silu"`, `field "hidden_activation"`},
+	}
+	for _, b := range bad {
+		_, err := ParseConfig([]byte(strings.Replace(gemma3Config, b.old, b.new, 1)), "g/config.json")
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%s: %v; want an error mentioning %s", b.new, err, b.want)
+		}
 	}
 }

@@ -4,7 +4,9 @@ package arch
 // supported architectures: adding a family whose operations exist is a file like qwen3.go and a
 // line here.
 var Families = map[string]*Family{
-	qwen2.Architecture: qwen2,
-	qwen3.Architecture: qwen3,
-	llama.Architecture: llama,
+	qwen2.Architecture:  qwen2,
+	qwen3.Architecture:  qwen3,
+	llama.Architecture:  llama,
+	gpt2.Architecture:   gpt2,
+	gemma3.Architecture: gemma3,
 }

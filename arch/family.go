@@ -19,6 +19,9 @@ import (
 //	  x = x + PostMLPNorm?(MLP(MLPNorm(x)))           (GroupMLP: Down·(act(Gate·h) * Up·h), or Down·act(Up·h))
 //	logits = LMHead · FinalNorm(x)                    (LMHead is Embed when tied)
 //
+// Variants: LayerNorm with biases instead of RMSNorm, learned position embeddings instead of
+// RoPE (x += PosEmbed[pos]), q | k | v as one fused weight, a plain MLP, the embedding scaled
+// by sqrt(hidden), and sliding-window attention on the layers config.json's layer_types names.
 // A family says which of the optional parts it has and what its tensors are called.
 type Family struct {
 	// Architecture is the Hugging Face class name in config.json's "architectures".
@@ -32,6 +35,26 @@ type Family struct {
 	PostNorms bool
 	// MLP is the feed-forward block's shape.
 	MLP MLPKind
+	// Positions is how positions enter the model.
+	Positions PositionKind
+	// ScaleEmbedding multiplies the embedding by sqrt(hidden_size) (Gemma; the LM head reads
+	// the unscaled weights).
+	ScaleEmbedding bool
+	// SlidingWindow enables sliding-window attention on the layers whose layer_types entry is
+	// "sliding_attention" (Gemma 3), with their own RoPE base (rope_local_base_freq).
+	SlidingWindow bool
+	// Conv1D says the checkpoint stores every linear weight [in, out] (GPT-2's Conv1D); the
+	// bundle holds the transposes, in the [out, in] layout of the kernels and ANE blobs.
+	Conv1D bool
+	// IntermediateDefault, when not 0, is intermediate_size in multiples of hidden_size when
+	// config.json has none (GPT-2's n_inner: null means 4 * n_embd).
+	IntermediateDefault int
+	// OptionalPrefix is a prefix of every tensor name that checkpoints may omit (GPT-2's
+	// "transformer."; the Hub's openai-community/gpt2 has none, current saves have it).
+	OptionalPrefix string
+	// Ignore lists suffixes of checkpoint tensors that are not weights and are skipped without a
+	// warning (GPT-2's attn.bias / attn.masked_bias buffers).
+	Ignore []string
 	// Activations lists the accepted hidden_act values; the first is the default.
 	Activations []string
 	// Bias says which linear layers have a bias.
@@ -62,6 +85,19 @@ const (
 	RMSNorm NormKind = iota + 1
 	// RMSNormPlusOne is x * rsqrt(mean(x²) + eps) * (1 + w): zero-centred weights (Gemma, Qwen3.5).
 	RMSNormPlusOne
+	// LayerNorm is (x - mean(x)) / sqrt(var(x) + eps) * w + b, with a bias slot per norm (GPT-2).
+	LayerNorm
+)
+
+// PositionKind is how positions enter the model.
+type PositionKind uint8
+
+// Position kinds.
+const (
+	// RotaryPositions rotates q and k (RoPE); the zero value.
+	RotaryPositions PositionKind = iota
+	// LearnedPositions adds a learned embedding row to the input (GPT-2).
+	LearnedPositions
 )
 
 // MLPKind is the shape of the feed-forward block.
@@ -71,11 +107,16 @@ type MLPKind uint8
 const (
 	// GatedMLP is Down · (act(Gate · h) * (Up · h)): SwiGLU with silu, GeGLU with gelu.
 	GatedMLP MLPKind = iota + 1
+	// PlainMLP is Down · act(Up · h) (GPT-2's c_fc and c_proj).
+	PlainMLP
 )
 
-// Activations.
+// Activations, as config.json spells them.
 const (
 	ActSiLU = "silu"
+	// ActGeluTanh and ActGeluNew are both 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+	ActGeluTanh = "gelu_pytorch_tanh"
+	ActGeluNew  = "gelu_new"
 )
 
 // Bias presence.

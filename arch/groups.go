@@ -23,7 +23,7 @@ type Group struct {
 }
 
 // Gated reports whether g is a gated MLP (gate, up, down): its output is
-// Down · (act(Gate · x) * (Up · x)).
+// Down · (act(Gate · x) * (Up · x)). A plain MLP (up, down) gives Down · act(Up · x).
 func (g Group) Gated() bool { return g.Name == GroupMLP && len(g.Linears) == 3 }
 
 // HasBias reports whether any member has a bias.
@@ -38,7 +38,7 @@ func (g Group) HasBias() bool {
 
 func groupOf(s Slot) string {
 	switch s {
-	case QProj, KProj, VProj:
+	case QKVProj, QProj, KProj, VProj:
 		return GroupQKV
 	case OProj:
 		return GroupO
@@ -57,13 +57,17 @@ func (f *Family) Groups(c *Config) []Group {
 		return SlotNone
 	}
 	h := c.HiddenSize
-	return []Group{
-		{Name: GroupQKV, Linears: []Slot{QProj, KProj, VProj}, Biases: []Slot{bias(QBias), bias(KBias), bias(VBias)},
-			In: h, Out: c.QDim() + 2*c.KVDim()},
-		{Name: GroupO, Linears: []Slot{OProj}, Biases: []Slot{bias(OBias)}, In: c.QDim(), Out: h},
-		{Name: GroupMLP, Linears: []Slot{GateProj, UpProj, DownProj}, Biases: []Slot{bias(GateBias), bias(UpBias), bias(DownBias)},
-			In: h, Out: h},
+	qkv := Group{Name: GroupQKV, Linears: []Slot{QProj, KProj, VProj}, Biases: []Slot{bias(QBias), bias(KBias), bias(VBias)},
+		In: h, Out: c.QDim() + 2*c.KVDim()}
+	if f.fusedQKV() {
+		qkv.Linears, qkv.Biases = []Slot{QKVProj}, []Slot{bias(QKVBias)}
 	}
+	mlp := Group{Name: GroupMLP, Linears: []Slot{GateProj, UpProj, DownProj}, Biases: []Slot{bias(GateBias), bias(UpBias), bias(DownBias)},
+		In: h, Out: h}
+	if f.MLP == PlainMLP {
+		mlp.Linears, mlp.Biases = []Slot{UpProj, DownProj}, []Slot{bias(UpBias), bias(DownBias)}
+	}
+	return []Group{qkv, {Name: GroupO, Linears: []Slot{OProj}, Biases: []Slot{bias(OBias)}, In: c.QDim(), Out: h}, mlp}
 }
 
 // Group returns the group called name, or false.

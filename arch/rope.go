@@ -17,6 +17,7 @@ import (
 const (
 	RopeDefault = "default"
 	RopeLlama3  = "llama3" // Llama 3.1+: long wavelengths divided by factor, a smooth band between
+	RopeLinear  = "linear" // every frequency divided by factor (Gemma 3's global layers)
 )
 
 // rope reads the rotary parameters into c.
@@ -24,7 +25,8 @@ func (p *configParser) rope(c *Config) {
 	c.RopeTheta = p.positiveFloat("rope_theta", 10000)
 	c.PartialRotaryFactor = p.fraction("partial_rotary_factor", p.raw[p.spelling("partial_rotary_factor")])
 	scaling, field := p.object("rope_scaling"), "rope_scaling"
-	if params := p.object("rope_parameters"); params != nil {
+	if params := p.object("rope_parameters"); params != nil && params[FullAttention] == nil {
+		// (Parameters keyed by layer type are the family's to read: Gemma 3.)
 		scaling, field = params, "rope_parameters"
 		if raw, ok := params["rope_theta"]; ok {
 			if f, ok := p.numberOf(field+".rope_theta", raw); ok {
@@ -68,6 +70,9 @@ func (p *configParser) rope(c *Config) {
 		return f
 	}
 	rs.Factor = num("factor", true)
+	if kind == RopeLinear && rs.Factor == 0 {
+		p.fail(field+".factor", "missing; rope type %q needs it", kind)
+	}
 	rs.LowFreqFactor = num("low_freq_factor", true)
 	rs.HighFreqFactor = num("high_freq_factor", true)
 	orig := num("original_max_position_embeddings", true)
@@ -103,9 +108,13 @@ func checkRope(fam *Family, c *Config) error {
 		allowed := append([]string{RopeDefault}, fam.RopeTypes...)
 		return bad("rope_type", "%q is not supported for %s; expected %s", rs.Type, fam.Architecture, quoteList(allowed))
 	}
-	switch {
-	case !(rs.Factor >= 1) || rs.Factor > 1e6:
+	if !(rs.Factor >= 1) || rs.Factor > 1e6 {
 		return bad("factor", "%v; expected a number >= 1", rs.Factor)
+	}
+	if rs.Type != RopeLlama3 {
+		return nil
+	}
+	switch {
 	case !(rs.LowFreqFactor > 0) || !(rs.HighFreqFactor > rs.LowFreqFactor) || rs.HighFreqFactor > 1e6:
 		return bad("high_freq_factor", "%v with low_freq_factor %v; expected 0 < low_freq_factor < high_freq_factor", rs.HighFreqFactor, rs.LowFreqFactor)
 	case rs.OriginalMaxPositionEmbeddings <= 0 || rs.OriginalMaxPositionEmbeddings > MaxPosition:

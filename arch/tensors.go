@@ -10,43 +10,49 @@ type Slot uint8
 
 // Model-level slots.
 const (
-	SlotNone    Slot = iota
-	EmbedTokens      // [vocab, hidden] token embedding (also the LM head when tied)
-	FinalNorm        // [hidden] the norm before the LM head
-	LMHead           // [vocab, hidden] output projection of an untied model
+	SlotNone      Slot = iota
+	EmbedTokens        // [vocab, hidden] token embedding (also the LM head when tied)
+	PosEmbed           // [max_position_embeddings, hidden] learned position embedding
+	FinalNorm          // [hidden] the norm before the LM head
+	FinalNormBias      // [hidden] its bias (LayerNorm)
+	LMHead             // [vocab, hidden] output projection of an untied model
 	firstLayerSlot
 )
 
 // Per-layer slots.
 const (
-	InputNorm    Slot = iota + firstLayerSlot // [hidden] norm before attention
-	QProj                                     // [heads*head_dim, hidden]
-	KProj                                     // [kv_heads*head_dim, hidden]
-	VProj                                     // [kv_heads*head_dim, hidden]
-	QBias                                     // [heads*head_dim]
-	KBias                                     // [kv_heads*head_dim]
-	VBias                                     // [kv_heads*head_dim]
-	QNorm                                     // [head_dim] per-head norm of q
-	KNorm                                     // [head_dim] per-head norm of k
-	OProj                                     // [hidden, heads*head_dim]
-	OBias                                     // [hidden]
-	PostAttnNorm                              // [hidden] norm of the attention output
-	MLPNorm                                   // [hidden] norm before the MLP
-	GateProj                                  // [intermediate, hidden]
-	UpProj                                    // [intermediate, hidden]
-	DownProj                                  // [hidden, intermediate]
-	GateBias                                  // [intermediate]
-	UpBias                                    // [intermediate]
-	DownBias                                  // [hidden]
-	PostMLPNorm                               // [hidden] norm of the MLP output
+	InputNorm     Slot = iota + firstLayerSlot // [hidden] norm before attention
+	InputNormBias                              // [hidden] its bias (LayerNorm)
+	QKVProj                                    // [(heads+2*kv_heads)*head_dim, hidden] fused q | k | v
+	QKVBias                                    // [(heads+2*kv_heads)*head_dim]
+	QProj                                      // [heads*head_dim, hidden]
+	KProj                                      // [kv_heads*head_dim, hidden]
+	VProj                                      // [kv_heads*head_dim, hidden]
+	QBias                                      // [heads*head_dim]
+	KBias                                      // [kv_heads*head_dim]
+	VBias                                      // [kv_heads*head_dim]
+	QNorm                                      // [head_dim] per-head norm of q
+	KNorm                                      // [head_dim] per-head norm of k
+	OProj                                      // [hidden, heads*head_dim]
+	OBias                                      // [hidden]
+	PostAttnNorm                               // [hidden] norm of the attention output
+	MLPNorm                                    // [hidden] norm before the MLP
+	MLPNormBias                                // [hidden] its bias (LayerNorm)
+	GateProj                                   // [intermediate, hidden]
+	UpProj                                     // [intermediate, hidden]
+	DownProj                                   // [hidden, intermediate]
+	GateBias                                   // [intermediate]
+	UpBias                                     // [intermediate]
+	DownBias                                   // [hidden]
+	PostMLPNorm                                // [hidden] norm of the MLP output
 	slotCount
 )
 
 var slotNames = [...]string{
-	EmbedTokens: "embed_tokens", FinalNorm: "final_norm", LMHead: "lm_head",
-	InputNorm: "input_norm", QProj: "q_proj", KProj: "k_proj", VProj: "v_proj",
+	EmbedTokens: "embed_tokens", PosEmbed: "pos_embed", FinalNorm: "final_norm", FinalNormBias: "final_norm_bias", LMHead: "lm_head",
+	InputNorm: "input_norm", InputNormBias: "input_norm_bias", QKVProj: "qkv_proj", QKVBias: "qkv_bias", QProj: "q_proj", KProj: "k_proj", VProj: "v_proj",
 	QBias: "q_bias", KBias: "k_bias", VBias: "v_bias", QNorm: "q_norm", KNorm: "k_norm",
-	OProj: "o_proj", OBias: "o_bias", PostAttnNorm: "post_attn_norm", MLPNorm: "mlp_norm",
+	OProj: "o_proj", OBias: "o_bias", PostAttnNorm: "post_attn_norm", MLPNorm: "mlp_norm", MLPNormBias: "mlp_norm_bias",
 	GateProj: "gate_proj", UpProj: "up_proj", DownProj: "down_proj",
 	GateBias: "gate_bias", UpBias: "up_bias", DownBias: "down_bias", PostMLPNorm: "post_mlp_norm",
 }
@@ -95,13 +101,13 @@ func (r Role) String() string {
 // Role returns the role of the tensor in a slot.
 func (s Slot) Role() Role {
 	switch s {
-	case EmbedTokens:
+	case EmbedTokens, PosEmbed:
 		return RoleEmbedding
 	case LMHead:
 		return RoleLMHead
 	case FinalNorm, InputNorm, QNorm, KNorm, PostAttnNorm, MLPNorm, PostMLPNorm:
 		return RoleNorm
-	case QBias, KBias, VBias, OBias, GateBias, UpBias, DownBias:
+	case FinalNormBias, InputNormBias, MLPNormBias, QKVBias, QBias, KBias, VBias, OBias, GateBias, UpBias, DownBias:
 		return RoleBias
 	}
 	return RoleLinear
@@ -119,6 +125,17 @@ type Tensor struct {
 	Group string
 	// PlusOne marks a norm weight the forward pass uses as (1 + w): stored values are near 0.
 	PlusOne bool
+	// Transposed marks a linear weight the checkpoint stores [in, out] (GPT-2's Conv1D): its
+	// checkpoint shape is Shape reversed, and the bundle holds the transpose.
+	Transposed bool
+}
+
+// CheckpointShape returns the tensor's shape as the checkpoint stores it.
+func (t Tensor) CheckpointShape() []int {
+	if !t.Transposed {
+		return t.Shape
+	}
+	return []int{t.Shape[1], t.Shape[0]}
 }
 
 // Elements returns the number of elements of a shape.
@@ -138,18 +155,38 @@ func (f *Family) Has(c *Config, s Slot) bool {
 	switch s {
 	case LMHead:
 		return !c.TieWordEmbeddings
+	case PosEmbed:
+		return f.Positions == LearnedPositions
+	case FinalNormBias, InputNormBias, MLPNormBias:
+		return f.Norm == LayerNorm
 	case QNorm, KNorm:
 		return f.QKNorm
 	case PostAttnNorm, PostMLPNorm:
 		return f.PostNorms
+	case QProj, KProj, VProj:
+		return !f.fusedQKV()
+	case QKVProj:
+		return f.fusedQKV()
 	case QBias, KBias, VBias:
+		return !f.fusedQKV() && f.Bias.QKV.applies(c)
+	case QKVBias:
 		return f.Bias.QKV.applies(c)
+	case GateProj:
+		return f.MLP == GatedMLP
 	case OBias:
 		return f.Bias.O.applies(c)
-	case GateBias, UpBias, DownBias:
+	case GateBias:
+		return f.MLP == GatedMLP && f.Bias.MLP.applies(c)
+	case UpBias, DownBias:
 		return f.Bias.MLP.applies(c)
 	}
 	return true
+}
+
+// fusedQKV reports whether the family stores q, k and v as one fused weight (QKVProj).
+func (f *Family) fusedQKV() bool {
+	_, ok := f.Names[QKVProj]
+	return ok
 }
 
 // TensorName returns the Hugging Face name of slot s (in layer, for per-layer slots).
@@ -166,8 +203,14 @@ func Shape(c *Config, s Slot) []int {
 	switch s {
 	case EmbedTokens, LMHead:
 		return []int{c.VocabSize, h}
-	case FinalNorm, InputNorm, PostAttnNorm, MLPNorm, PostMLPNorm, OBias, DownBias:
+	case PosEmbed:
+		return []int{c.MaxPositionEmbeddings, h}
+	case FinalNorm, FinalNormBias, InputNorm, InputNormBias, PostAttnNorm, MLPNorm, MLPNormBias, PostMLPNorm, OBias, DownBias:
 		return []int{h}
+	case QKVProj:
+		return []int{q + 2*kv, h}
+	case QKVBias:
+		return []int{q + 2*kv}
 	case QProj:
 		return []int{q, h}
 	case KProj, VProj:
@@ -191,8 +234,12 @@ func Shape(c *Config, s Slot) []int {
 }
 
 // layerOrder is the order of a layer's tensors in tensor lists and manifests.
-var layerOrder = []Slot{InputNorm, QProj, KProj, VProj, QBias, KBias, VBias, QNorm, KNorm, OProj, OBias,
-	PostAttnNorm, MLPNorm, GateProj, UpProj, DownProj, GateBias, UpBias, DownBias, PostMLPNorm}
+var layerOrder = []Slot{InputNorm, InputNormBias, QKVProj, QKVBias, QProj, KProj, VProj, QBias, KBias, VBias,
+	QNorm, KNorm, OProj, OBias, PostAttnNorm, MLPNorm, MLPNormBias, GateProj, UpProj, DownProj, GateBias, UpBias,
+	DownBias, PostMLPNorm}
+
+// modelOrder is the order of the model-level tensors: those before the layers, then after.
+var modelHead, modelTail = []Slot{EmbedTokens, PosEmbed}, []Slot{FinalNorm, FinalNormBias, LMHead}
 
 // LayerSlots returns the slots every layer of config c has, in tensor-list order.
 func (f *Family) LayerSlots(c *Config) []Slot {
@@ -209,7 +256,7 @@ func (f *Family) LayerSlots(c *Config) []Slot {
 // claiming a huge layer count can be refused before anything is allocated from it).
 func (f *Family) TensorCount(c *Config) int {
 	n := len(f.LayerSlots(c)) * c.NumHiddenLayers
-	for _, s := range []Slot{EmbedTokens, FinalNorm, LMHead} {
+	for _, s := range append(modelHead, modelTail...) {
 		if f.Has(c, s) {
 			n++
 		}
@@ -217,28 +264,33 @@ func (f *Family) TensorCount(c *Config) int {
 	return n
 }
 
-// Tensors lists every tensor a checkpoint of config c holds, in a stable order: the embedding,
+// Tensors lists every tensor a checkpoint of config c holds, in a stable order: the embeddings,
 // each layer's tensors, the final norm, and the LM head when untied.
 func (f *Family) Tensors(c *Config) []Tensor {
 	out := make([]Tensor, 0, f.TensorCount(c))
 	add := func(s Slot, layer int) {
+		if !f.Has(c, s) {
+			return
+		}
 		t := Tensor{Name: f.TensorName(s, layer), Slot: s, Shape: Shape(c, s), Role: s.Role(), Layer: layer,
 			PlusOne: s.Role() == RoleNorm && f.Norm == RMSNormPlusOne}
 		if t.Role == RoleLinear {
 			t.Group = groupOf(s)
+			t.Transposed = f.Conv1D
 		}
 		out = append(out, t)
 	}
-	add(EmbedTokens, -1)
+	for _, s := range modelHead {
+		add(s, -1)
+	}
 	slots := f.LayerSlots(c)
 	for l := 0; l < c.NumHiddenLayers; l++ {
 		for _, s := range slots {
 			add(s, l)
 		}
 	}
-	add(FinalNorm, -1)
-	if f.Has(c, LMHead) {
-		add(LMHead, -1)
+	for _, s := range modelTail {
+		add(s, -1)
 	}
 	return out
 }

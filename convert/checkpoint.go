@@ -20,7 +20,10 @@ type Checkpoint struct {
 	Dir     string
 	Files   []string // the safetensors files, relative to Dir, in order
 	tensors map[string]*TensorRef
-	mapped  []*stFile
+	// alias maps an architecture's name to the name this checkpoint uses, where they differ
+	// (GPT-2 without its "transformer." prefix); Check fills it.
+	alias  map[string]string
+	mapped []*stFile
 }
 
 // Index file and single-file names Hugging Face uses.
@@ -115,8 +118,14 @@ func readIndex(path string) (map[string]string, error) {
 	return idx.WeightMap, nil
 }
 
-// Tensor returns the tensor called name, or nil.
-func (c *Checkpoint) Tensor(name string) *TensorRef { return c.tensors[name] }
+// Tensor returns the tensor called name (the architecture's name, once Check has matched the
+// checkpoint's spelling of it), or nil.
+func (c *Checkpoint) Tensor(name string) *TensorRef {
+	if a, ok := c.alias[name]; ok {
+		name = a
+	}
+	return c.tensors[name]
+}
 
 // Names lists every tensor name, sorted.
 func (c *Checkpoint) Names() []string {
@@ -129,31 +138,85 @@ func (c *Checkpoint) Names() []string {
 }
 
 // Check compares the checkpoint with the tensors the architecture expects: every expected tensor
-// must exist with the exact shape. It returns the names of tensors the architecture does not use
-// (ignored, like transformers does; the caller warns), e.g. lm_head.weight in a tied checkpoint.
+// must exist with the exact shape (a weight the family stores [in, out] is compared that way).
+// A name may lack the family's optional prefix; Tensor then finds it by the architecture's
+// name. It returns the names of tensors the architecture does not use (ignored, like
+// transformers does; the caller warns), e.g. lm_head.weight in a tied checkpoint; buffers the
+// family lists in Ignore are skipped silently.
 func (c *Checkpoint) Check(cfg *arch.Config) (unused []string, err error) {
 	fam, err := arch.Lookup(cfg)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkQuantized(c, cfg); err != nil {
+		return nil, err
+	}
 	want := fam.Tensors(cfg)
-	expected := make(map[string]bool, len(want))
+	used := make(map[string]bool, len(want))
+	c.alias = map[string]string{}
 	for _, t := range want {
-		expected[t.Name] = true
-		r := c.tensors[t.Name]
-		if r == nil {
-			return nil, fmt.Errorf("%s: tensor %s is missing; %s with this config.json needs it (shape %v)", c.Dir, t.Name, cfg.Architecture, t.Shape)
+		name := t.Name
+		r := c.tensors[name]
+		if r == nil && fam.OptionalPrefix != "" && strings.HasPrefix(name, fam.OptionalPrefix) {
+			if short := strings.TrimPrefix(name, fam.OptionalPrefix); c.tensors[short] != nil {
+				name, r = short, c.tensors[short]
+				c.alias[t.Name] = short
+			}
 		}
-		if !slices.Equal(r.Shape, t.Shape) {
-			return nil, &FileError{File: r.File, Tensor: t.Name, Msg: fmt.Sprintf("shape %v does not match config.json; expected %v", r.Shape, t.Shape)}
+		if r == nil {
+			return nil, fmt.Errorf("%s: tensor %s is missing; %s with this config.json needs it (shape %v)", c.Dir, t.Name, cfg.Architecture, t.CheckpointShape())
+		}
+		used[name] = true
+		if !r.DType.IsFloat() {
+			return nil, &FileError{File: r.File, Tensor: name, Msg: fmt.Sprintf("dtype %s; expected BF16, F16 or F32", r.RawDType)}
+		}
+		if shape := t.CheckpointShape(); !slices.Equal(r.Shape, shape) {
+			what := "config.json"
+			if t.Role == arch.RoleNorm && len(shape) == 1 && shape[0] == cfg.HeadDim {
+				what = "config.json's head_dim"
+			}
+			return nil, &FileError{File: r.File, Tensor: name, Msg: fmt.Sprintf("shape %v does not match %s; expected %v", r.Shape, what, shape)}
 		}
 	}
 	for _, n := range c.Names() {
-		if !expected[n] {
+		if !used[n] && !ignored(fam, n) {
 			unused = append(unused, n)
 		}
 	}
 	return unused, nil
+}
+
+// ignored reports whether a checkpoint tensor is one of the family's non-weight buffers.
+func ignored(fam *arch.Family, name string) bool {
+	for _, suffix := range fam.Ignore {
+		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// quantizedMarkers are tensor name suffixes of quantization schemes anepack does not read.
+var quantizedMarkers = map[string]string{
+	".qweight":       "GPTQ/AWQ (qweight, qzeros, scales)",
+	".qzeros":        "GPTQ/AWQ (qweight, qzeros, scales)",
+	".weight_packed": "compressed-tensors (weight_packed)",
+	".SCB":           "bitsandbytes int8 (SCB)",
+	".absmax":        "bitsandbytes 4-bit (absmax, quant_map)",
+}
+
+// checkQuantized refuses a checkpoint whose weights were already quantized in a scheme this
+// reader does not convert, naming the scheme, before a confusing "tensor missing" error.
+func checkQuantized(c *Checkpoint, cfg *arch.Config) error {
+	for _, n := range c.Names() {
+		for suffix, scheme := range quantizedMarkers {
+			if strings.HasSuffix(n, suffix) {
+				return &FileError{File: c.tensors[n].File, Tensor: n,
+					Msg: fmt.Sprintf("the checkpoint is quantized with %s, which anepack does not read; use the unquantized (BF16/F16/F32) %s checkpoint and anepack --dtype", scheme, cfg.Architecture)}
+			}
+		}
+	}
+	return nil
 }
 
 // Done releases the resident pages of a tensor that has been converted, so converting a

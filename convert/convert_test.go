@@ -226,3 +226,32 @@ func FuzzSafetensorsHeader(f *testing.F) {
 		}
 	})
 }
+
+// TestWriteTensorTransposed writes a [2, 3] BF16 tensor (a Conv1D weight [in, out]) as its
+// [3, 2] transpose in F32 and F16.
+func TestWriteTensorTransposed(t *testing.T) {
+	r := &TensorRef{Name: "w", DType: dtype.BF16, Shape: []int{2, 3}, Data: bf16Bytes(1, 2, 3, 4, 5, 6)}
+	var c Converter
+	var buf bytes.Buffer
+	if err := c.WriteTensorTransposed(&buf, r, dtype.F32); err != nil {
+		t.Fatal(err)
+	}
+	want := []float32{1, 4, 2, 5, 3, 6}
+	for i, w := range want {
+		if got := math.Float32frombits(binary.LittleEndian.Uint32(buf.Bytes()[4*i:])); got != w {
+			t.Errorf("element %d = %v; want %v", i, got, w)
+		}
+	}
+	buf.Reset()
+	if err := c.WriteTensorTransposed(&buf, r, dtype.F16); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range want {
+		if got := half.F16ToF32Scalar(binary.LittleEndian.Uint16(buf.Bytes()[2*i:])); got != w {
+			t.Errorf("f16 element %d = %v; want %v", i, got, w)
+		}
+	}
+	if err := c.WriteTensorTransposed(&buf, &TensorRef{Name: "v", DType: dtype.F32, Shape: []int{4}, Data: make([]byte, 16)}, dtype.F32); err == nil {
+		t.Error("transposed a 1-D tensor")
+	}
+}

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"unsafe"
@@ -101,4 +102,31 @@ func u16Bytes(s []uint16) []byte {
 
 func f32Bytes(s []float32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), 4*len(s))
+}
+
+// WriteTensorTransposed writes the transpose of the 2-D tensor r ([rows, cols] in the
+// checkpoint, e.g. GPT-2's Conv1D weights stored [in, out]) converted to target: [cols, rows]
+// row-major, the [out, in] layout the kernels and ANE blobs read. It converts the whole tensor
+// once into memory (its size at the target precision) and writes it column by column.
+func (c *Converter) WriteTensorTransposed(w io.Writer, r *TensorRef, target dtype.DType) error {
+	if len(r.Shape) != 2 {
+		return fmt.Errorf("convert: %s: transposing a tensor of shape %v; expected 2 dimensions", r.Name, r.Shape)
+	}
+	rows, cols := r.Shape[0], r.Shape[1]
+	var all bytes.Buffer
+	all.Grow(int(OutputSize(r, target)))
+	if err := c.WriteTensor(&all, r, target); err != nil {
+		return err
+	}
+	src, es := all.Bytes(), target.Size()
+	line := make([]byte, rows*es)
+	for j := 0; j < cols; j++ {
+		for i := 0; i < rows; i++ {
+			copy(line[i*es:(i+1)*es], src[(i*cols+j)*es:(i*cols+j+1)*es])
+		}
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+	}
+	return nil
 }

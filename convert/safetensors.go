@@ -49,10 +49,12 @@ func (e *FileError) Unwrap() error { return e.Err }
 // TensorRef is one tensor of a checkpoint: its header entry and its bytes inside the mapping.
 type TensorRef struct {
 	Name  string
-	File  string // the file it lives in
-	DType dtype.DType
-	Shape []int
-	Data  []byte // little-endian elements, a sub-slice of the file mapping
+	File  string      // the file it lives in
+	DType dtype.DType // Invalid for a type anepack does not read
+	// RawDType is the header's spelling, e.g. "BOOL", for messages.
+	RawDType string
+	Shape    []int
+	Data     []byte // little-endian elements, a sub-slice of the file mapping
 }
 
 // stFile is one mapped safetensors file.
@@ -125,6 +127,12 @@ func parseFile(path string, data []byte) ([]TensorRef, error) {
 	return parseHeader(path, data, int(n))
 }
 
+// readableDTypes are the safetensors dtypes the header parser accepts: the float types anepack
+// converts, and the integer and bool types of buffers and quantized checkpoints, which Check
+// refuses only where the architecture needs the tensor.
+var readableDTypes = map[string]bool{"BF16": true, "F16": true, "F32": true, "F64": true, "BOOL": true,
+	"U8": true, "I8": true, "I16": true, "U16": true, "I32": true, "U32": true, "I64": true, "U64": true}
+
 // headerEntry is one tensor entry of the JSON header, decoded loosely to report errors by name.
 type headerEntry struct {
 	DType       string   `json:"dtype"`
@@ -155,9 +163,10 @@ func parseHeader(path string, data []byte, n int) ([]TensorRef, error) {
 		if err := json.Unmarshal(raw[name], &e); err != nil {
 			return nil, &FileError{File: path, Tensor: name, Msg: "header entry: " + err.Error(), Err: ErrFormat}
 		}
-		if d, ok := dtype.FromSafetensors(e.DType); !ok || !d.IsFloat() {
-			return nil, &FileError{File: path, Tensor: name, Msg: fmt.Sprintf("dtype %q is not supported; expected BF16, F16 or F32", e.DType), Err: ErrFormat}
+		if !readableDTypes[e.DType] {
+			return nil, &FileError{File: path, Tensor: name, Msg: fmt.Sprintf("dtype %q is not supported; expected BF16, F16 or F32 (or the integer and bool types of buffers and quantized checkpoints)", e.DType), Err: ErrFormat}
 		}
+
 	}
 	st, err := safetensors.Deserialize(data)
 	if err != nil {
@@ -170,13 +179,16 @@ func parseHeader(path string, data []byte, n int) ([]TensorRef, error) {
 		for i, d := range tv.Shape() {
 			shape[i] = int(d)
 		}
-		dt, _ := dtype.FromSafetensors(tv.DType().String()) // checked above, by name
+		// A dtype outside the vocabulary (BOOL buffers, F64) is kept as Invalid: Check refuses it
+		// only if the architecture needs the tensor.
+		dt, _ := dtype.FromSafetensors(tv.DType().String())
 		refs = append(refs, TensorRef{
-			Name:  nt.Name,
-			File:  path,
-			DType: dt,
-			Shape: shape,
-			Data:  tv.Data(),
+			Name:     nt.Name,
+			File:     path,
+			DType:    dt,
+			RawDType: tv.DType().String(),
+			Shape:    shape,
+			Data:     tv.Data(),
 		})
 	}
 	return refs, nil

@@ -23,6 +23,8 @@ const (
 	BF16          // bfloat16: the top half of a binary32
 	I8            // int8, two's complement
 	U4            // 4-bit unsigned integers, two per byte, the even element in the low nibble
+	I32           // int32 (quantized checkpoints pack weights in them)
+	U32           // uint32 (MLX packs 4-bit weights eight to a word)
 )
 
 // info is one row of the vocabulary.
@@ -40,6 +42,8 @@ var table = [...]info{
 	BF16: {name: "bf16", safetensors: "BF16", mil: "bf16", blob: 5, bits: 16},
 	I8:   {name: "i8", safetensors: "I8", mil: "int8", blob: 4, bits: 8},
 	U4:   {name: "u4", mil: "uint4", blob: 11, bits: 4},
+	I32:  {name: "i32", safetensors: "I32", mil: "int32", blob: 14, bits: 32},
+	U32:  {name: "u32", safetensors: "U32", mil: "uint32", blob: 15, bits: 32},
 }
 
 func (d DType) row() (info, bool) {

@@ -39,6 +39,9 @@ type Tensor struct {
 	DType string       `json:"dtype"` // "f16" or "f32"
 	Shape []int        `json:"shape"` // row-major; [out, in] for linear weights
 	Parts []TensorPart `json:"parts"`
+	// Transposed says the checkpoint stored this weight [in, out] (GPT-2's Conv1D) and the
+	// bundle holds its transpose, in Shape's [out, in] layout.
+	Transposed bool `json:"transposed,omitempty"`
 }
 
 // TensorPart is a run of whole rows stored contiguously in one section.

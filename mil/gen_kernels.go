@@ -72,24 +72,28 @@ func genConcat(in, out, seq int, recs []placedRecord) string {
 	return m.close("y")
 }
 
-// genFFN is the whole gated MLP in one program: y = Wd·(act(Wg·x) · (Wu·x)), with the
-// member biases (when the family has them) added right after their convs. act is the config's
-// hidden_act: silu(g) = g · sigmoid(g).
+// genFFN is the whole MLP block in one program, gated, y = Wd·(act(Wg·x) · (Wu·x)), or plain,
+// y = Wd·act(Wu·x), with the member biases (when the family has them) added right after their
+// convs. act is the config's hidden_act: silu(g) = g · sigmoid(g), or the tanh approximation of
+// gelu, written with the same ops as 0.5·g·(1 + tanh(z)) = g · sigmoid(2z),
+// z = √(2/π)·(g + 0.044715·g³).
 func genFFN(hidden, seq int, recs []placedRecord, act string) (string, error) {
 	ws, bs := splitRecords(recs)
-	if len(ws) != 3 || ws[0].spec.Slot != arch.GateProj || ws[1].spec.Slot != arch.UpProj || ws[2].spec.Slot != arch.DownProj {
-		return "", fmt.Errorf("a gated MLP needs gate, up and down weights; have %d records", len(ws))
+	gated := len(ws) == 3 && ws[0].spec.Slot == arch.GateProj && ws[1].spec.Slot == arch.UpProj && ws[2].spec.Slot == arch.DownProj
+	plain := len(ws) == 2 && ws[0].spec.Slot == arch.UpProj && ws[1].spec.Slot == arch.DownProj
+	if !gated && !plain {
+		return "", fmt.Errorf("an MLP needs gate, up and down weights, or up and down; have %d records", len(ws))
 	}
-	if act != arch.ActSiLU {
-		return "", fmt.Errorf("activation %q has no MIL program yet", act)
+	if act != arch.ActSiLU && act != arch.ActGeluTanh && act != arch.ActGeluNew {
+		return "", fmt.Errorf("activation %q has no MIL program", act)
 	}
 	inter := ws[0].spec.Shape[0]
 	m := newMILWriter()
 	m.open(IO{Name: "x", Type: ioType(hidden, seq)})
 	m.convConsts()
-	m.weight("w_gate", ws[0])
-	m.weight("w_up", ws[1])
-	m.weight("w_down", ws[2])
+	for _, w := range ws {
+		m.weight("w_"+w.spec.Name, w)
+	}
 	bias := map[string]string{}
 	for _, b := range bs {
 		bias[strings.TrimSuffix(b.spec.Name, "_bias")] = m.biasConst(b)
@@ -105,11 +109,35 @@ func genFFN(hidden, seq int, recs []placedRecord, act string) (string, error) {
 		m.conv(name+"_mm", "w_"+rec, x, out, seq)
 		m.op(ioType(out, seq), name, "add", "x", name+"_mm", "y", b)
 	}
-	linear("gate", "gate", "x", inter)
-	m.op(ioType(inter, seq), "gate_sigmoid", "sigmoid", "x", "gate")
-	m.op(ioType(inter, seq), "gate_silu", "mul", "x", "gate", "y", "gate_sigmoid")
-	linear("up", "up", "x", inter)
-	m.op(ioType(inter, seq), "hidden", "mul", "x", "gate_silu", "y", "up")
-	linear("y", "down", "hidden", hidden)
+	// activation writes the activation of v and returns its name.
+	activation := func(v string) string {
+		t := ioType(inter, seq)
+		if act == arch.ActSiLU {
+			m.op(t, v+"_sigmoid", "sigmoid", "x", v)
+			m.op(t, v+"_silu", "mul", "x", v, "y", v+"_sigmoid")
+			return v + "_silu"
+		}
+		m.constant(TensorType(FP16), "c_gelu_kappa", "fp16(0.044715)")
+		m.constant(TensorType(FP16), "c_gelu_2beta", "fp16(1.5957692)") // 2·√(2/π)
+		m.op(t, v+"_sq", "mul", "x", v, "y", v)
+		m.op(t, v+"_cube", "mul", "x", v+"_sq", "y", v)
+		m.op(t, v+"_kcube", "mul", "x", v+"_cube", "y", "c_gelu_kappa")
+		m.op(t, v+"_inner", "add", "x", v, "y", v+"_kcube")
+		m.op(t, v+"_z", "mul", "x", v+"_inner", "y", "c_gelu_2beta")
+		m.op(t, v+"_sigmoid", "sigmoid", "x", v+"_z")
+		m.op(t, v+"_gelu", "mul", "x", v, "y", v+"_sigmoid")
+		return v + "_gelu"
+	}
+	if gated {
+		linear("gate", "gate", "x", inter)
+		g := activation("gate")
+		linear("up", "up", "x", inter)
+		m.op(ioType(inter, seq), "hidden", "mul", "x", g, "y", "up")
+		linear("y", "down", "hidden", hidden)
+	} else {
+		linear("up", "up", "x", inter)
+		h := activation("up")
+		linear("y", "down", h, hidden)
+	}
 	return m.close("y"), nil
 }

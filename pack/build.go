@@ -38,6 +38,7 @@ type builder struct {
 	total    int64
 	views    map[string]*format.Tensor
 	order    []string
+	specs    map[string]arch.Tensor // the architecture's description of each tensor, by name
 	milOpts  mil.Options
 	// noKernels skips MIL generation (the blobs are written either way: the CPU reads them).
 	noKernels bool
@@ -50,6 +51,10 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 	}
 	specs := fam.Tensors(b.cfg)
 	b.views = make(map[string]*format.Tensor, len(specs))
+	b.specs = make(map[string]arch.Tensor, len(specs))
+	for _, t := range specs {
+		b.specs[t.Name] = t
+	}
 	var params int64
 	blobs, err := mil.BlobSpecs(b.cfg, b.milOpts)
 	if err != nil {
@@ -156,11 +161,16 @@ func (b *builder) storeDType(t arch.Tensor) dtype.DType {
 }
 
 // writeTensor converts ref into w and reports progress; it drops the source pages afterwards.
-func (b *builder) writeTensor(w io.Writer, ref *convert.TensorRef, dt dtype.DType) error {
+// A weight the checkpoint stores [in, out] (arch.Tensor.Transposed) is written transposed.
+func (b *builder) writeTensor(w io.Writer, ref *convert.TensorRef, dt dtype.DType, transposed bool) error {
 	if err := b.ctx.Err(); err != nil {
 		return err
 	}
-	if err := b.conv.WriteTensor(w, ref, dt); err != nil {
+	write := b.conv.WriteTensor
+	if transposed {
+		write = b.conv.WriteTensorTransposed
+	}
+	if err := write(w, ref, dt); err != nil {
 		return fmt.Errorf("writing %s: %w", ref.Name, err)
 	}
 	b.ckpt.Done(ref)
@@ -172,9 +182,11 @@ func (b *builder) writeTensor(w io.Writer, ref *convert.TensorRef, dt dtype.DTyp
 }
 
 // isSmall reports whether a tensor lives in the tensors section rather than in an ANE blob:
-// norms, biases, and the embedding when it is not tied to the LM head.
+// norms, biases, position embeddings, and the token embedding when it is not tied to the LM
+// head.
 func isSmall(t arch.Tensor, cfg *arch.Config) bool {
-	return t.Role == arch.RoleNorm || t.Role == arch.RoleBias || (t.Role == arch.RoleEmbedding && !cfg.TieWordEmbeddings)
+	tiedHead := t.Slot == arch.EmbedTokens && cfg.TieWordEmbeddings
+	return t.Role == arch.RoleNorm || t.Role == arch.RoleBias || (t.Role == arch.RoleEmbedding && !tiedHead)
 }
 
 // writeSmallTensors writes norms, biases and (when untied) the embedding into the tensors
@@ -195,7 +207,7 @@ func (b *builder) writeSmallTensors(specs []arch.Tensor) error {
 		ref := b.ckpt.Tensor(t.Name)
 		dt := b.storeDType(t)
 		off := cw.n
-		if err := b.writeTensor(cw, ref, dt); err != nil {
+		if err := b.writeTensor(cw, ref, dt, t.Transposed); err != nil {
 			return err
 		}
 		b.views[t.Name] = &format.Tensor{Name: t.Name, DType: dt.String(), Shape: t.Shape,
@@ -259,8 +271,9 @@ func (b *builder) writeBlob(spec mil.BlobSpec) (mil.Placement, error) {
 		if err != nil {
 			return mil.Placement{}, err
 		}
-		for _, ref := range sources[i] {
-			if err := b.writeTensor(bw, ref, r.DType); err != nil {
+		for k, ref := range sources[i] {
+			// LM-head chunks (RowEnd > 0) are row ranges of an embedding, never transposed.
+			if err := b.writeTensor(bw, ref, r.DType, b.specs[r.Tensors[k]].Transposed && r.RowEnd == 0); err != nil {
 				return mil.Placement{}, err
 			}
 		}
@@ -270,10 +283,11 @@ func (b *builder) writeBlob(spec mil.BlobSpec) (mil.Placement, error) {
 		name := r.Tensors[0]
 		v := b.views[name]
 		if v == nil {
-			v = &format.Tensor{Name: name, DType: r.DType.String(), Shape: b.ckpt.Tensor(name).Shape}
+			spec := b.specs[name]
+			v = &format.Tensor{Name: name, DType: r.DType.String(), Shape: spec.Shape, Transposed: spec.Transposed}
 			b.views[name] = v
 		}
-		v.Parts = append(v.Parts, format.TensorPart{Section: section, Offset: rec.DataOffset, Rows: sources[i][0].Shape[0], Size: rec.Size})
+		v.Parts = append(v.Parts, format.TensorPart{Section: section, Offset: rec.DataOffset, Rows: r.Shape[0], Size: rec.Size})
 	}
 	if err := bw.Close(); err != nil {
 		return mil.Placement{}, err

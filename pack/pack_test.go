@@ -280,7 +280,7 @@ func TestBadInputs(t *testing.T) {
 		want   string
 	}{
 		{"missing config field", copyDir(t, editConfig(func(m map[string]any) { delete(m, "hidden_size") })), "", `config.json: field "hidden_size": missing`},
-		{"unsupported architecture", copyDir(t, editConfig(func(m map[string]any) { m["architectures"] = []string{"GPT2LMHeadModel"} })), "", `"GPT2LMHeadModel" is not supported`},
+		{"unsupported architecture", copyDir(t, editConfig(func(m map[string]any) { m["architectures"] = []string{"MambaForCausalLM"} })), "", `"MambaForCausalLM" is not supported`},
 		{"shape does not match config", copyDir(t, editConfig(func(m map[string]any) { m["intermediate_size"] = 128 })), "", "does not match config.json"},
 		{"missing tokenizer", copyDir(t, func(d string) { os.Remove(filepath.Join(d, TokenizerFile)) }), "", "tokenizer.json: missing"},
 		{"unsupported tokenizer model", copyDir(t, func(d string) {

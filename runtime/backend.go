@@ -29,3 +29,12 @@ type State interface {
 	// Close releases the cache.
 	Close() error
 }
+
+// Resumer is implemented by states that cannot continue from every earlier position: a
+// sliding-window ring keeps only the last positions, a recurrent state only the current one.
+// Session asks before reusing a cached prefix.
+type Resumer interface {
+	// ResumeAt returns the largest position p <= pos at which Forward may continue the cached
+	// sequence (0 means: run it again from the start).
+	ResumeAt(pos int) int
+}

@@ -55,19 +55,29 @@ type Decoder struct {
 	gQKV    int // indices of the groups in the family's Groups
 	gO      int
 	gMLP    int
-	norm    func(dst, x, w []float32, eps float32)
-	invFreq []float32
-	scale   float32 // attention score scale
+	norm    arch.NormKind
+	rotary  bool      // RoPE (else learned position embeddings)
+	invFreq []float32 // RoPE frequencies of the full-attention layers
+	local   []float32 // and of the sliding-window layers (nil when there are none)
+	scale   float32   // attention score scale
+	window  int       // sliding window of the sliding layers
 
-	embed     Matrix
-	layers    []decoderLayer
-	finalNorm []float32
+	embed      Matrix
+	embedScale float32 // multiplies the embedding when not 0 (Gemma: sqrt(hidden))
+	posEmbed   Matrix  // learned position embeddings (GPT-2)
+	layers     []decoderLayer
+	finalNorm  norm
 }
+
+// norm is one norm's weight and, for LayerNorm, its bias.
+type norm struct{ w, b []float32 }
 
 // decoderLayer holds the vectors of one layer the decoder applies itself; nil where the family
 // has none.
 type decoderLayer struct {
-	inputNorm, qNorm, kNorm, postAttnNorm, mlpNorm, postMLPNorm []float32
+	inputNorm, postAttnNorm, mlpNorm, postMLPNorm norm
+	qNorm, kNorm                                  []float32
+	sliding                                       bool
 }
 
 // NewDecoder prepares the forward pass of m over proj.
@@ -77,9 +87,13 @@ func NewDecoder(m *Model, proj Projections, opts DecoderOptions) (*Decoder, erro
 	}
 	c, fam := m.Config, m.Family
 	d := &Decoder{name: opts.Name, m: m, cfg: c, proj: proj, pool: opts.Pool, batch: opts.Batch, wrap: opts.WrapError,
-		gQKV: -1, gO: -1, gMLP: -1, invFreq: invFreq(c),
-		// HF's scaling = head_dim**-0.5, applied to the float32 scores as a float32 scalar.
-		scale: float32(1 / math.Sqrt(float64(c.HeadDim)))}
+		gQKV: -1, gO: -1, gMLP: -1, norm: fam.Norm, rotary: fam.Positions == arch.RotaryPositions,
+		// HF's scaling (head_dim**-0.5, or Gemma's query_pre_attn_scalar**-0.5), applied to
+		// the float32 scores as a float32 scalar.
+		scale: float32(c.AttentionScale()), window: c.SlidingWindow}
+	if d.rotary {
+		d.invFreq = invFreq(c)
+	}
 	if d.wrap == nil {
 		d.wrap = func(err error) error { return fmt.Errorf("%s: %w", opts.Name, err) }
 	}
@@ -96,33 +110,45 @@ func NewDecoder(m *Model, proj Projections, opts DecoderOptions) (*Decoder, erro
 	if d.gQKV < 0 || d.gO < 0 || d.gMLP < 0 {
 		return nil, fmt.Errorf("%s: the decoder needs the %s, %s and %s groups", m.Name, arch.GroupQKV, arch.GroupO, arch.GroupMLP)
 	}
-	switch fam.Norm {
-	case arch.RMSNorm:
-		d.norm = kernels.RMSNorm
-	case arch.RMSNormPlusOne:
-		d.norm = kernels.RMSNormPlusOne
-	default:
+	if fam.Norm != arch.RMSNorm && fam.Norm != arch.RMSNormPlusOne && fam.Norm != arch.LayerNorm {
 		return nil, fmt.Errorf("%s: norm kind %d is not implemented", m.Name, fam.Norm)
+	}
+	if fam.ScaleEmbedding {
+		// HF multiplies by a float32 tensor holding hidden_size**0.5.
+		d.embedScale = float32(math.Sqrt(float64(c.HiddenSize)))
 	}
 	var err error
 	if d.embed, err = m.Matrix(arch.EmbedTokens, -1); err != nil {
 		return nil, err
 	}
-	if d.finalNorm, err = m.Vector(arch.FinalNorm, -1); err != nil {
-		return nil, err
+	if m.Has(arch.PosEmbed) {
+		if d.posEmbed, err = m.Matrix(arch.PosEmbed, -1); err != nil {
+			return nil, err
+		}
 	}
+	vec := func(s arch.Slot, layer int) []float32 {
+		var v []float32
+		if err == nil {
+			v, err = m.Vector(s, layer)
+		}
+		return v
+	}
+	d.finalNorm = norm{vec(arch.FinalNorm, -1), vec(arch.FinalNormBias, -1)}
 	d.layers = make([]decoderLayer, c.NumHiddenLayers)
 	for l := range d.layers {
 		L := &d.layers[l]
-		for _, v := range []struct {
-			dst  *[]float32
-			slot arch.Slot
-		}{{&L.inputNorm, arch.InputNorm}, {&L.qNorm, arch.QNorm}, {&L.kNorm, arch.KNorm},
-			{&L.postAttnNorm, arch.PostAttnNorm}, {&L.mlpNorm, arch.MLPNorm}, {&L.postMLPNorm, arch.PostMLPNorm}} {
-			if *v.dst, err = m.Vector(v.slot, l); err != nil {
-				return nil, err
-			}
+		L.inputNorm = norm{vec(arch.InputNorm, l), vec(arch.InputNormBias, l)}
+		L.postAttnNorm = norm{vec(arch.PostAttnNorm, l), nil}
+		L.mlpNorm = norm{vec(arch.MLPNorm, l), vec(arch.MLPNormBias, l)}
+		L.postMLPNorm = norm{vec(arch.PostMLPNorm, l), nil}
+		L.qNorm, L.kNorm = vec(arch.QNorm, l), vec(arch.KNorm, l)
+		if L.sliding = c.Sliding(l); L.sliding && d.local == nil {
+			// Sliding layers rotate with their own base and the default frequencies.
+			d.local = kernels.DefaultInvFreq(c.RopeLocalTheta, c.RotaryDim())
 		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	return d, nil
 }
@@ -148,14 +174,32 @@ func (d *Decoder) NewState(maxTokens int) (State, error) {
 		return nil, err
 	}
 	q, kv, h := c.QDim(), c.KVDim(), c.HiddenSize
-	cache := c.NumHiddenLayers * kv * maxTokens
-	return &decoderState{
+	s := &decoderState{
 		d: d, proj: p, maxTokens: maxTokens, batch: batch, eps: float32(c.RMSNormEps),
-		keys: make([]float32, cache), values: make([]float32, cache),
 		x: make([]float32, batch*h), xn: make([]float32, batch*h), tmp: make([]float32, batch*h),
 		qkv:  make([]float32, batch*(q+2*kv)),
 		att:  make([]float32, batch*q),
-		rope: kernels.NewRope(d.invFreq, maxTokens),
 		attn: kernels.NewAttention(d.pool, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, maxTokens, d.scale),
-	}, nil
+		base: make([]int, c.NumHiddenLayers), capacity: make([]int, c.NumHiddenLayers),
+	}
+	// A full-attention layer caches every position; a sliding layer a ring holding its window
+	// plus a batch (so writing a batch overwrites nothing its queries read) plus a batch more
+	// (so a session can step back that far and continue, see ResumeAt).
+	cache := 0
+	for l, L := range d.layers {
+		s.capacity[l] = maxTokens
+		if L.sliding {
+			s.capacity[l] = min(maxTokens, d.window+2*batch)
+		}
+		s.base[l] = cache
+		cache += kv * s.capacity[l]
+	}
+	s.keys, s.values = make([]float32, cache), make([]float32, cache)
+	if d.rotary {
+		s.rope = kernels.NewRope(d.invFreq, maxTokens)
+		if d.local != nil {
+			s.ropeLocal = kernels.NewRope(d.local, maxTokens)
+		}
+	}
+	return s, nil
 }

@@ -3,28 +3,33 @@ package runtime
 import (
 	"fmt"
 
+	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/runtime/kernels"
 )
 
 // decoderState is one sequence: its KV cache and the activations of one batch of tokens. It
-// implements State. It is not safe for concurrent use.
+// implements State and Resumer. It is not safe for concurrent use.
 type decoderState struct {
 	d         *Decoder
 	proj      Projector
 	maxTokens int
 	batch     int // tokens per pass; longer inputs run in chunks
 	eps       float32
-	// KV cache, [layers][kvHeads][maxTokens][headDim] each: a head's keys are contiguous, which
-	// is the order attention reads them in.
-	keys, values []float32
+	// KV cache: layer l's keys are keys[base[l]:], [kvHeads][capacity[l]][headDim] (a head's
+	// keys are contiguous, the order attention reads them in); values likewise. A full-attention
+	// layer holds every position; a sliding layer is a ring (position p at slot p % capacity).
+	keys, values   []float32
+	base, capacity []int
+	end            int // positions [0, end) are cached, as far as a ring keeps them
 	// Activations of one batch of n <= batch tokens, row-major [n, ...].
-	x    []float32 // [n, hidden] the residual stream
-	xn   []float32 // [n, hidden] a norm's output
-	tmp  []float32 // [n, hidden] a block's output before it joins the residual
-	qkv  []float32 // [n, q+2kv] q | k | v of each token, RoPE applied in place
-	att  []float32 // [n, q] attention output
-	rope *kernels.Rope
-	attn *kernels.Attention
+	x         []float32 // [n, hidden] the residual stream
+	xn        []float32 // [n, hidden] a norm's output
+	tmp       []float32 // [n, hidden] a block's output before it joins the residual
+	qkv       []float32 // [n, q+2kv] q | k | v of each token, RoPE applied in place
+	att       []float32 // [n, q] attention output
+	rope      *kernels.Rope
+	ropeLocal *kernels.Rope // the sliding layers' tables, when they have their own base
+	attn      *kernels.Attention
 
 	closed bool
 }
@@ -41,6 +46,10 @@ func (s *decoderState) Forward(tokens []int, pos int, logits []float32) error {
 		return fmt.Errorf("%s: Forward of no tokens", d.name)
 	case pos < 0 || pos+len(tokens) > s.maxTokens:
 		return fmt.Errorf("%s: positions [%d, %d) are outside the context of %d tokens", d.name, pos, pos+len(tokens), s.maxTokens)
+	case pos > s.end:
+		return fmt.Errorf("%s: position %d leaves a gap after the %d cached positions", d.name, pos, s.end)
+	case s.ResumeAt(pos) != pos:
+		return fmt.Errorf("%s: the sliding-window cache no longer holds the positions before %d; continue from %d", d.name, pos, s.ResumeAt(pos))
 	case len(logits)%vocab != 0 || len(logits)/vocab > len(tokens):
 		return fmt.Errorf("%s: logits buffer of %d values is not a whole number of rows of %d for at most %d tokens", d.name, len(logits), vocab, len(tokens))
 	}
@@ -49,13 +58,20 @@ func (s *decoderState) Forward(tokens []int, pos int, logits []float32) error {
 			return fmt.Errorf("%s: token %d (at index %d) is outside the vocabulary [0, %d)", d.name, t, i, vocab)
 		}
 	}
-	s.rope.UpTo(pos + len(tokens))
+	if s.rope != nil {
+		s.rope.UpTo(pos + len(tokens))
+		if s.ropeLocal != nil {
+			s.ropeLocal.UpTo(pos + len(tokens))
+		}
+	}
 	firstOut := len(tokens) - len(logits)/vocab // the first token whose logits are wanted
 	for c0 := 0; c0 < len(tokens); c0 += s.batch {
 		c1 := min(len(tokens), c0+s.batch)
+		s.end = pos + c0 // a failed pass leaves the cache valid up to here
 		if err := s.forward(tokens[c0:c1], pos+c0); err != nil {
 			return d.wrap(err)
 		}
+		s.end = pos + c1
 		if lo := max(c0, firstOut); lo < c1 {
 			if err := s.logits(logits[(lo-firstOut)*vocab:(c1-firstOut)*vocab], lo-c0, c1-c0); err != nil {
 				return d.wrap(err)
@@ -63,6 +79,23 @@ func (s *decoderState) Forward(tokens []int, pos int, logits []float32) error {
 		}
 	}
 	return nil
+}
+
+// ResumeAt implements Resumer: the largest position p <= pos from which Forward can continue.
+// A full-attention cache allows any; a sliding layer's ring allows pos only while it still
+// holds the window of positions before pos, else the sequence is recomputed from 0.
+func (s *decoderState) ResumeAt(pos int) int {
+	pos = min(pos, s.end)
+	for l, L := range s.d.layers {
+		if !L.sliding {
+			continue
+		}
+		oldest := max(0, s.end-s.capacity[l]) // the ring holds [oldest, end)
+		if max(0, pos-s.d.window+1) < oldest {
+			return 0
+		}
+	}
+	return pos
 }
 
 // forward runs n = len(tokens) <= batch tokens at positions pos... through every layer (the
@@ -77,9 +110,17 @@ func (s *decoderState) forward(tokens []int, pos int) error {
 	x, xn, tmp := s.x[:n*hidden], s.xn[:n*hidden], s.tmp[:n*hidden]
 	qkv, att := s.qkv[:n*stride], s.att[:n*qd]
 
-	// x[n, hidden] = embed_tokens[tokens]
+	// x[n, hidden] = embed_tokens[tokens] (· sqrt(hidden)) (+ position embedding[pos+i])
 	for i, t := range tokens {
-		d.embed.Row(x[i*hidden:(i+1)*hidden], t)
+		row := x[i*hidden : (i+1)*hidden]
+		d.embed.Row(row, t)
+		if d.embedScale != 0 {
+			kernels.Scale(row, d.embedScale)
+		}
+		if d.posEmbed != nil {
+			d.posEmbed.Row(tmp[:hidden], pos+i)
+			kernels.Add(row, tmp[:hidden])
+		}
 	}
 	for l := range d.layers {
 		L := &d.layers[l]
@@ -89,33 +130,45 @@ func (s *decoderState) forward(tokens []int, pos int) error {
 			return err
 		}
 		// Per token: q and k norms per head (when the family has them), RoPE at the token's
-		// position, then k and v into the cache: cache[l][kvHead][pos+i][hd].
-		layerBase := l * kvHeads * s.maxTokens * hd
+		// position (the sliding layers' own tables where they have them), then k and v into
+		// the cache: cache[l][kvHead][slot of pos+i][hd].
+		capacity := s.capacity[l]
+		layerK := s.keys[s.base[l] : s.base[l]+kvHeads*capacity*hd]
+		layerV := s.values[s.base[l] : s.base[l]+kvHeads*capacity*hd]
+		rope := s.rope
+		if L.sliding && s.ropeLocal != nil {
+			rope = s.ropeLocal
+		}
 		for i := 0; i < n; i++ {
 			row := qkv[i*stride : (i+1)*stride]
 			q, k, v := row[:qd], row[qd:qd+kvd], row[qd+kvd:]
 			if L.qNorm != nil {
-				s.normRows(q, q, L.qNorm, heads, hd)
-				s.normRows(k, k, L.kNorm, kvHeads, hd)
+				s.normRows(q, q, norm{w: L.qNorm}, heads, hd)
+				s.normRows(k, k, norm{w: L.kNorm}, kvHeads, hd)
 			}
-			cos, sin := s.rope.At(pos + i)
-			kernels.RoPE(q, heads, hd, cos, sin)
-			kernels.RoPE(k, kvHeads, hd, cos, sin)
+			if rope != nil {
+				cos, sin := rope.At(pos + i)
+				kernels.RoPE(q, heads, hd, cos, sin)
+				kernels.RoPE(k, kvHeads, hd, cos, sin)
+			}
+			slot := (pos + i) % capacity
 			for h := 0; h < kvHeads; h++ {
-				at := layerBase + (h*s.maxTokens+pos+i)*hd
-				copy(s.keys[at:at+hd], k[h*hd:(h+1)*hd])
-				copy(s.values[at:at+hd], v[h*hd:(h+1)*hd])
+				at := (h*capacity + slot) * hd
+				copy(layerK[at:at+hd], k[h*hd:(h+1)*hd])
+				copy(layerV[at:at+hd], v[h*hd:(h+1)*hd])
 			}
 		}
-		// att[n, heads*hd] = softmax(q·kᵀ·scale, causal)·v over positions [0, pos+i]
-		layerK := s.keys[layerBase : layerBase+kvHeads*s.maxTokens*hd]
-		layerV := s.values[layerBase : layerBase+kvHeads*s.maxTokens*hd]
-		s.attn.Compute(att, qkv, stride, layerK, layerV, n, pos)
+		// att[n, heads*hd] = softmax(q·kᵀ·scale, causal, within the window)·v
+		window := 0
+		if L.sliding {
+			window = d.window
+		}
+		s.attn.ComputeWindow(att, qkv, stride, layerK, layerV, n, pos, capacity, window)
 		// x += post-attention norm?(o_proj(att))
 		if err := s.proj.Group(l, d.gO, att, n, tmp); err != nil {
 			return err
 		}
-		if L.postAttnNorm != nil {
+		if L.postAttnNorm.w != nil {
 			s.normRows(tmp, tmp, L.postAttnNorm, n, hidden)
 		}
 		kernels.Add(x, tmp)
@@ -124,7 +177,7 @@ func (s *decoderState) forward(tokens []int, pos int) error {
 		if err := s.proj.Group(l, d.gMLP, xn, n, tmp); err != nil {
 			return err
 		}
-		if L.postMLPNorm != nil {
+		if L.postMLPNorm.w != nil {
 			s.normRows(tmp, tmp, L.postMLPNorm, n, hidden)
 		}
 		kernels.Add(x, tmp)
@@ -132,10 +185,18 @@ func (s *decoderState) forward(tokens []int, pos int) error {
 	return nil
 }
 
-// normRows applies the family's norm with weight w to each of rows rows of width values.
-func (s *decoderState) normRows(dst, x, w []float32, rows, width int) {
+// normRows applies the family's norm to each of rows rows of width values.
+func (s *decoderState) normRows(dst, x []float32, nm norm, rows, width int) {
 	for i := 0; i < rows; i++ {
-		s.d.norm(dst[i*width:(i+1)*width], x[i*width:(i+1)*width], w, s.eps)
+		o, in := dst[i*width:(i+1)*width], x[i*width:(i+1)*width]
+		switch s.d.norm {
+		case arch.RMSNorm:
+			kernels.RMSNorm(o, in, nm.w, s.eps)
+		case arch.RMSNormPlusOne:
+			kernels.RMSNormPlusOne(o, in, nm.w, s.eps)
+		case arch.LayerNorm:
+			kernels.LayerNorm(o, in, nm.w, nm.b, s.eps)
+		}
 	}
 }
 

@@ -12,8 +12,15 @@ import (
 // config's scaling.
 func invFreq(c *arch.Config) []float32 {
 	inv := kernels.DefaultInvFreq(c.RopeTheta, c.RotaryDim())
-	if rs := c.RopeScaling; rs != nil && rs.Type == arch.RopeLlama3 {
-		llama3Scale(inv, rs)
+	if rs := c.RopeScaling; rs != nil {
+		switch rs.Type {
+		case arch.RopeLlama3:
+			llama3Scale(inv, rs)
+		case arch.RopeLinear: // inv_freq /= factor
+			for i := range inv {
+				inv[i] /= float32(rs.Factor)
+			}
+		}
 	}
 	return inv
 }

@@ -114,6 +114,9 @@ func (s *Session) Prefill(ctx context.Context, prompt []int) (reused int, err er
 	if n == len(prompt) {
 		n-- // recompute the last token to get its logits
 	}
+	if r, ok := s.state.(Resumer); ok {
+		n = r.ResumeAt(n)
+	}
 	reused = n
 	s.tokens, s.valid = s.tokens[:n], false
 	for n < len(prompt) {

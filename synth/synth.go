@@ -38,14 +38,15 @@ type scaler struct {
 // scalerFor returns the role table's rule for t, from the architecture's description of it:
 //
 //	one    1 + 0.1*v                  norm weights used as w
-//	zero   0.1*v                      biases; norm weights used as (1 + w)
+//	zero   0.1*v                      biases; norm weights used as (1 + w); position embeddings
 //	embed  0.25*v                     token embeddings
-//	linear v * sqrt(3 / prod(shape[1:]))  every other tensor of 2 or more dimensions
+//	linear v * sqrt(3 / in_features)  every other tensor of 2 or more dimensions (the role
+//	                                  table's in_out rule for [in, out] weights is the same value)
 func scalerFor(t arch.Tensor) scaler {
 	switch {
 	case t.Role == arch.RoleNorm && !t.PlusOne:
 		return scaler{0.1, 1}
-	case t.Role == arch.RoleNorm || t.Role == arch.RoleBias:
+	case t.Role == arch.RoleNorm || t.Role == arch.RoleBias || t.Slot == arch.PosEmbed:
 		return scaler{0.1, 0}
 	case t.Role == arch.RoleEmbedding:
 		return scaler{0.25, 0}

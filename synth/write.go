@@ -76,7 +76,7 @@ func safetensorsHeader(descs []tensorDesc) []byte {
 		name, _ := json.Marshal(d.Name)
 		b.Write(name)
 		b.WriteString(`:{"dtype":"BF16","shape":[`)
-		for i, s := range d.Shape {
+		for i, s := range d.CheckpointShape() { // the element stream is row-major in this layout
 			if i > 0 {
 				b.WriteByte(',')
 			}

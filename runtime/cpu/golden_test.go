@@ -1,10 +1,13 @@
 package cpu
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/anepack/anepack/runtime"
@@ -290,5 +293,93 @@ func TestForwardErrors(t *testing.T) {
 		pos++
 	}); a != 0 {
 		t.Errorf("a decode step allocates %.1f times", a)
+	}
+}
+
+// TestLearnedPositionsLimit: GPT-2 has n_positions learned positions; a prompt past them is a
+// clear error naming the limit, never a wrap-around.
+func TestLearnedPositionsLimit(t *testing.T) {
+	m, b := open(t, "gpt2-tiny", "f16")
+	s, err := runtime.NewSession(m, b, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Context() != 1024 {
+		t.Errorf("default context %d; want n_positions 1024", s.Context())
+	}
+	_, err = s.Prefill(context.Background(), make([]int, 1025))
+	var ce *runtime.ContextError
+	if !errors.As(err, &ce) || ce.Max != 1024 || !strings.Contains(err.Error(), "1024") {
+		t.Errorf("1025-token prompt: %v; want a ContextError naming 1024", err)
+	}
+	if _, err := runtime.NewSession(m, b, 2048); err == nil {
+		t.Error("a 2048-token context was allowed for a 1024-position model")
+	}
+}
+
+// TestSlidingWindowResume: a Gemma 3 sequence (sliding window 32, ring of window + 2 batches)
+// can step back within the ring and continue with the same logits, and a session asks the
+// state where it can resume (further back it recomputes from the start).
+func TestSlidingWindowResume(t *testing.T) {
+	m, _ := open(t, "gemma3-tiny", "f32")
+	b, err := New(m, Options{Threads: 1, Batch: 8}) // ring capacity 32 + 16 = 48
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	vocab := m.Config.VocabSize
+	ids := make([]int, 100)
+	for i := range ids {
+		ids[i] = (i*7919 + 13) % 1000
+	}
+	st, _ := b.NewState(200)
+	defer st.Close()
+	want := make([]float32, vocab)
+	if err := st.Forward(ids, 0, want); err != nil {
+		t.Fatal(err)
+	}
+	r := st.(runtime.Resumer)
+	if got := r.ResumeAt(95); got != 95 {
+		t.Errorf("ResumeAt(95) = %d after 100 positions; the ring still holds its window", got)
+	}
+	if got := r.ResumeAt(60); got != 0 {
+		t.Errorf("ResumeAt(60) = %d; the ring no longer holds positions 29..59", got)
+	}
+	if err := st.Forward(ids[60:], 60, want); err == nil {
+		t.Error("Forward from position 60 was accepted though the window before it is gone")
+	}
+	got := make([]float32, vocab)
+	if err := st.Forward(ids[95:], 95, got); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("logit %d after stepping back to 95: %v; first run %v", i, got[i], want[i])
+		}
+	}
+	// Through a session: a prompt sharing only 60 tokens recomputes from 0, and is right.
+	s, err := runtime.NewSession(m, b, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Prefill(context.Background(), ids); err != nil {
+		t.Fatal(err)
+	}
+	other := append(append([]int(nil), ids[:60]...), 5, 6, 7)
+	reused, err := s.Prefill(context.Background(), other)
+	if err != nil || reused != 0 {
+		t.Errorf("prefill sharing 60 tokens: reused %d, %v; want 0 (recomputed)", reused, err)
+	}
+	fresh, _ := b.NewState(200)
+	defer fresh.Close()
+	if err := fresh.Forward(other, 0, want); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range s.Logits() {
+		if v != want[i] {
+			t.Fatalf("logit %d after recomputing: %v; a fresh state gives %v", i, v, want[i])
+		}
 	}
 }

@@ -41,11 +41,11 @@ type dispatch struct {
 	scratch chan []float32
 
 	// The current job.
-	x      []float32 // [n, cols]
-	n      int
-	outs   [maxOutputs]output
-	nout   int
-	swiglu bool // outs[0] is gate, outs[1] up; y = silu(gate + bias)*(up + bias) goes to outs[0].y
+	x     []float32 // [n, cols]
+	n     int
+	outs  [maxOutputs]output
+	nout  int
+	gated func(dst, gate, up []float32) // when set: outs[0] is gate, outs[1] up; y = act(gate)*up goes to outs[0].y
 }
 
 func newDispatch(pool *kernels.Pool, batch int) *dispatch {
@@ -73,24 +73,25 @@ func (d *dispatch) add(w *runtime.Linear, bias, y []float32, ldy, col int) {
 // linear computes every output added since the last call, for the n tokens of x.
 func (d *dispatch) linear(x []float32, n int) {
 	last := &d.outs[d.nout-1]
-	d.x, d.n, d.swiglu = x, n, false
+	d.x, d.n, d.gated = x, n, nil
 	d.pool.Parallel(last.first+last.w.Rows, d.grain(last.first+last.w.Rows), d.fn)
 	d.reset()
 }
 
-// swiGLU computes y[t*rows+r] = silu(x[t]·gate[r] + gb[r]) * (x[t]·up[r] + ub[r]), the gated
+// gatedMLP computes y[t*rows+r] = act(x[t]·gate[r] + gb[r]) * (x[t]·up[r] + ub[r]), the gated
 // MLP before the down projection, in one dispatch (the biases are nil when the family has
-// none); the activation is applied to each work item's rows as soon as both products are done.
-func (d *dispatch) swiGLU(y, x []float32, n int, gate, up *runtime.Linear, gb, ub []float32) {
+// none); act (kernels.SwiGLU, kernels.GeGLU) is applied to each work item's rows as soon as both
+// products are done.
+func (d *dispatch) gatedMLP(y, x []float32, n int, gate, up *runtime.Linear, gb, ub []float32, act func(dst, gate, up []float32)) {
 	d.outs[0] = output{w: gate, bias: gb, y: y, ldy: gate.Rows}
 	d.outs[1] = output{w: up, bias: ub}
-	d.nout, d.x, d.n, d.swiglu = 2, x, n, true
+	d.nout, d.x, d.n, d.gated = 2, x, n, act
 	d.pool.Parallel(gate.Rows, d.grain(gate.Rows), d.fn)
 	d.reset()
 }
 
 func (d *dispatch) reset() {
-	d.x, d.nout = nil, 0
+	d.x, d.nout, d.gated = nil, 0, nil
 	d.outs = [maxOutputs]output{}
 }
 
@@ -107,8 +108,8 @@ func (d *dispatch) grain(rows int) int {
 
 // run is the work item: rows [lo, hi) of the concatenated outputs.
 func (d *dispatch) run(lo, hi int) {
-	if d.swiglu {
-		d.runSwiGLU(lo, hi)
+	if d.gated != nil {
+		d.runGated(lo, hi)
 		return
 	}
 	var tmp []float32
@@ -144,7 +145,7 @@ func (d *dispatch) run(lo, hi int) {
 	}
 }
 
-func (d *dispatch) runSwiGLU(lo, hi int) {
+func (d *dispatch) runGated(lo, hi int) {
 	gate, up := &d.outs[0], &d.outs[1]
 	rows := hi - lo
 	tmp := <-d.scratch
@@ -155,7 +156,7 @@ func (d *dispatch) runSwiGLU(lo, hi int) {
 		up.w.MatVec(u, d.x, lo, hi)
 		addBias(y, gate.bias, lo, hi)
 		addBias(u, up.bias, lo, hi)
-		kernels.SwiGLU(y, y, u)
+		d.gated(y, y, u)
 	} else {
 		g, u := tmp[:d.n*rows], tmp[d.n*rows:2*d.n*rows]
 		gate.w.MatMul(g, d.x, d.n, lo, hi)
@@ -164,7 +165,7 @@ func (d *dispatch) runSwiGLU(lo, hi int) {
 			gt, ut := g[t*rows:(t+1)*rows], u[t*rows:(t+1)*rows]
 			addBias(gt, gate.bias, lo, hi)
 			addBias(ut, up.bias, lo, hi)
-			kernels.SwiGLU(gate.y[t*gate.ldy+lo:t*gate.ldy+hi], gt, ut)
+			d.gated(gate.y[t*gate.ldy+lo:t*gate.ldy+hi], gt, ut)
 		}
 	}
 	d.scratch <- tmp

@@ -17,7 +17,9 @@ type Projections struct {
 	groups [][]group // [layer][index in the family's Groups]
 	head   runtime.Matrix
 	vocab  int
-	inter  int // widest gated-MLP intermediate, for the projector's scratch
+	inter  int                           // widest MLP intermediate, for the projector's scratch
+	gated  func(dst, gate, up []float32) // a gated MLP's act(gate)*up
+	act    func(dst, x []float32)        // a plain MLP's activation, in place
 }
 
 // group is one fused group of one layer.
@@ -31,6 +33,17 @@ type group struct {
 func NewProjections(m *runtime.Model, pool *kernels.Pool) (*Projections, error) {
 	c, fam := m.Config, m.Family
 	p := &Projections{pool: pool, groups: make([][]group, c.NumHiddenLayers), vocab: c.VocabSize}
+	switch c.HiddenAct {
+	case arch.ActSiLU:
+		p.gated = kernels.SwiGLU
+	case arch.ActGeluTanh, arch.ActGeluNew:
+		p.gated, p.act = kernels.GeGLU, kernels.GeluTanh
+	default:
+		return nil, fmt.Errorf("%s: activation %q has no CPU kernel", m.Name, c.HiddenAct)
+	}
+	if fam.MLP == arch.PlainMLP && p.act == nil {
+		return nil, fmt.Errorf("%s: a plain MLP with activation %q has no CPU kernel", m.Name, c.HiddenAct)
+	}
 	for l := range p.groups {
 		for _, g := range fam.Groups(c) {
 			G := group{Group: g}
@@ -45,7 +58,7 @@ func NewProjections(m *runtime.Model, pool *kernels.Pool) (*Projections, error) 
 				}
 				G.w, G.b = append(G.w, w), append(G.b, b)
 			}
-			if g.Gated() {
+			if g.Name == arch.GroupMLP {
 				p.inter = max(p.inter, G.w[0].Rows)
 			}
 			p.groups[l] = append(p.groups[l], G)
@@ -75,14 +88,23 @@ type projector struct {
 
 // Group implements runtime.Projector: a concatenating group is one dispatch over its members'
 // rows; a gated MLP is one dispatch for gate and up with the activation fused, then one for
-// down.
+// down; a plain MLP one for up, the activation, and one for down.
 func (pr *projector) Group(layer, g int, x []float32, n int, y []float32) error {
 	G := &pr.p.groups[layer][g]
-	if G.Gated() {
-		inter := G.w[0].Rows
+	if G.Name == arch.GroupMLP {
+		w, b := G.w, G.b
+		inter := w[0].Rows
 		mlp := pr.mlp[:n*inter]
-		pr.d.swiGLU(mlp, x, n, G.w[0], G.w[1], G.b[0], G.b[1])
-		pr.d.add(G.w[2], G.b[2], y, G.Out, 0)
+		if G.Gated() {
+			pr.d.gatedMLP(mlp, x, n, w[0], w[1], b[0], b[1], pr.p.gated)
+			w, b = w[2:], b[2:]
+		} else {
+			pr.d.add(w[0], b[0], mlp, inter, 0)
+			pr.d.linear(x, n)
+			pr.p.act(mlp, mlp)
+			w, b = w[1:], b[1:]
+		}
+		pr.d.add(w[0], b[0], y, G.Out, 0)
 		pr.d.linear(mlp, n)
 		return nil
 	}

@@ -1,11 +1,17 @@
 package kernels
 
+import "fmt"
+
 // Attention computes causal grouped-query attention for a batch of n tokens at positions
 // pos, pos+1, ... whose keys and values are already in the cache. Work items are (token, head)
 // pairs, split over the pool:
 //
-//	scores[t] = (q · k[t]) * scale        for cached positions t <= pos+i
+//	scores[t] = (q · k[t]) * scale        for cached positions lo <= t <= pos+i
 //	out       = sum_t softmax(scores)[t] * v[t]
+//
+// where lo is 0, or pos+i-window+1 for a sliding window of window positions. A layer's cache
+// holds capacity positions per KV head; when that is less than the context it is a ring, and
+// position t lives at slot t % capacity.
 //
 // Query head h reads KV head h / (heads/kvHeads), as HF's repeat_kv does. The CPU backend and
 // the ANE/sim backend (whose ANE programs stop at the projections) share it. An Attention is
@@ -22,8 +28,10 @@ type Attention struct {
 	q            []float32 // [n][qStride], the heads' queries at the start of each row
 	qStride      int
 	out          []float32 // [n, heads*headDim]
-	keys, values []float32 // one layer's cache, [kvHeads][maxTokens][headDim]
+	keys, values []float32 // one layer's cache, [kvHeads][capacity][headDim]
 	pos          int
+	capacity     int // positions per KV head in the cache
+	window       int // 0: attend to every earlier position
 }
 
 // NewAttention prepares attention for heads query heads and kvHeads key/value heads of headDim
@@ -39,30 +47,56 @@ func NewAttention(pool *Pool, heads, kvHeads, headDim, maxTokens int, scale floa
 }
 
 // Compute writes out ([n, heads*headDim]) for the queries of n tokens (row i of q starts at
-// i*qStride) against one layer's cache. It allocates nothing.
+// i*qStride) against one layer's cache of maxTokens positions per head. It allocates nothing.
 func (a *Attention) Compute(out, q []float32, qStride int, keys, values []float32, n, pos int) {
+	a.ComputeWindow(out, q, qStride, keys, values, n, pos, a.maxTokens, 0)
+}
+
+// ComputeWindow is Compute for a cache of capacity positions per head (a ring when it is less
+// than the context) and, when window > 0, a sliding window of that many positions. The caller
+// keeps capacity >= window + n - 1, so that writing this batch's keys overwrote nothing a
+// query of the batch attends to.
+func (a *Attention) ComputeWindow(out, q []float32, qStride int, keys, values []float32, n, pos, capacity, window int) {
+	if capacity <= 0 || capacity > a.maxTokens || (window > 0 && capacity < window+n-1 && capacity < pos+n) {
+		panic(fmt.Sprintf("kernels.Attention: capacity %d for a window of %d and %d tokens (context %d)", capacity, window, n, a.maxTokens))
+	}
 	a.out, a.q, a.qStride, a.keys, a.values, a.pos = out, q, qStride, keys, values, pos
+	a.capacity, a.window = capacity, window
 	a.pool.Parallel(n*a.heads, 1, a.fn)
 	a.out, a.q, a.keys, a.values = nil, nil, nil, nil
 }
 
 func (a *Attention) run(lo, hi int) {
-	d, group := a.headDim, a.heads/a.kvHeads
+	d, group, capacity := a.headDim, a.heads/a.kvHeads, a.capacity
 	scores := <-a.scratch
 	for item := lo; item < hi; item++ {
 		i, h := item/a.heads, item%a.heads
 		q := a.q[i*a.qStride+h*d : i*a.qStride+(h+1)*d]
 		out := a.out[(i*a.heads+h)*d : (i*a.heads+h+1)*d]
-		kv := (h / group) * a.maxTokens * d
-		keys, values := a.keys[kv:], a.values[kv:]
-		s := scores[:a.pos+i+1] // causal: positions [0, pos+i]
+		kv := (h / group) * capacity * d
+		keys, values := a.keys[kv:kv+capacity*d], a.values[kv:kv+capacity*d]
+		last := a.pos + i // causal: positions [first, last]
+		first := 0
+		if a.window > 0 {
+			first = max(0, last-a.window+1)
+		}
+		s := scores[:last-first+1]
+		// Positions first..last are slots first%capacity onwards, wrapping at most once.
+		slot := first % capacity
 		for t := range s {
-			s[t] = Dot(q, keys[t*d:(t+1)*d]) * a.scale
+			s[t] = Dot(q, keys[slot*d:(slot+1)*d]) * a.scale
+			if slot++; slot == capacity {
+				slot = 0
+			}
 		}
 		Softmax(s)
 		clear(out)
-		for t, p := range s {
-			Axpy(out, p, values[t*d:(t+1)*d])
+		slot = first % capacity
+		for _, p := range s {
+			Axpy(out, p, values[slot*d:(slot+1)*d])
+			if slot++; slot == capacity {
+				slot = 0
+			}
 		}
 	}
 	a.scratch <- scores

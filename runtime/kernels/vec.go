@@ -106,6 +106,64 @@ func RMSNormPlusOne(dst, x, weight []float32, eps float32) {
 	}
 }
 
+// LayerNorm writes dst = (x - mean(x)) / sqrt(var(x) + eps) * weight + bias, the biased
+// variance, as torch.nn.LayerNorm does in float32 (mean and variance accumulated in float64
+// here, which is at least as accurate as PyTorch's float32 Welford moments). dst may be x.
+func LayerNorm(dst, x, weight, bias []float32, eps float32) {
+	if len(dst) < len(x) || len(weight) < len(x) || len(bias) < len(x) {
+		panic(fmt.Sprintf("kernels.LayerNorm: len(x) = %d, len(dst) = %d, len(weight) = %d, len(bias) = %d", len(x), len(dst), len(weight), len(bias)))
+	}
+	if len(x) == 0 {
+		return
+	}
+	var sum float64
+	for _, v := range x {
+		sum += float64(v)
+	}
+	mean := sum / float64(len(x))
+	var ss float64
+	for _, v := range x {
+		d := float64(v) - mean
+		ss += d * d
+	}
+	rstd := float32(1 / math.Sqrt(float64(float32(ss/float64(len(x)))+eps)))
+	m := float32(mean)
+	for i, v := range x {
+		dst[i] = float32(float32(v-m)*rstd)*weight[i] + bias[i]
+	}
+}
+
+// GeluTanh writes dst = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), PyTorch's
+// gelu(approximate="tanh") and Hugging Face's gelu_new, in float32 with tanh in
+// float64. dst may be x.
+func GeluTanh(dst, x []float32) {
+	if len(dst) < len(x) {
+		panic(fmt.Sprintf("kernels.GeluTanh: len(x) = %d, len(dst) = %d", len(x), len(dst)))
+	}
+	for i, v := range x {
+		dst[i] = geluTanh(v)
+	}
+}
+
+// GeGLU writes dst[i] = gelu_tanh(gate[i]) * up[i], Gemma's MLP activation. dst may
+// alias gate or up.
+func GeGLU(dst, gate, up []float32) {
+	if len(gate) < len(dst) || len(up) < len(dst) {
+		panic(fmt.Sprintf("kernels.GeGLU: len(dst) = %d, len(gate) = %d, len(up) = %d", len(dst), len(gate), len(up)))
+	}
+	for i := range dst {
+		dst[i] = geluTanh(gate[i]) * up[i]
+	}
+}
+
+// geluKBeta is √2·(2/√π)·0.5 = √(2/π), PyTorch's kBeta.
+const geluKBeta = math.Sqrt2 * (2 / math.SqrtPi) * 0.5
+
+func geluTanh(x float32) float32 {
+	inner := float32(geluKBeta) * (x + float32(0.044715)*float32(x*x*x))
+	return float32(0.5*x) * (1 + float32(math.Tanh(float64(inner))))
+}
+
 // Softmax replaces x by softmax(x) in place, as PyTorch does it in float32:
 // m = max(x), e = exp(x - m), s = sum(e), x = e * (1/s). -Inf entries (masked
 // positions) become exactly 0. exp is expf32's (within 2 ulp).

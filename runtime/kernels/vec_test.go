@@ -318,3 +318,53 @@ func TestRoPEPartial(t *testing.T) {
 		}
 	}
 }
+
+// TestLayerNorm compares with a float64 reference: zero mean, unit (biased) variance, then the
+// affine map.
+func TestLayerNorm(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	x, w, b := randVec(r, 37), randVec(r, 37), randVec(r, 37)
+	for i := range x {
+		x[i] = 3 + 2*x[i] // an offset the mean must remove
+	}
+	dst := make([]float32, 37)
+	LayerNorm(dst, x, w, b, 1e-5)
+	var mean, v float64
+	for _, e := range x {
+		mean += float64(e)
+	}
+	mean /= 37
+	for _, e := range x {
+		v += (float64(e) - mean) * (float64(e) - mean)
+	}
+	v /= 37
+	for i := range x {
+		want := (float64(x[i])-mean)/math.Sqrt(v+1e-5)*float64(w[i]) + float64(b[i])
+		if math.Abs(float64(dst[i])-want) > 1e-5 {
+			t.Fatalf("LayerNorm[%d] = %v; want %v", i, dst[i], want)
+		}
+	}
+}
+
+// TestGelu checks gelu_tanh against float64 and its known values: 0 at 0, x for large x,
+// 0 for very negative x; GeGLU is gelu(gate)*up.
+func TestGelu(t *testing.T) {
+	xs := []float32{-10, -3, -1, -0.5, 0, 0.25, 1, 2.5, 10}
+	got := make([]float32, len(xs))
+	GeluTanh(got, xs)
+	for i, x := range xs {
+		f := float64(x)
+		want := 0.5 * f * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(f+0.044715*f*f*f)))
+		if math.Abs(float64(got[i])-want) > 1e-6*(1+math.Abs(want)) {
+			t.Errorf("gelu(%v) = %v; want %v", x, got[i], want)
+		}
+	}
+	up := []float32{2, 2, 2, 2, 2, 2, 2, 2, 2}
+	gg := make([]float32, len(xs))
+	GeGLU(gg, xs, up)
+	for i := range xs {
+		if gg[i] != got[i]*2 {
+			t.Errorf("GeGLU[%d] = %v; want %v", i, gg[i], got[i]*2)
+		}
+	}
+}

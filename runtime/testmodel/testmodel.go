@@ -46,7 +46,7 @@ type Case struct {
 }
 
 // Models are the golden reference files, by model name.
-var Models = []string{"qwen2-tiny", "qwen2-tiny-untied", "qwen3-tiny", "llama3-tiny"}
+var Models = []string{"qwen2-tiny", "qwen2-tiny-untied", "qwen3-tiny", "llama3-tiny", "gpt2-tiny", "gemma3-tiny"}
 
 // Root returns the repository root (the directory holding go.mod), found from the working
 // directory, which `go test` sets to the package's directory.
@@ -170,7 +170,7 @@ func TokenizerFiles(name string) (map[string][]byte, error) {
 	// The Llama 3 tokenizer.json writes its merges as pairs, which the tokenizer compiler does
 	// not read yet; the model tests compare logits of token ids, so until it does, the Llama 3
 	// golden model is packed with the Qwen tokenizer (its ids above vocab_size are never fed).
-	if name == "" || name == "qwen" || name == "llama3" {
+	if name == "" || name == "qwen" || name == "llama3" || name == "gpt2" || name == "gemma3" {
 		return qwentok.Files()
 	}
 	root, err := Root()

@@ -1,0 +1,134 @@
+package pack
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/anepack/anepack/convert"
+	"github.com/anepack/anepack/internal/qwentok"
+	"github.com/anepack/anepack/internal/sttest"
+	"github.com/anepack/anepack/synth"
+)
+
+// goldenCheckpoint writes a SYNTH-1 checkpoint of testdata/model-<name>.json's config.
+func goldenCheckpoint(t *testing.T, name string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "model-"+name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Seed   uint64          `json:"seed"`
+		Config json.RawMessage `json:"config"`
+	}
+	if err := json.Unmarshal(raw, &g); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := qwentok.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), name)
+	if err := synth.WriteCheckpoint(context.Background(), dir, g.Config, tok, synth.Options{Seed: g.Seed}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestGPT2Checkpoints packs GPT-2 as current saves write it ("transformer." prefix) and as the
+// Hub's openai-community/gpt2 file has it (no prefix, plus the attn.bias / attn.masked_bias
+// buffers of old checkpoints): the bundles' sections are identical, the buffers are skipped
+// without a warning, and the Conv1D weights are stored transposed and say so.
+func TestGPT2Checkpoints(t *testing.T) {
+	dir := goldenCheckpoint(t, "gpt2-tiny")
+	_, current := packTo(t, dir, Options{Name: "gpt2-tiny"})
+
+	old := filepath.Join(t.TempDir(), "gpt2-old")
+	if err := os.MkdirAll(old, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ckpt, err := convert.OpenCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts []sttest.Tensor
+	for _, n := range ckpt.Names() {
+		r := ckpt.Tensor(n)
+		ts = append(ts, sttest.New(strings.TrimPrefix(n, "transformer."), r.RawDType, r.Shape, r.Data))
+	}
+	for _, l := range []string{"0", "1"} {
+		ts = append(ts, sttest.New("h."+l+".attn.bias", "BOOL", []int{1, 1, 4, 4}, make([]byte, 16)),
+			sttest.New("h."+l+".attn.masked_bias", "F32", []int{}, make([]byte, 4)))
+	}
+	data := sttest.Build(ts) // copies the tensors out of the mapping
+	ckpt.Close()
+	if err := os.WriteFile(filepath.Join(old, convert.SingleFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{ConfigFile, TokenizerFile, TokenizerConfigFile} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(old, f), b, 0o644)
+	}
+	_, hub := packTo(t, old, Options{Name: "gpt2-tiny", Warn: func(m string) {
+		if strings.Contains(m, "ignoring") {
+			t.Errorf("warning %q; the attn.bias buffers must be skipped silently", m)
+		}
+	}})
+	a, b := current.Sections(), hub.Sections()
+	if len(a) != len(b) {
+		t.Fatalf("%d sections vs %d", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || (a[i].SHA256 != b[i].SHA256 && !strings.HasPrefix(a[i].Name, FilePrefix)) {
+			t.Errorf("section %s differs from %s", a[i].Name, b[i].Name)
+		}
+	}
+	v := current.Manifest().FindTensor("transformer.h.1.attn.c_attn.weight")
+	if v == nil || !v.Transposed || v.Shape[0] != 192 || v.Shape[1] != 64 {
+		t.Errorf("c_attn view %+v; want [192 64], transposed", v)
+	}
+	if w := current.Manifest().FindTensor("transformer.wpe.weight"); w == nil || w.Parts[0].Section != TensorsSection || w.DType != "f16" {
+		t.Errorf("wpe view %+v; want f16 in the tensors section", w)
+	}
+}
+
+// TestQNormWrongLength packs a Qwen3 checkpoint whose q_norm has 16 values where head_dim is
+// 32: the error names the file, the tensor and what config.json implies, and nothing is written.
+func TestQNormWrongLength(t *testing.T) {
+	dir := goldenCheckpoint(t, "qwen3-tiny")
+	ckpt, err := convert.OpenCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts []sttest.Tensor
+	for _, n := range ckpt.Names() {
+		r := ckpt.Tensor(n)
+		if n == "model.layers.1.self_attn.q_norm.weight" {
+			ts = append(ts, sttest.New(n, "BF16", []int{16}, r.Data[:32]))
+			continue
+		}
+		ts = append(ts, sttest.New(n, r.RawDType, r.Shape, r.Data))
+	}
+	data := sttest.Build(ts)
+	ckpt.Close()
+	if err := os.WriteFile(filepath.Join(dir, convert.SingleFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "q.aneb")
+	_, err = Pack(context.Background(), dir, Options{Output: out})
+	for _, want := range []string{filepath.Join(dir, convert.SingleFile), "model.layers.1.self_attn.q_norm.weight", "shape [16]", "head_dim", "[32]"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not mention %q", err, want)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a bundle was written")
+	}
+}
