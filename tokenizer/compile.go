@@ -409,6 +409,9 @@ func (b *builder) readMerges(raw json.RawMessage) error {
 		if err2 := json.Unmarshal(raw, &legacy); err2 != nil {
 			return tokErr("model.merges", "neither [[a, b], ...] nor [\"a b\", ...]: %v", err)
 		}
+		// The failed attempt may have filled pairs partially (encoding/json keeps going after a
+		// type mismatch), so start over.
+		pairs = pairs[:0]
 		for _, l := range legacy {
 			if strings.HasPrefix(l, "#version") {
 				continue
