@@ -253,8 +253,10 @@ func (b *builder) readPreTokenizer(raw json.RawMessage) error {
 			b.pre = preQwen2
 		case patternLlama3:
 			b.pre = preLlama3
+		case patternQwen35:
+			b.pre = preQwen35
 		default:
-			return tokErr("pre_tokenizer.pretokenizers[0].pattern.Regex", "%q is not a supported pattern (Qwen2 or Llama 3)", *split.Pattern.Regex)
+			return tokErr("pre_tokenizer.pretokenizers[0].pattern.Regex", "%q is not a supported pattern (Qwen2, Qwen3.5 or Llama 3)", *split.Pattern.Regex)
 		}
 		if split.Behavior != "Isolated" || split.Invert {
 			return tokErr("pre_tokenizer.pretokenizers[0].behavior", "%q with invert=%v is not supported (only Isolated, invert=false)", split.Behavior, split.Invert)

@@ -218,7 +218,7 @@ func parseTables(b []byte, checkCRC bool) (*tables, error) {
 		return nil, corrupt("unknown header flags %#x", t.flags)
 	}
 	switch preKind(t.pre) {
-	case preQwen2, preLlama3, preGPT2:
+	case preQwen2, preLlama3, preGPT2, preQwen35:
 	default:
 		return nil, corrupt("unknown pre-tokenizer kind %d", t.pre)
 	}
