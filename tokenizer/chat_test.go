@@ -238,3 +238,24 @@ func TestCompileWithChatTemplateFile(t *testing.T) {
 		t.Fatalf("got %q, %v", got, err)
 	}
 }
+
+// TestGoldenChatGemma3 renders chat-gemma3-public.jsonl with the Gemma 3 template (system
+// message folded into the first user turn, "model" as the assistant role).
+func TestGoldenChatGemma3(t *testing.T) {
+	checkChatGolden(t, family(t, "gemma3"), "chat-gemma3-public.jsonl", 6)
+}
+
+// TestGemma3TemplateRaises: the template's raise_exception reaches the caller as an error that
+// carries the template's own message.
+func TestGemma3TemplateRaises(t *testing.T) {
+	tk := family(t, "gemma3")
+	_, err := tk.ApplyChatTemplate([]Message{{Role: "user", Content: "a"}, {Role: "user", Content: "b"}}, ChatOptions{AddGenerationPrompt: true})
+	const want = "Conversation roles must alternate user/assistant/user/assistant/..."
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want it to contain %q", err, want)
+	}
+	_, err = tk.ApplyChatTemplate([]Message{{Role: "user", Content: 7}}, ChatOptions{})
+	if err == nil || !strings.Contains(err.Error(), "Invalid content type") {
+		t.Fatalf("non-string content: error %v", err)
+	}
+}

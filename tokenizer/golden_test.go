@@ -48,3 +48,9 @@ func TestGoldenLlama3(t *testing.T) {
 func TestGoldenGPT2(t *testing.T) {
 	checkGolden(t, family(t, "gpt2"), "tokenizer-gpt2-public.jsonl", 519)
 }
+
+// TestGoldenGemma3 checks Gemma 3's SentencePiece-style BPE (the "▁" normalizer, byte fallback,
+// the Replace + ByteFallback + Fuse decoder).
+func TestGoldenGemma3(t *testing.T) {
+	checkGolden(t, family(t, "gemma3"), "tokenizer-gemma3-public.jsonl", 519)
+}

@@ -24,6 +24,10 @@ const (
 	// and leaving the punctuation runs, so "e\u0301" or Devanagari vowel signs stay in their word:
 	// (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 	preQwen35 preKind = 4
+	// preNone leaves each normalized segment whole: one BPE word. Gemma's tokenizer.json has a
+	// Split on " " (MergedWithPrevious), but its normalizer has already replaced every space by
+	// "▁", so that Split never fires; it compiles to this kind.
+	preNone preKind = 5
 )
 
 // Exact pattern texts as they appear in tokenizer.json, used to recognise a Split pre-tokenizer.
@@ -45,6 +49,8 @@ func (k preKind) String() string {
 		return "gpt2"
 	case preQwen35:
 		return "qwen3.5"
+	case preNone:
+		return "none"
 	}
 	return "unknown"
 }
