@@ -138,15 +138,20 @@ func TestCorruptTables(t *testing.T) {
 // TestRandomCorruption flips bytes all over the blob (with the CRC recomputed, so the structural
 // checks are what stands between the damage and a panic) and uses whatever still loads.
 func TestRandomCorruption(t *testing.T) {
-	blob := synthBlob(t)
-	r := rand.New(rand.NewPCG(5, 6))
-	for i := 0; i < 3000; i++ {
-		b := append([]byte(nil), blob...)
-		for n := 1 + r.IntN(4); n > 0; n-- {
-			b[r.IntN(len(b))] = byte(r.IntN(256))
+	spBlob, _, err := Compile(synthSPTokenizer(t, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, blob := range [][]byte{synthBlob(t), spBlob} {
+		r := rand.New(rand.NewPCG(5, 6))
+		for i := 0; i < 3000; i++ {
+			b := append([]byte(nil), blob...)
+			for n := 1 + r.IntN(4); n > 0; n-- {
+				b[r.IntN(len(b))] = byte(r.IntN(256))
+			}
+			refreshCRC(b)
+			exerciseTables(t, b)
 		}
-		refreshCRC(b)
-		exerciseTables(t, b)
 	}
 }
 
