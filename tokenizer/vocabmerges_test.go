@@ -2,39 +2,23 @@ package tokenizer
 
 import (
 	"bytes"
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/anepack/anepack/internal/gpt2tok"
 )
 
-// gpt2SlowFiles writes what HF's GPT2Tokenizer.save_vocabulary saves, from the golden
-// tokenizer.json: vocab.json ({token: id}, sorted keys, as json.dumps(..., sort_keys=True,
-// ensure_ascii=False)) and merges.txt ("#version: 0.2" then "a b" per merge, by rank).
+// gpt2SlowFiles returns what HF's GPT2Tokenizer.save_vocabulary writes for the golden
+// tokenizer.json: vocab.json and merges.txt.
 func gpt2SlowFiles(t *testing.T) (vocabJSON, mergesTXT []byte) {
 	t.Helper()
 	tokJSON, _, _ := familyFiles(t, "gpt2")
-	var spec struct {
-		Model struct {
-			Vocab  map[string]int `json:"vocab"`
-			Merges [][2]string    `json:"merges"`
-		} `json:"model"`
-	}
-	if err := json.Unmarshal(tokJSON, &spec); err != nil {
+	vocabJSON, mergesTXT, err := gpt2tok.Split(tokJSON)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var v bytes.Buffer
-	enc := json.NewEncoder(&v)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(spec.Model.Vocab); err != nil { // encoding/json sorts map keys
-		t.Fatal(err)
-	}
-	var m strings.Builder
-	m.WriteString("#version: 0.2\n")
-	for _, p := range spec.Model.Merges {
-		m.WriteString(p[0] + " " + p[1] + "\n")
-	}
-	return v.Bytes(), []byte(m.String())
+	return vocabJSON, mergesTXT
 }
 
 // TestGPT2FromVocabMerges: vocab.json + merges.txt (+ tokenizer_config.json) compile to exactly
