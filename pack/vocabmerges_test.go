@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anepack/anepack/internal/gpt2tok"
+	"github.com/anepack/anepack/internal/testtok"
 	"github.com/anepack/anepack/synth"
 	"github.com/anepack/anepack/tokenizer"
 )
@@ -29,7 +29,7 @@ func gpt2Checkpoint(t *testing.T) string {
 	}
 	cfg["vocab_size"], cfg["bos_token_id"], cfg["eos_token_id"] = 50257, 50256, 50256
 	cfgJSON, _ := json.Marshal(cfg)
-	files, err := gpt2tok.SlowFiles()
+	files, err := testtok.GPT2SlowFiles()
 	if err != nil {
 		t.Fatal(err)
 	}

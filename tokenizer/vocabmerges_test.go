@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anepack/anepack/internal/gpt2tok"
+	"github.com/anepack/anepack/internal/testtok"
 )
 
 // gpt2SlowFiles returns what HF's GPT2Tokenizer.save_vocabulary writes for the golden
@@ -14,7 +14,7 @@ import (
 func gpt2SlowFiles(t *testing.T) (vocabJSON, mergesTXT []byte) {
 	t.Helper()
 	tokJSON, _, _ := familyFiles(t, "gpt2")
-	vocabJSON, mergesTXT, err := gpt2tok.Split(tokJSON)
+	vocabJSON, mergesTXT, err := testtok.Split(tokJSON)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anepack/anepack/internal/gpt2tok"
+	"github.com/anepack/anepack/internal/testtok"
 )
 
 // TestSynthPackVocabMerges: `anepack synth --tokenizer-dir` takes a GPT-2-style tokenizer
@@ -16,7 +16,7 @@ func TestSynthPackVocabMerges(t *testing.T) {
 	dir := t.TempDir()
 	tokDir := filepath.Join(dir, "gpt2-tokenizer")
 	os.MkdirAll(tokDir, 0o755)
-	files, err := gpt2tok.SlowFiles()
+	files, err := testtok.GPT2SlowFiles()
 	if err != nil {
 		t.Fatal(err)
 	}

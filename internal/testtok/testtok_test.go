@@ -1,4 +1,4 @@
-package gpt2tok
+package testtok
 
 import (
 	"bytes"
@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// TestSlowFiles: the files have GPT2Tokenizer's shapes and sizes (50257 entries, 50000 merges).
-func TestSlowFiles(t *testing.T) {
-	f, err := SlowFiles()
+// TestGPT2SlowFiles: the files have GPT2Tokenizer's shapes and sizes (50257 entries, 50000 merges).
+func TestGPT2SlowFiles(t *testing.T) {
+	f, err := GPT2SlowFiles()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,5 +24,18 @@ func TestSlowFiles(t *testing.T) {
 	}
 	if _, _, err := Split([]byte(`{"model": {}}`)); err == nil {
 		t.Error("empty vocab accepted")
+	}
+}
+
+// TestFiles: every family of testdata/ reads, and an unknown one is an error.
+func TestFiles(t *testing.T) {
+	for _, f := range []string{"qwen", "llama3", "gpt2", "gemma3"} {
+		tj, cfg, err := Files(f)
+		if err != nil || !bytes.HasPrefix(bytes.TrimSpace(tj), []byte("{")) || len(cfg) == 0 {
+			t.Errorf("%s: %d+%d bytes, %v", f, len(tj), len(cfg), err)
+		}
+	}
+	if _, _, err := Files("nosuch"); err == nil {
+		t.Error("unknown family accepted")
 	}
 }

@@ -1,8 +1,9 @@
-// Package gpt2tok gives tests GPT-2's tokenizer in both of the forms Hub repositories ship it:
-// tokenizer.json (testdata/gpt2-tokenizer, the reference), and the "slow" GPT2Tokenizer files
-// vocab.json + merges.txt that many fine-tunes have instead, derived from it exactly as
-// transformers' GPT2Tokenizer.save_vocabulary writes them.
-package gpt2tok
+// Package testtok gives tests the real tokenizers of the repository's testdata/ (Qwen, Llama 3,
+// GPT-2, Gemma 3: testdata/<family>-tokenizer), and GPT-2's also in the other form Hub
+// repositories ship it: the "slow" GPT2Tokenizer files vocab.json + merges.txt that many
+// fine-tunes have instead of tokenizer.json, derived from it exactly as transformers'
+// GPT2Tokenizer.save_vocabulary writes them.
+package testtok
 
 import (
 	"bytes"
@@ -27,16 +28,16 @@ func Split(tokenizerJSON []byte) (vocabJSON, mergesTXT []byte, err error) {
 		} `json:"model"`
 	}
 	if err := json.Unmarshal(tokenizerJSON, &spec); err != nil {
-		return nil, nil, fmt.Errorf("gpt2tok: tokenizer.json: %w", err)
+		return nil, nil, fmt.Errorf("testtok: tokenizer.json: %w", err)
 	}
 	if len(spec.Model.Vocab) == 0 {
-		return nil, nil, errors.New("gpt2tok: tokenizer.json: model.vocab is empty")
+		return nil, nil, errors.New("testtok: tokenizer.json: model.vocab is empty")
 	}
 	var pairs [][2]string
 	if err := json.Unmarshal(spec.Model.Merges, &pairs); err != nil {
 		var legacy []string
 		if err2 := json.Unmarshal(spec.Model.Merges, &legacy); err2 != nil {
-			return nil, nil, fmt.Errorf("gpt2tok: tokenizer.json: model.merges: %w", err)
+			return nil, nil, fmt.Errorf("testtok: tokenizer.json: model.merges: %w", err)
 		}
 		pairs = pairs[:0]
 		for _, l := range legacy {
@@ -72,43 +73,46 @@ func Root() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("gpt2tok: no go.mod above the working directory")
+			return "", errors.New("testtok: no go.mod above the working directory")
 		}
 		dir = parent
 	}
 }
 
-// TokenizerJSON returns testdata/gpt2-tokenizer/tokenizer.json (decompressed).
-func TokenizerJSON() ([]byte, error) {
+// Files returns testdata/<family>-tokenizer's tokenizer.json (decompressed) and
+// tokenizer_config.json; family is "qwen", "llama3", "gpt2" or "gemma3".
+func Files(family string) (tokenizerJSON, tokenizerConfigJSON []byte, err error) {
 	root, err := Root()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	z, err := os.ReadFile(filepath.Join(root, "testdata", "gpt2-tokenizer", "tokenizer.json.zst"))
+	dir := filepath.Join(root, "testdata", family+"-tokenizer")
+	z, err := os.ReadFile(filepath.Join(dir, "tokenizer.json.zst"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dec, err := zstd.NewReader(nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer dec.Close()
-	return dec.DecodeAll(z, nil)
+	if tokenizerJSON, err = dec.DecodeAll(z, nil); err != nil {
+		return nil, nil, fmt.Errorf("testtok: %s: %w", family, err)
+	}
+	if tokenizerConfigJSON, err = os.ReadFile(filepath.Join(dir, "tokenizer_config.json")); err != nil {
+		return nil, nil, err
+	}
+	return tokenizerJSON, tokenizerConfigJSON, nil
 }
 
-// SlowFiles returns GPT-2's tokenizer as a repository without tokenizer.json has it, by file
+// GPT2SlowFiles returns GPT-2's tokenizer as a repository without tokenizer.json has it, by file
 // name: vocab.json, merges.txt and tokenizer_config.json.
-func SlowFiles() (map[string][]byte, error) {
-	tj, err := TokenizerJSON()
+func GPT2SlowFiles() (map[string][]byte, error) {
+	tj, cfg, err := Files("gpt2")
 	if err != nil {
 		return nil, err
 	}
 	vocab, merges, err := Split(tj)
-	if err != nil {
-		return nil, err
-	}
-	root, _ := Root()
-	cfg, err := os.ReadFile(filepath.Join(root, "testdata", "gpt2-tokenizer", "tokenizer_config.json"))
 	if err != nil {
 		return nil, err
 	}
