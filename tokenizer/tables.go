@@ -382,15 +382,36 @@ func (t *tables) parseDecode(offBytes, db []byte) error {
 	if err != nil {
 		return err
 	}
+	// Other ids are checked a run at a time: a run of entries is valid UTF-8 entry by entry when
+	// it is valid as a whole and no entry starts with a continuation byte (then every entry
+	// boundary is a character boundary). One utf8.Valid per run instead of per id keeps Load fast.
+	runStart := 0
+	checkRun := func(end int) error {
+		if !utf8.Valid(db[offs[runStart]:offs[end]]) {
+			for id := runStart; id < end; id++ {
+				if !utf8.Valid(db[offs[id]:offs[id+1]]) {
+					return corrupt("id %d decodes to invalid UTF-8", id)
+				}
+			}
+		}
+		return nil
+	}
 	for id := 0; id < t.vocab; id++ {
 		d := db[offs[id]:offs[id+1]]
 		if t.tokFlags[id]&tokByte != 0 {
 			if len(d) != 1 {
 				return corrupt("byte-fallback id %d decodes to %d bytes, want 1", id, len(d))
 			}
-		} else if !utf8.Valid(d) {
-			return corrupt("id %d decodes to invalid UTF-8", id)
+			if err := checkRun(id); err != nil {
+				return err
+			}
+			runStart = id + 1
+		} else if len(d) > 0 && d[0]&0xC0 == 0x80 {
+			return corrupt("id %d decodes to invalid UTF-8 (starts with a continuation byte)", id)
 		}
+	}
+	if err := checkRun(t.vocab); err != nil {
+		return err
 	}
 	t.decBytes, t.decOffs = db, offs
 	return nil
