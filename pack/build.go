@@ -74,10 +74,7 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 	}
 
 	// The source files, verbatim (provenance; `anepack inspect --json` and later tools read them).
-	files := []struct {
-		name string
-		data []byte
-	}{{ConfigFile, src.configJSON}, {GenerationConfigFile, src.genJSON}, {TokenizerFile, src.tokJSON}, {TokenizerConfigFile, src.tokConfigRaw}, {ChatTemplateFile, src.chatTemplate}}
+	files := append([]namedFile{{ConfigFile, src.configJSON}, {GenerationConfigFile, src.genJSON}}, src.tokenizerFiles()...)
 	for _, f := range files {
 		if f.data == nil {
 			continue

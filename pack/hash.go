@@ -15,6 +15,10 @@ import (
 // sourceFiles lists the checkpoint files recorded in the provenance, relative to dir.
 func sourceFiles(dir string, c *convert.Checkpoint) []string {
 	names := []string{ConfigFile, GenerationConfigFile, TokenizerFile, TokenizerConfigFile, ChatTemplateFile, convert.IndexFile}
+	if _, err := os.Stat(filepath.Join(dir, TokenizerFile)); err != nil {
+		// Without tokenizer.json, packing reads the GPT-2-style files instead.
+		names = append(names, VocabFile, MergesFile, SpecialTokensMapFile)
+	}
 	names = append(names, c.Files...)
 	var out []string
 	seen := map[string]bool{}

@@ -21,6 +21,12 @@ const (
 	// ChatTemplateFile is where newer checkpoints keep the chat template instead of inside
 	// tokenizer_config.json; when present it wins, as in transformers.
 	ChatTemplateFile = "chat_template.jinja"
+	// VocabFile and MergesFile are GPT-2-style tokenizer files that repositories saved without
+	// tokenizer.json carry instead (many GPT-2 fine-tunes); SpecialTokensMapFile may name their
+	// special tokens. They are read only when tokenizer.json is absent.
+	VocabFile            = "vocab.json"
+	MergesFile           = "merges.txt"
+	SpecialTokensMapFile = "special_tokens_map.json"
 )
 
 // source is a checkpoint directory's small files, read and validated.
@@ -29,9 +35,11 @@ type source struct {
 	configJSON   []byte
 	config       *arch.Config
 	genJSON      []byte // nil when generation_config.json is absent
-	tokJSON      []byte
-	tokConfigRaw []byte
+	tokJSON      []byte // nil when the tokenizer comes from vocab.json + merges.txt
+	tokConfigRaw []byte // nil when absent (allowed only with vocab.json + merges.txt)
 	chatTemplate []byte // nil when chat_template.jinja is absent
+	// vocab.json, merges.txt and special_tokens_map.json, read when tokenizer.json is absent.
+	vocabJSON, mergesTXT, specialTokensMap []byte
 }
 
 func readSource(dir string) (*source, error) {
@@ -62,16 +70,53 @@ func readSource(dir string) (*source, error) {
 	if s.genJSON, err = read(GenerationConfigFile, false); err != nil {
 		return nil, err
 	}
-	if s.tokJSON, err = read(TokenizerFile, true); err != nil {
-		return nil, err
-	}
-	if s.tokConfigRaw, err = read(TokenizerConfigFile, true); err != nil {
+	if err := s.readTokenizerFiles(read); err != nil {
 		return nil, err
 	}
 	if s.chatTemplate, err = read(ChatTemplateFile, false); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// readTokenizerFiles reads tokenizer.json and tokenizer_config.json, or, for a repository saved
+// without tokenizer.json, vocab.json and merges.txt with the optional tokenizer_config.json and
+// special_tokens_map.json (what transformers' GPT2Tokenizer loads).
+func (s *source) readTokenizerFiles(read func(string, bool) ([]byte, error)) error {
+	var err error
+	if s.tokJSON, err = read(TokenizerFile, false); err != nil {
+		return err
+	}
+	if s.tokJSON != nil {
+		s.tokConfigRaw, err = read(TokenizerConfigFile, true)
+		return err
+	}
+	if s.vocabJSON, err = read(VocabFile, false); err != nil {
+		return err
+	}
+	if s.mergesTXT, err = read(MergesFile, false); err != nil {
+		return err
+	}
+	if s.vocabJSON == nil || s.mergesTXT == nil {
+		return fmt.Errorf("%s: missing; a checkpoint needs %s, or %s and %s", filepath.Join(s.dir, TokenizerFile), TokenizerFile, VocabFile, MergesFile)
+	}
+	if s.tokConfigRaw, err = read(TokenizerConfigFile, false); err != nil {
+		return err
+	}
+	s.specialTokensMap, err = read(SpecialTokensMapFile, false)
+	return err
+}
+
+// tokenizerFiles are the tokenizer files packing read, by name, in the order they are stored.
+func (s *source) tokenizerFiles() []namedFile {
+	return []namedFile{{TokenizerFile, s.tokJSON}, {TokenizerConfigFile, s.tokConfigRaw}, {VocabFile, s.vocabJSON},
+		{MergesFile, s.mergesTXT}, {SpecialTokensMapFile, s.specialTokensMap}, {ChatTemplateFile, s.chatTemplate}}
+}
+
+// namedFile is a source file's name and content (nil when the checkpoint lacks it).
+type namedFile struct {
+	name string
+	data []byte
 }
 
 // generation merges config.json's token ids with generation_config.json, which wins where both

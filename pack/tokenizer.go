@@ -43,11 +43,22 @@ func (j *tokenizerJob) wait() ([]byte, json.RawMessage, error) {
 	return j.tables, j.info, j.err
 }
 
-// compileTokenizer compiles tokenizer.json + tokenizer_config.json into the binary tables the
-// runtime loads without parsing JSON, and the summary stored in the manifest.
+// compileTokenizer compiles tokenizer.json + tokenizer_config.json (or vocab.json + merges.txt)
+// into the binary tables the runtime loads without parsing JSON, and the summary stored in the
+// manifest.
 func compileTokenizer(src *source) ([]byte, json.RawMessage, error) {
-	tables, info, err := tokenizer.CompileWith(src.tokJSON, src.tokConfigRaw, tokenizer.CompileOptions{ChatTemplate: string(src.chatTemplate)})
-	if err != nil {
+	opts := tokenizer.CompileOptions{ChatTemplate: string(src.chatTemplate)}
+	var tables []byte
+	var info *tokenizer.Info
+	var err error
+	if src.tokJSON == nil {
+		tables, info, err = tokenizer.CompileVocabMerges(tokenizer.VocabMergesFiles{VocabJSON: src.vocabJSON, MergesTXT: src.mergesTXT,
+			TokenizerConfigJSON: src.tokConfigRaw, SpecialTokensMapJSON: src.specialTokensMap}, opts)
+		if err != nil {
+			// The error names the file (vocab.json, merges.txt, tokenizer_config.json, ...).
+			return nil, nil, fmt.Errorf("%s: %w", src.dir, err)
+		}
+	} else if tables, info, err = tokenizer.CompileWith(src.tokJSON, src.tokConfigRaw, opts); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(src.dir, TokenizerFile), err)
 	}
 	infoJSON, err := json.Marshal(info)

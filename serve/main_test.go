@@ -11,6 +11,7 @@ import (
 	"github.com/anepack/anepack/pack"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/cpu"
+	"github.com/anepack/anepack/runtime/testmodel"
 	"github.com/anepack/anepack/synth"
 )
 
@@ -33,6 +34,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	defer testmodel.Cleanup() // bundles built on demand by runtime/testmodel (TestNoChatTemplate)
 	testDir = dir
 	path, err := buildBundle(dir, "qwen2-tiny", nil)
 	if err != nil {

@@ -1,15 +1,14 @@
 package tokenizer
 
-import "container/heap"
-
 // BPE merging. HF's Word::merge_all repeatedly applies the merge with the lowest rank, the
 // leftmost one among equal ranks (a heap ordered by (rank, position) whose stale entries are
 // skipped). Short words use an equivalent O(n²) scan over a compact array, which beats a heap
-// for the few symbols most words have; long words use the heap. bpe_test.go checks both agree.
+// for the few symbols most words have; long words use the heap. TestBPEHeapMatchesScan checks
+// that both agree.
 
 const noRank = 0xFFFFFFFF
 
-// smallWordMax is the longest word (in bytes) merged by the array scan.
+// smallWordMax is the longest word (in initial symbols) merged by the array scan.
 var smallWordMax = 48
 
 type bpeScratch struct {
@@ -34,14 +33,20 @@ func (t *tables) merge(a, b uint32) (rank, result uint32) {
 	}
 }
 
-// bpe returns the ids of word w (len >= 2); the slice is scratch owned by e.
+// bpe returns the ids of the byte-level word w (len >= 2); the slice is scratch owned by e.
 func (e *bpeScratch) bpe(t *tables, w string) []uint32 {
-	if len(w) > smallWordMax {
-		return e.bpeHeap(t, w)
-	}
 	syms := e.syms[:0]
 	for i := 0; i < len(w); i++ {
 		syms = append(syms, t.byteIDs[w[i]])
+	}
+	return e.mergeSyms(t, syms)
+}
+
+// mergeSyms applies the merges to the initial symbols syms (which must be e.syms) and returns
+// the final ids; the slice is scratch owned by e.
+func (e *bpeScratch) mergeSyms(t *tables, syms []uint32) []uint32 {
+	if len(syms) > smallWordMax {
+		return e.bpeHeap(t, syms)
 	}
 	ranks, res := e.ranks[:0], e.res[:0]
 	for i := 0; i+1 < len(syms); i++ {
@@ -80,38 +85,71 @@ type mergeCand struct {
 	result uint32
 }
 
+// mergeHeap is a binary min-heap ordered by (rank, position), HF's BinaryHeap<Merge> order. It
+// is typed rather than container/heap so that pushing a candidate allocates nothing: long words
+// (all of a Gemma segment is one word) push one candidate per merge.
 type mergeHeap []mergeCand
 
-// Len, Less, Swap, Push and Pop implement heap.Interface, ordered by (rank, position).
-func (h mergeHeap) Len() int { return len(h) }
-
-// Less orders by rank, then by position.
-func (h mergeHeap) Less(i, j int) bool {
-	return h[i].rank < h[j].rank || (h[i].rank == h[j].rank && h[i].pos < h[j].pos)
+func (c mergeCand) less(d mergeCand) bool {
+	return c.rank < d.rank || (c.rank == d.rank && c.pos < d.pos)
 }
 
-// Swap swaps two candidates.
-func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-
-// Push adds a candidate.
-func (h *mergeHeap) Push(x any) { *h = append(*h, x.(mergeCand)) }
-
-// Pop removes the last candidate.
-func (h *mergeHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+// init orders an arbitrary slice into a heap.
+func (h mergeHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
 }
 
-// bpeHeap is HF's merge_all: a linked list of symbols and a heap of candidate merges.
-func (e *bpeScratch) bpeHeap(t *tables, w string) []uint32 {
-	n := len(w)
-	syms := append(e.syms[:0], make([]uint32, n)...)
+func (h *mergeHeap) push(c mergeCand) {
+	*h = append(*h, c)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !a[i].less(a[p]) {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+}
+
+func (h *mergeHeap) pop() mergeCand {
+	a := *h
+	top := a[0]
+	n := len(a) - 1
+	a[0] = a[n]
+	*h = a[:n]
+	h.down(0)
+	return top
+}
+
+func (h mergeHeap) down(i int) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h[r].less(h[l]) {
+			m = r
+		}
+		if !h[m].less(h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// bpeHeap is HF's merge_all over the initial symbols syms: a linked list of symbols and a heap
+// of candidate merges.
+func (e *bpeScratch) bpeHeap(t *tables, syms []uint32) []uint32 {
+	n := len(syms)
 	next := append(e.next[:0], make([]int32, n)...)
 	prev := append(e.prev[:0], make([]int32, n)...)
 	for i := 0; i < n; i++ {
-		syms[i] = t.byteIDs[w[i]]
 		next[i] = int32(i + 1)
 		prev[i] = int32(i - 1)
 	}
@@ -122,10 +160,10 @@ func (e *bpeScratch) bpeHeap(t *tables, w string) []uint32 {
 			h = append(h, mergeCand{r, int32(i), x})
 		}
 	}
-	heap.Init(&h)
+	h.init()
 	alive := func(i int32) bool { return prev[i] != -2 }
-	for h.Len() > 0 {
-		top := heap.Pop(&h).(mergeCand)
+	for len(h) > 0 {
+		top := h.pop()
 		p := top.pos
 		if !alive(p) || next[p] < 0 {
 			continue
@@ -142,12 +180,12 @@ func (e *bpeScratch) bpeHeap(t *tables, w string) []uint32 {
 		prev[q] = -2 // dead
 		if pp := prev[p]; pp >= 0 {
 			if r, x := t.merge(syms[pp], syms[p]); r != noRank {
-				heap.Push(&h, mergeCand{r, pp, x})
+				h.push(mergeCand{r, pp, x})
 			}
 		}
 		if nx := next[p]; nx >= 0 {
 			if r, x := t.merge(syms[p], syms[nx]); r != noRank {
-				heap.Push(&h, mergeCand{r, p, x})
+				h.push(mergeCand{r, p, x})
 			}
 		}
 	}

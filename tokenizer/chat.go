@@ -57,6 +57,10 @@ type parsed struct {
 	err error
 }
 
+// HasChatTemplate reports whether the tokenizer has a chat template (GPT-2's, for one, has none:
+// such a model only continues text).
+func (tk *Tokenizer) HasChatTemplate() bool { return len(tk.t.templates) > 0 }
+
 // ErrNoChatTemplate is returned when tokenizer_config.json had no chat_template.
 var ErrNoChatTemplate = errors.New("tokenizer has no chat template (tokenizer_config.json has no chat_template)")
 

@@ -12,10 +12,10 @@ import (
 	"time"
 )
 
-// chatRecords returns the lines of chat-public.jsonl, the request keys in order plus the
-// expected rendering in "text".
-func chatRecords(t *testing.T) [][]byte {
-	f, err := os.Open(filepath.Join(testdataDir, "chat-public.jsonl"))
+// chatRecords returns the lines of a chat golden file (chat-public.jsonl, ...): the request keys
+// in order plus the expected rendering in "text".
+func chatRecords(t *testing.T, file string) [][]byte {
+	f, err := os.Open(filepath.Join(testdataDir, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,10 +33,22 @@ func chatRecords(t *testing.T) [][]byte {
 // apply_chat_template(..., tokenize=False) with the Qwen3 template) byte-identically, both
 // through the JSON request API and through the typed API.
 func TestGoldenChat(t *testing.T) {
-	tk := qwen(t)
-	recs := chatRecords(t)
-	if len(recs) != 10 {
-		t.Fatalf("chat-public.jsonl has %d records, want 10", len(recs))
+	checkChatGolden(t, qwen(t), "chat-public.jsonl", 10)
+}
+
+// TestGoldenChatLlama3 renders chat-llama3-public.jsonl with the Llama 3 template (which writes
+// the BOS itself).
+func TestGoldenChatLlama3(t *testing.T) {
+	checkChatGolden(t, family(t, "llama3"), "chat-llama3-public.jsonl", 6)
+}
+
+// checkChatGolden renders every record of a chat golden file byte-identically, both through the
+// JSON request API and through the typed API.
+func checkChatGolden(t *testing.T, tk *Tokenizer, file string, wantRecords int) {
+	t.Helper()
+	recs := chatRecords(t, file)
+	if len(recs) != wantRecords {
+		t.Fatalf("%s has %d records, want %d", file, len(recs), wantRecords)
 	}
 	for i, line := range recs {
 		req, err := ParseObject(line)
@@ -224,5 +236,26 @@ func TestCompileWithChatTemplateFile(t *testing.T) {
 	tk, _ := Load(blob)
 	if got, err := tk.ApplyChatTemplate([]Message{{Role: "user"}}, ChatOptions{}); err != nil || got != "J1" {
 		t.Fatalf("got %q, %v", got, err)
+	}
+}
+
+// TestGoldenChatGemma3 renders chat-gemma3-public.jsonl with the Gemma 3 template (system
+// message folded into the first user turn, "model" as the assistant role).
+func TestGoldenChatGemma3(t *testing.T) {
+	checkChatGolden(t, family(t, "gemma3"), "chat-gemma3-public.jsonl", 6)
+}
+
+// TestGemma3TemplateRaises: the template's raise_exception reaches the caller as an error that
+// carries the template's own message.
+func TestGemma3TemplateRaises(t *testing.T) {
+	tk := family(t, "gemma3")
+	_, err := tk.ApplyChatTemplate([]Message{{Role: "user", Content: "a"}, {Role: "user", Content: "b"}}, ChatOptions{AddGenerationPrompt: true})
+	const want = "Conversation roles must alternate user/assistant/user/assistant/..."
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want it to contain %q", err, want)
+	}
+	_, err = tk.ApplyChatTemplate([]Message{{Role: "user", Content: 7}}, ChatOptions{})
+	if err == nil || !strings.Contains(err.Error(), "Invalid content type") {
+		t.Fatalf("non-string content: error %v", err)
 	}
 }

@@ -14,8 +14,9 @@ import (
 // Compile reads a Hugging Face tokenizer.json and (optionally, may be nil) its tokenizer_config.json
 // and returns the compiled tables (format in tables.go), plus the Info that describes them. It
 // refuses, with an error naming the file, field and value, every construct it does not implement
-// exactly: model types other than BPE, normalizers other than NFC, pre-tokenizers other than the
-// Qwen2 / Llama 3 Split regex or GPT-2 ByteLevel, decoders other than ByteLevel, and so on.
+// exactly: model types other than BPE, normalizers other than NFC (or Gemma's " " -> "▁"),
+// pre-tokenizers other than the Qwen2 / Qwen3.5 / Llama 3 Split regex or GPT-2 ByteLevel,
+// decoders other than ByteLevel (or Gemma's Replace + ByteFallback + Fuse), and so on.
 // The result is verified by loading it before it is returned.
 func Compile(tokenizerJSON, tokenizerConfigJSON []byte) ([]byte, *Info, error) {
 	return CompileWith(tokenizerJSON, tokenizerConfigJSON, CompileOptions{})
@@ -102,6 +103,7 @@ type builder struct {
 	addedByID map[uint32]*addedSpec
 	addedMap  map[string]uint32 // content -> id, as HF's added_tokens_map
 	specials  map[string]bool
+	spDecoder bool // decoder is Sequence[Replace "▁" -> " ", ByteFallback, Fuse]
 }
 
 type typed struct {
@@ -170,6 +172,8 @@ func (b *builder) readNormalizer(raw json.RawMessage) error {
 	case "NFC":
 		b.flags |= flagNFC
 		return nil
+	case "Replace":
+		return b.readReplaceNormalizer(raw, "normalizer")
 	case "Sequence":
 		var seq struct {
 			Normalizers []json.RawMessage `json:"normalizers"`
@@ -182,14 +186,20 @@ func (b *builder) readNormalizer(raw json.RawMessage) error {
 			if err != nil {
 				return tokErr(fmt.Sprintf("normalizer.normalizers[%d]", i), "%v", err)
 			}
-			if t != "NFC" {
-				return tokErr(fmt.Sprintf("normalizer.normalizers[%d].type", i), "%q is not supported (only NFC)", t)
+			switch t {
+			case "NFC":
+				b.flags |= flagNFC
+			case "Replace":
+				if err := b.readReplaceNormalizer(n, fmt.Sprintf("normalizer.normalizers[%d]", i)); err != nil {
+					return err
+				}
+			default:
+				return tokErr(fmt.Sprintf("normalizer.normalizers[%d].type", i), "%q is not supported (only NFC and Replace \" \" -> \"▁\")", t)
 			}
-			b.flags |= flagNFC
 		}
 		return nil
 	}
-	return tokErr("normalizer.type", "%q is not supported (only NFC, a Sequence of NFC, or null)", typ)
+	return tokErr("normalizer.type", "%q is not supported (only NFC, Replace \" \" -> \"▁\", a Sequence of those, or null)", typ)
 }
 
 type byteLevelJSON struct {
@@ -204,9 +214,15 @@ func (b *builder) readPreTokenizer(raw json.RawMessage) error {
 		return tokErr("pre_tokenizer", "%v", err)
 	}
 	if !present {
+		if b.flags&flagSpaceToMeta != 0 {
+			b.pre = preNone // SentencePiece-style: each normalized segment is one word
+			return nil
+		}
 		return tokErr("pre_tokenizer", "missing; a byte-level pre-tokenizer is required")
 	}
 	switch typ {
+	case "Split":
+		return b.readSpaceSplit(raw)
 	case "ByteLevel":
 		var bl byteLevelJSON
 		if err := json.Unmarshal(raw, &bl); err != nil {
@@ -253,8 +269,10 @@ func (b *builder) readPreTokenizer(raw json.RawMessage) error {
 			b.pre = preQwen2
 		case patternLlama3:
 			b.pre = preLlama3
+		case patternQwen35:
+			b.pre = preQwen35
 		default:
-			return tokErr("pre_tokenizer.pretokenizers[0].pattern.Regex", "%q is not a supported pattern (Qwen2 or Llama 3)", *split.Pattern.Regex)
+			return tokErr("pre_tokenizer.pretokenizers[0].pattern.Regex", "%q is not a supported pattern (Qwen2, Qwen3.5 or Llama 3)", *split.Pattern.Regex)
 		}
 		if split.Behavior != "Isolated" || split.Invert {
 			return tokErr("pre_tokenizer.pretokenizers[0].behavior", "%q with invert=%v is not supported (only Isolated, invert=false)", split.Behavior, split.Invert)
@@ -271,7 +289,7 @@ func (b *builder) readPreTokenizer(raw json.RawMessage) error {
 		}
 		return nil
 	}
-	return tokErr("pre_tokenizer.type", "%q is not supported (only ByteLevel or Sequence[Split, ByteLevel])", typ)
+	return tokErr("pre_tokenizer.type", "%q is not supported (only ByteLevel, Sequence[Split, ByteLevel], or Split on \" \" after the \"▁\" normalizer)", typ)
 }
 
 func (b *builder) readDecoder(raw json.RawMessage) error {
@@ -279,11 +297,14 @@ func (b *builder) readDecoder(raw json.RawMessage) error {
 	if err != nil {
 		return tokErr("decoder", "%v", err)
 	}
+	if typ == "Sequence" {
+		return b.readSPDecoder(raw)
+	}
 	if !present || typ != "ByteLevel" {
 		if !present {
 			typ = "null"
 		}
-		return tokErr("decoder.type", "%q is not supported (only ByteLevel)", typ)
+		return tokErr("decoder.type", "%q is not supported (only ByteLevel, or Sequence[Replace, ByteFallback, Fuse])", typ)
 	}
 	return nil
 }
@@ -296,6 +317,7 @@ func (b *builder) readModel(raw json.RawMessage) error {
 		ContinuingSubwordPrefix *string         `json:"continuing_subword_prefix"`
 		EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
 		IgnoreMerges            bool            `json:"ignore_merges"`
+		ByteFallback            bool            `json:"byte_fallback"`
 		Vocab                   json.RawMessage `json:"vocab"`
 		Merges                  json.RawMessage `json:"merges"`
 	}
@@ -323,8 +345,17 @@ func (b *builder) readModel(raw json.RawMessage) error {
 	if m.IgnoreMerges {
 		b.flags |= flagIgnoreMerges
 	}
+	if err := b.checkPipeline(m.ByteFallback); err != nil {
+		return err
+	}
 	if err := b.readVocab(m.Vocab); err != nil {
 		return err
+	}
+	if b.flags&flagByteFallback != 0 {
+		if err := b.byteFallbackIDs(); err != nil {
+			return err
+		}
+		return b.readMerges(m.Merges)
 	}
 	// Every byte must have its own symbol, so no character is ever dropped or mapped to unk.
 	for c := 0; c < 256; c++ {
@@ -386,10 +417,11 @@ func (b *builder) readVocab(raw json.RawMessage) error {
 	}
 	b.tokens = make([][]byte, maxID+1)
 	b.tokFlags = make([]uint8, maxID+1)
+	sp := b.flags&flagByteFallback != 0
 	for key, id := range b.vocab {
 		f := uint8(tokPresent | tokModel)
 		bs, ok := byteLevelDecode(key)
-		if !ok {
+		if sp || !ok { // SentencePiece-style tokens are keyed by their spelling
 			bs = []byte(key)
 			f |= tokRaw
 		}
@@ -409,6 +441,9 @@ func (b *builder) readMerges(raw json.RawMessage) error {
 		if err2 := json.Unmarshal(raw, &legacy); err2 != nil {
 			return tokErr("model.merges", "neither [[a, b], ...] nor [\"a b\", ...]: %v", err)
 		}
+		// The failed attempt may have filled pairs partially (encoding/json keeps going after a
+		// type mismatch), so start over.
+		pairs = pairs[:0]
 		for _, l := range legacy {
 			if strings.HasPrefix(l, "#version") {
 				continue
@@ -436,7 +471,9 @@ func (b *builder) readMerges(raw json.RawMessage) error {
 		}
 		// A merge involving a token outside the byte-level alphabet can never fire, because
 		// words are made of byte symbols and every merge result stays byte-level.
-		if b.tokFlags[l]&tokRaw != 0 || b.tokFlags[r]&tokRaw != 0 || b.tokFlags[res]&tokRaw != 0 {
+		// (SentencePiece-style words are made of characters, so there every merge can fire.)
+		raw := b.tokFlags[l]&tokRaw != 0 || b.tokFlags[r]&tokRaw != 0 || b.tokFlags[res]&tokRaw != 0
+		if raw && b.flags&flagByteFallback == 0 {
 			continue
 		}
 		key := uint64(l)<<32 | uint64(r)
@@ -517,8 +554,8 @@ func (b *builder) readAdded(raw json.RawMessage) error {
 			return tokErr(fmt.Sprintf("added_tokens[%d]", i), "id %d out of range", id)
 		}
 		form := a.Content
-		if normalized && b.flags&flagNFC != 0 {
-			form = norm.NFC.String(a.Content)
+		if normalized {
+			form = b.normalizeText(a.Content)
 		}
 		b.addedMap[a.Content] = id
 		if a.Special {
@@ -530,6 +567,17 @@ func (b *builder) readAdded(raw json.RawMessage) error {
 }
 
 func utf8Valid(s string) bool { return utf8.ValidString(s) }
+
+// normalizeText applies the normalizer, as HF does to the content of normalized added tokens.
+func (b *builder) normalizeText(s string) string {
+	if b.flags&flagNFC != 0 {
+		s = norm.NFC.String(s)
+	}
+	if b.flags&flagSpaceToMeta != 0 {
+		s = strings.ReplaceAll(s, " ", metaSpace)
+	}
+	return s
+}
 
 func (b *builder) readPostProcessor(raw json.RawMessage) error {
 	typ, present, err := typeOf(raw)
@@ -632,15 +680,25 @@ func (b *builder) finishTokens() {
 		ids = append(ids, id)
 	}
 	sortU32(ids)
+	sp := b.flags&flagByteFallback != 0
 	for _, id := range ids {
 		a := b.addedByID[id]
 		bs, ok := byteLevelDecode(a.normalized)
 		if !ok {
 			bs = []byte(a.normalized)
 		}
-		b.tokens[id] = bs
 		b.tokFlags[id] = b.tokFlags[id]&tokModel | tokPresent | tokAdded
+		if sp {
+			// Keyed by the spelling, like model tokens (the normalized form only matters for
+			// matching); finishDecode derives what it decodes to.
+			bs = []byte(a.content)
+			b.tokFlags[id] |= tokRaw
+		}
+		b.tokens[id] = bs
 		b.added = append(b.added, *a)
+	}
+	if sp {
+		b.finishDecode()
 	}
 	// HF's decode(skip_special_tokens=True) drops an id when its token string is in the special set.
 	for key, id := range b.vocab {

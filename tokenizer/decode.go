@@ -10,16 +10,21 @@ type DecodeOptions struct {
 	SkipSpecialTokens bool
 }
 
-// Decode returns the text of ids exactly as HF tokenizers' decode(ids, skip_special_tokens=False)
-// with the ByteLevel decoder: the tokens' bytes are concatenated and converted lossily, so bytes
-// that do not form UTF-8 become U+FFFD (one per maximal ill-formed sequence). Unknown ids are
-// skipped, as HF does.
+// Decode returns the text of ids exactly as HF tokenizers' decode(ids, skip_special_tokens=False).
+// With the ByteLevel decoder the tokens' bytes are concatenated and converted lossily, so bytes
+// that do not form UTF-8 become U+FFFD (one per maximal ill-formed sequence). With the
+// SentencePiece-style decoder (Replace "▁" -> " ", ByteFallback, Fuse) each run of consecutive
+// byte-fallback tokens becomes its UTF-8 text, or one U+FFFD per byte when the run as a whole is
+// not valid UTF-8. Unknown ids are skipped, as HF does.
 func (tk *Tokenizer) Decode(ids []int) string {
 	return tk.DecodeWith(ids, DecodeOptions{})
 }
 
 // DecodeWith is [Tokenizer.Decode] with options.
 func (tk *Tokenizer) DecodeWith(ids []int, opts DecodeOptions) string {
+	if tk.t.flags&flagByteFallback != 0 {
+		return tk.decodeSP(ids, opts)
+	}
 	buf := make([]byte, 0, 4*len(ids))
 	for _, id := range ids {
 		buf = tk.appendToken(buf, id, opts)
@@ -52,6 +57,10 @@ type StreamDecoder struct {
 	tk      *Tokenizer
 	opts    DecodeOptions
 	pending []byte
+	// SentencePiece-style tables: pending holds the open run of byte-fallback tokens, which is
+	// held back whole (one invalid byte turns every byte of the run into U+FFFD) unless poisoned:
+	// already certain to be invalid, so its bytes are emitted as U+FFFD at once.
+	poisoned bool
 }
 
 // NewStreamDecoder returns a decoder for one generated sequence.
@@ -61,6 +70,9 @@ func (tk *Tokenizer) NewStreamDecoder(opts DecodeOptions) *StreamDecoder {
 
 // Add feeds one id and returns the text that became complete (possibly "").
 func (d *StreamDecoder) Add(id int) string {
+	if d.tk.t.flags&flagByteFallback != 0 {
+		return d.addSP(id)
+	}
 	d.pending = d.tk.appendToken(d.pending, id, d.opts)
 	keep := incompleteTail(d.pending)
 	ready := d.pending[:len(d.pending)-keep]
@@ -80,6 +92,11 @@ func (d *StreamDecoder) Add(id int) string {
 // Flush returns whatever is held back (an incomplete character becomes U+FFFD) and resets the
 // decoder for a new sequence.
 func (d *StreamDecoder) Flush() string {
+	if d.tk.t.flags&flagByteFallback != 0 {
+		out := string(closeByteRun(nil, d.pending, d.poisoned))
+		d.pending, d.poisoned = d.pending[:0], false
+		return out
+	}
 	if len(d.pending) == 0 {
 		return ""
 	}

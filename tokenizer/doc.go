@@ -1,20 +1,34 @@
-// Package tokenizer turns text into the token ids a Hugging Face byte-level BPE model expects, and back,
+// Package tokenizer turns text into the token ids a Hugging Face BPE model expects, and back,
 // exactly as the Rust `tokenizers` library (0.23) does, and renders the model's Jinja chat template
-// exactly as `transformers.apply_chat_template` does.
+// exactly as `transformers.apply_chat_template` does. Two BPE families are supported: byte-level
+// BPE (Qwen2/2.5/3, Qwen3.5, Llama 3, GPT-2) and SentencePiece-style BPE with byte fallback
+// (Gemma 3).
 //
 // # Pipeline
 //
-// [Tokenizer.Encode] reproduces `Tokenizer.encode(text, add_special_tokens=False)`:
+// [Tokenizer.Encode] reproduces `Tokenizer.encode(text, add_special_tokens=False)`;
+// [Tokenizer.EncodeWithSpecials] with AddSpecialTokens is `add_special_tokens=True` (the
+// TemplateProcessing post-processor adds Llama's <|begin_of_text|> or Gemma's <bos>):
 //
 //  1. Invalid UTF-8 is repaired the way Rust's `String::from_utf8_lossy` and Python's
 //     `bytes.decode("utf-8", "replace")` do: every maximal ill-formed subsequence becomes one U+FFFD.
 //  2. Added tokens whose `normalized` flag is false (Qwen's `<|im_start|>`, `<think>`, ...) are found
 //     in the raw text, leftmost-longest, honouring `single_word`, `lstrip` and `rstrip`.
-//  3. The text between them is normalized (NFC when tokenizer.json says so), then searched for the
-//     added tokens whose `normalized` flag is true.
-//  4. The remaining text is split by the pre-tokenizer regex (Qwen2, Llama 3 or GPT-2 flavour),
-//     reproduced by a hand-written scanner that includes the regex's backtracking and lookahead.
-//  5. Each piece is mapped to byte-level symbols and merged by BPE merge rank.
+//  3. The text between them is normalized (NFC, or Gemma's " " -> "▁", as tokenizer.json says),
+//     then searched for the added tokens whose `normalized` flag is true.
+//  4. Byte-level: the remaining text is split by the pre-tokenizer regex (Qwen2, Qwen3.5, Llama 3
+//     or GPT-2 flavour), reproduced by a hand-written scanner that includes the regex's
+//     backtracking and lookahead; each piece is mapped to byte-level symbols.
+//     SentencePiece-style: each normalized segment is one word (Gemma's Split on " " never fires
+//     after the normalizer); its symbols are its characters, or the <0xNN> byte-fallback tokens of
+//     a character outside the vocab.
+//  5. The symbols are merged by BPE merge rank.
+//
+// [Tokenizer.Decode] reproduces `decode(ids)`: the ByteLevel decoder, or Gemma's Replace "▁" -> " ",
+// ByteFallback (a run of byte tokens that is not valid UTF-8 becomes one U+FFFD per byte), Fuse.
+//
+// Repositories saved without tokenizer.json (GPT-2 fine-tunes) are read from vocab.json and
+// merges.txt as transformers' GPT2Tokenizer reads them ([CompileVocabMerges]).
 //
 // # Compiled tables
 //

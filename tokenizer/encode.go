@@ -127,6 +127,11 @@ func (e *encoder) encode(text string, opts EncodeOptions, out []int) []int {
 		if t.flags&flagNFC != 0 && !norm.NFC.IsNormalString(piece) {
 			piece = norm.NFC.String(piece)
 		}
+		// The "▁" normalizer is applied on the fly by the SentencePiece-style symbol mapping,
+		// except where the normalized text itself is needed: to find normalized added tokens.
+		if t.flags&flagSpaceToMeta != 0 && e.tk.norm != nil {
+			piece = strings.ReplaceAll(piece, " ", metaSpace)
+		}
 		if e.tk.norm == nil {
 			out = e.encodePlain(piece, out)
 			continue
@@ -153,6 +158,9 @@ func (e *encoder) encode(text string, opts EncodeOptions, out []int) []int {
 // encodePlain pre-tokenizes s and appends the BPE ids of every piece.
 func (e *encoder) encodePlain(s string, out []int) []int {
 	kind := preKind(e.tk.t.pre)
+	if kind == preNone {
+		return e.wordSP(s, out)
+	}
 	for i := 0; i < len(s); {
 		j := nextPiece(e.tab, kind, s, i)
 		out = e.word(s[i:j], out)
@@ -168,7 +176,7 @@ func (e *encoder) word(w string, out []int) []int {
 		return append(out, int(t.byteIDs[w[0]]))
 	}
 	if t.flags&flagIgnoreMerges != 0 {
-		if id, ok := e.tk.vocabLookupString(w); ok {
+		if id, ok := lookupVocab(t, w, false); ok {
 			return append(out, int(id))
 		}
 	}
@@ -182,37 +190,21 @@ func (e *encoder) word(w string, out []int) []int {
 	for _, id := range ids {
 		out = append(out, int(id))
 	}
-	if len(w) < cacheMaxLen {
-		if len(e.cache) >= cacheMaxWords || len(e.arena)+len(ids) > cacheMaxIDs {
-			clear(e.cache)
-			e.arena = e.arena[:0]
-		}
-		e.cache[strings.Clone(w)] = cacheSpan{uint32(len(e.arena)), uint32(len(ids))}
-		e.arena = append(e.arena, ids...)
-	}
+	e.remember(w, ids)
 	return out
 }
 
-// vocabLookupString is vocabLookup for a byte-level key given as a string.
-func (tk *Tokenizer) vocabLookupString(key string) (uint32, bool) {
-	t := tk.t
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(key); i++ {
-		h ^= uint64(key[i])
-		h *= 1099511628211
+// remember caches the ids of word w, as HF caches words shorter than MAX_LENGTH.
+func (e *encoder) remember(w string, ids []uint32) {
+	if len(w) >= cacheMaxLen {
+		return
 	}
-	h = (h * hashMul) >> (64 - t.vocabBits)
-	for {
-		v := t.vocabHash[h]
-		if v == 0 {
-			return 0, false
-		}
-		id := v - 1
-		if string(t.tokenBytes(int(id))) == key && t.tokFlags[id]&tokRaw == 0 {
-			return id, true
-		}
-		h = (h + 1) & t.vocabMask
+	if len(e.cache) >= cacheMaxWords || len(e.arena)+len(ids) > cacheMaxIDs {
+		clear(e.cache)
+		e.arena = e.arena[:0]
 	}
+	e.cache[strings.Clone(w)] = cacheSpan{uint32(len(e.arena)), uint32(len(ids))}
+	e.arena = append(e.arena, ids...)
 }
 
 // lossyString replaces each maximal ill-formed subsequence of s with U+FFFD, the substitution

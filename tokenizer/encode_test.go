@@ -30,7 +30,11 @@ func TestBPEHeapMatchesScan(t *testing.T) {
 			defer func() { smallWordMax = old }()
 			return e.bpe(tk.t, w)
 		}())
-		heapIDs := slices.Clone(e.bpeHeap(tk.t, w))
+		syms := make([]uint32, len(w))
+		for i := range syms {
+			syms[i] = tk.t.byteIDs[w[i]]
+		}
+		heapIDs := slices.Clone(e.bpeHeap(tk.t, syms))
 		if !slices.Equal(scan, heapIDs) {
 			t.Fatalf("%q: scan %v heap %v", w, scan, heapIDs)
 		}

@@ -20,6 +20,14 @@ const (
 	// preGPT2 is the ByteLevel pre-tokenizer's built-in regex (use_regex=true):
 	// 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 	preGPT2 preKind = 3
+	// preQwen35 is Qwen3.5's pattern: Qwen2's with combining marks (\p{M}) joining letter runs
+	// and leaving the punctuation runs, so "e\u0301" or Devanagari vowel signs stay in their word:
+	// (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+	preQwen35 preKind = 4
+	// preNone leaves each normalized segment whole: one BPE word. Gemma's tokenizer.json has a
+	// Split on " " (MergedWithPrevious), but its normalizer has already replaced every space by
+	// "▁", so that Split never fires; it compiles to this kind.
+	preNone preKind = 5
 )
 
 // Exact pattern texts as they appear in tokenizer.json, used to recognise a Split pre-tokenizer.
@@ -27,6 +35,7 @@ const (
 	patternQwen2  = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	patternLlama3 = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	patternGPT2   = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+	patternQwen35 = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 )
 
 // String names the kind as Info reports it.
@@ -38,6 +47,10 @@ func (k preKind) String() string {
 		return "llama3"
 	case preGPT2:
 		return "gpt2"
+	case preQwen35:
+		return "qwen3.5"
+	case preNone:
+		return "none"
 	}
 	return "unknown"
 }
@@ -51,6 +64,8 @@ func (k preKind) pattern() string {
 		return patternLlama3
 	case preGPT2:
 		return patternGPT2
+	case preQwen35:
+		return patternQwen35
 	}
 	return ""
 }
@@ -61,6 +76,13 @@ func nextPiece(tab *[0x10000]uint8, kind preKind, s string, i int) int {
 	if kind == preGPT2 {
 		return nextPieceGPT2(tab, s, i)
 	}
+	// word is the class of the letter runs ([\p{L}\p{M}] for Qwen3.5, \p{L} otherwise); the
+	// punctuation runs take every character outside word, \p{N} and \s.
+	word := clsL
+	if kind == preQwen35 {
+		word = clsL | clsM
+	}
+	notOther := word | clsN | clsS
 	c := s[i]
 	k, w := classAt(s, i)
 	j := i + w
@@ -70,13 +92,15 @@ func nextPiece(tab *[0x10000]uint8, kind preKind, s string, i int) int {
 			return j + n
 		}
 	}
-	// [^\r\n\p{L}\p{N}]?\p{L}+
-	if k&clsL != 0 {
-		return letterRun(tab, s, j)
+	// [^\r\n\p{L}\p{N}]?\p{L}+ (or [\p{L}\p{M}]+). With the optional character taken first:
+	// a character that is not L, N, CR or LF (a mark qualifies) followed by a run; otherwise a run
+	// starting here. A mark followed by a run gives the same piece either way.
+	if k&word != 0 {
+		return runIn(s, j, word)
 	}
-	if k&(clsN|clsNL) == 0 && j < len(s) {
-		if k2, w2 := classAt(s, j); k2&clsL != 0 {
-			return letterRun(tab, s, j+w2)
+	if k&(clsN|clsNL|clsL) == 0 && j < len(s) {
+		if k2, w2 := classAt(s, j); k2&word != 0 {
+			return runIn(s, j+w2, word)
 		}
 	}
 	// \p{N} or \p{N}{1,3}
@@ -92,13 +116,13 @@ func nextPiece(tab *[0x10000]uint8, kind preKind, s string, i int) int {
 		}
 		return j
 	}
-	// ' ?[^\s\p{L}\p{N}]+[\r\n]*'
+	// ' ?[^\s\p{L}\p{N}]+[\r\n]*' (marks excluded too for Qwen3.5)
 	if k&clsS == 0 {
-		return crlfRun(s, otherRun(tab, s, j))
+		return crlfRun(s, runNotIn(s, j, notOther))
 	}
 	if c == ' ' && j < len(s) {
-		if k2, w2 := classAt(s, j); k2&(clsL|clsN|clsS) == 0 {
-			return crlfRun(s, otherRun(tab, s, j+w2))
+		if k2, w2 := classAt(s, j); k2&notOther == 0 {
+			return crlfRun(s, runNotIn(s, j+w2, notOther))
 		}
 	}
 	// Whitespace run W starting at i.
@@ -129,6 +153,7 @@ func nextPiece(tab *[0x10000]uint8, kind preKind, s string, i int) int {
 
 // nextPieceGPT2 implements 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+.
 func nextPieceGPT2(tab *[0x10000]uint8, s string, i int) int {
+	const notOther = clsL | clsN | clsS
 	c := s[i]
 	k, w := classAt(s, i)
 	j := i + w
@@ -141,20 +166,20 @@ func nextPieceGPT2(tab *[0x10000]uint8, s string, i int) int {
 		k2, w2 := classAt(s, j)
 		switch {
 		case k2&clsL != 0:
-			return letterRun(tab, s, j+w2)
+			return runIn(s, j+w2, clsL)
 		case k2&clsN != 0:
-			return numberRun(tab, s, j+w2)
+			return runIn(s, j+w2, clsN)
 		case k2&clsS == 0:
-			return otherRun(tab, s, j+w2)
+			return runNotIn(s, j+w2, notOther)
 		}
 	}
 	switch {
 	case k&clsL != 0:
-		return letterRun(tab, s, j)
+		return runIn(s, j, clsL)
 	case k&clsN != 0:
-		return numberRun(tab, s, j)
+		return runIn(s, j, clsN)
 	case k&clsS == 0:
-		return otherRun(tab, s, j)
+		return runNotIn(s, j, notOther)
 	}
 	end, prev, n := i, i, 0
 	for end < len(s) {
@@ -207,18 +232,19 @@ func foldContraction(r rune, fold bool) rune {
 	return r
 }
 
-// letterRun returns the end of the \p{L}* run starting at s[j].
-func letterRun(tab *[0x10000]uint8, s string, j int) int {
+// runIn returns the end of the run of characters from s[j] whose class has a bit of mask
+// (\p{L}* for mask clsL).
+func runIn(s string, j int, mask uint8) int {
 	for j < len(s) {
 		if b := s[j]; b < utf8.RuneSelf { // ASCII fast path
-			if k := asciiClass[b]; k&clsL == 0 {
+			if asciiClass[b]&mask == 0 {
 				return j
 			}
 			j++
 			continue
 		}
 		k, w := classAtSlow(s, j)
-		if k&clsL == 0 {
+		if k&mask == 0 {
 			return j
 		}
 		j += w
@@ -226,37 +252,19 @@ func letterRun(tab *[0x10000]uint8, s string, j int) int {
 	return j
 }
 
-// numberRun returns the end of the \p{N}* run starting at s[j].
-func numberRun(tab *[0x10000]uint8, s string, j int) int {
+// runNotIn returns the end of the run of characters from s[j] whose class has no bit of mask
+// ([^\s\p{L}\p{N}]* for mask clsL|clsN|clsS).
+func runNotIn(s string, j int, mask uint8) int {
 	for j < len(s) {
 		if b := s[j]; b < utf8.RuneSelf { // ASCII fast path
-			if k := asciiClass[b]; k&clsN == 0 {
+			if asciiClass[b]&mask != 0 {
 				return j
 			}
 			j++
 			continue
 		}
 		k, w := classAtSlow(s, j)
-		if k&clsN == 0 {
-			return j
-		}
-		j += w
-	}
-	return j
-}
-
-// otherRun returns the end of the [^\s\p{L}\p{N}]* run starting at s[j].
-func otherRun(tab *[0x10000]uint8, s string, j int) int {
-	for j < len(s) {
-		if b := s[j]; b < utf8.RuneSelf { // ASCII fast path
-			if k := asciiClass[b]; k&(clsL|clsN|clsS) != 0 {
-				return j
-			}
-			j++
-			continue
-		}
-		k, w := classAtSlow(s, j)
-		if k&(clsL|clsN|clsS) != 0 {
+		if k&mask != 0 {
 			return j
 		}
 		j += w

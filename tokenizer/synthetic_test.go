@@ -182,7 +182,7 @@ func TestUnsupportedTokenizers(t *testing.T) {
 			pre[0].(map[string]any)["pattern"] = map[string]any{"Regex": `\w+`}
 		}, `pre_tokenizer.pretokenizers[0].pattern.Regex: "\\w+" is not a supported pattern`},
 		{"decoder", func(m map[string]any) { m["decoder"] = map[string]any{"type": "WordPiece"} },
-			`tokenizer.json: decoder.type: "WordPiece" is not supported (only ByteLevel)`},
+			`tokenizer.json: decoder.type: "WordPiece" is not supported (only ByteLevel, or Sequence[Replace, ByteFallback, Fuse])`},
 		{"dropout", func(m map[string]any) { m["model"].(map[string]any)["dropout"] = 0.1 },
 			`tokenizer.json: model.dropout: 0.1 is not supported`},
 		{"suffix", func(m map[string]any) { m["model"].(map[string]any)["end_of_word_suffix"] = "</w>" },

@@ -1,17 +1,21 @@
 package tokenizer
 
-// Compiled tokenizer tables ("anetok" format, version 1).
+// Compiled tokenizer tables ("anetok" format, versions 1 and 2).
 //
 // One blob, all integers little-endian, offsets counted from the start of the blob, every
 // section starting on an 8-byte boundary. Readers map the blob and use the sections in place.
 //
 //	Header (72 bytes)
 //	  0  [8]byte  magic "ANETOK\x00\x01"
-//	  8  u32      format version (1)
+//	  8  u32      format version: 1, or 2 when the tables use a version-2 feature (flags 4 and 8,
+//	              pre-tokenizer kinds 4 and 5, sections 12 and 13); writers use the lowest that fits
 //	 12  u32      total blob length in bytes
 //	 16  u32      CRC-32C (Castagnoli) of the whole blob, computed with these 4 bytes as zero
-//	 20  u32      flags: bit 0 NFC normalizer, bit 1 BPE ignore_merges
-//	 24  u32      pre-tokenizer kind: 1 qwen2, 2 llama3, 3 gpt2 (see pretokenize.go)
+//	 20  u32      flags: bit 0 NFC normalizer, bit 1 BPE ignore_merges, bit 2 SentencePiece-style
+//	              BPE (symbols are characters, byte_fallback <0xNN> tokens, decoder Replace "▁" by
+//	              " " + ByteFallback + Fuse; token bytes are the tokenizer.json spelling and
+//	              sections 12-13 hold what ids decode to), bit 3 normalizer Replace " " by "▁"
+//	 24  u32      pre-tokenizer kind: 1 qwen2, 2 llama3, 3 gpt2, 4 qwen3.5, 5 none (see pretokenize.go)
 //	 28  u32      post-processor kind: 0 none, 1 ByteLevel, 2 TemplateProcessing
 //	 32  u32      vocab size V: ids are 0..V-1 (model vocab plus added tokens; holes allowed)
 //	 36  u32      model vocab entries (HF get_vocab_size of the model)
@@ -23,10 +27,13 @@ package tokenizer
 //	 72  S × {u32 id, u32 offset, u32 length, u32 reserved}
 //
 //	Sections (each id at most once; all but templates and template vars required):
-//	  1 token bytes    the bytes each id decodes to (HF ByteLevel decoder rule), concatenated
+//	  1 token bytes    byte-level tables: the bytes each id decodes to (HF ByteLevel decoder rule);
+//	                   SentencePiece-style: the token's spelling; concatenated. The vocab hash and
+//	                   the merges are keyed by these bytes.
 //	  2 token offsets  u32 × (V+1); id i is bytes[off[i]:off[i+1]], non-decreasing
 //	  3 token flags    u8 × V: 1 present, 2 raw (string form is the bytes, not byte-level),
-//	                   4 added token, 8 special, 16 in the model vocab
+//	                   4 added token, 8 special, 16 in the model vocab, 32 byte-fallback token
+//	                   (decodes to one byte that HF's ByteFallback decoder joins with its neighbours)
 //	  4 merges         u32 capacity C (power of two), u32 used U (< C), then C × 16 bytes
 //	                   {u32 left, u32 right, u32 rank, u32 result}; empty slot: left = 0xFFFFFFFF.
 //	                   Slot = (left<<32|right) × 0x9E3779B97F4A7C15 >> (64-log2 C), linear probing.
@@ -42,8 +49,12 @@ package tokenizer
 //	                   u32 value len, u32 kind}; kind 0 string, 1 element of a list (consecutive
 //	                   entries with the same name form the list)
 //	 11 post-processor u32 prefix count P, u32 suffix count Q, then (P+Q) × u32 ids
+//	 12 decode offsets SentencePiece-style only: u32 × (V+1), as section 2, into section 13
+//	 13 decode bytes   SentencePiece-style only: what each id decodes to (for a byte-fallback
+//	                   token, its one byte)
 //
-// Version 1 readers reject other versions and unknown section ids.
+// Version 1 readers reject other versions and unknown section ids. Byte-level tables are written
+// as version 1, so bundles packed before version 2 existed load unchanged.
 
 import (
 	"encoding/binary"
@@ -57,7 +68,7 @@ import (
 var tablesMagic = [8]byte{'A', 'N', 'E', 'T', 'O', 'K', 0, 1}
 
 const (
-	tablesVersion   = 1
+	tablesVersion   = 2 // the highest version this reader supports
 	headerSize      = 72
 	sectionEntrySz  = 16
 	noID            = 0xFFFFFFFF
@@ -72,6 +83,10 @@ const (
 const (
 	flagNFC          = 1
 	flagIgnoreMerges = 2
+	flagByteFallback = 4 // SentencePiece-style BPE (version 2)
+	flagSpaceToMeta  = 8 // normalizer Replace " " by "▁" (version 2)
+	flagsV1          = flagNFC | flagIgnoreMerges
+	flagsV2          = flagsV1 | flagByteFallback | flagSpaceToMeta
 )
 
 const (
@@ -92,7 +107,9 @@ const (
 	secTemplates
 	secTemplateVars
 	secPost
-	secCount = secPost
+	secDecodeOffsets
+	secDecodeBytes
+	secCount = secDecodeBytes
 )
 
 // Token flags (section 3).
@@ -102,6 +119,8 @@ const (
 	tokAdded   = 4
 	tokSpecial = 8
 	tokModel   = 16
+	tokByte    = 32
+	tokAll     = tokPresent | tokRaw | tokAdded | tokSpecial | tokModel | tokByte
 )
 
 // Added-token flags (section 7).
@@ -150,6 +169,8 @@ type tables struct {
 	tokBytes  []byte
 	tokOffs   []uint32 // vocab+1 entries
 	tokFlags  []byte
+	decBytes  []byte   // SentencePiece-style: what each id decodes to
+	decOffs   []uint32 // vocab+1 entries (nil for byte-level tables)
 	merges    []uint32 // C × {left, right, rank, result}
 	mergeMask uint64
 	mergeBits uint
@@ -193,8 +214,9 @@ func parseTables(b []byte, checkCRC bool) (*tables, error) {
 	if [8]byte(b[0:8]) != tablesMagic {
 		return nil, corrupt("bad magic %q, expected %q", b[0:8], tablesMagic[:])
 	}
-	if v := u32(b, 8); v != tablesVersion {
-		return nil, corrupt("format version %d, this reader supports %d", v, tablesVersion)
+	version := u32(b, 8)
+	if version < 1 || version > tablesVersion {
+		return nil, corrupt("format version %d, this reader supports 1 to %d", version, tablesVersion)
 	}
 	if n := u32(b, 12); uint64(n) != uint64(len(b)) {
 		return nil, corrupt("header says %d bytes, blob has %d (truncated or padded)", n, len(b))
@@ -214,13 +236,23 @@ func parseTables(b []byte, checkCRC bool) (*tables, error) {
 		mergesListed: int(u32(b, 40)),
 		addedCount:   int(u32(b, 44)),
 	}
-	if t.flags&^uint32(flagNFC|flagIgnoreMerges) != 0 {
-		return nil, corrupt("unknown header flags %#x", t.flags)
+	if t.flags&^uint32(flagsV2) != 0 || (version == 1 && t.flags&^uint32(flagsV1) != 0) {
+		return nil, corrupt("unknown header flags %#x for format version %d", t.flags, version)
 	}
 	switch preKind(t.pre) {
 	case preQwen2, preLlama3, preGPT2:
+	case preQwen35, preNone:
+		if version == 1 {
+			return nil, corrupt("pre-tokenizer kind %d needs format version 2", t.pre)
+		}
 	default:
 		return nil, corrupt("unknown pre-tokenizer kind %d", t.pre)
+	}
+	// The SentencePiece-style pieces only make sense together: characters as symbols need the
+	// decode sections, and the "none" pre-tokenizer is only exact after the "▁" normalizer.
+	sp := t.flags&flagByteFallback != 0
+	if (t.flags&flagSpaceToMeta != 0) != sp || (preKind(t.pre) == preNone) != sp {
+		return nil, corrupt("flags %#x and pre-tokenizer kind %d do not form a supported pipeline", t.flags, t.pre)
 	}
 	if t.post > postTemplate {
 		return nil, corrupt("unknown post-processor kind %d", t.post)
@@ -262,12 +294,22 @@ func parseTables(b []byte, checkCRC bool) (*tables, error) {
 		sec[id] = b[off : off+n : off+n]
 	}
 	for id := 1; id <= secCount; id++ {
-		if sec[id] == nil && id != secTemplates && id != secTemplateVars {
+		optional := id == secTemplates || id == secTemplateVars
+		isDecode := id == secDecodeOffsets || id == secDecodeBytes
+		switch {
+		case isDecode && !sp && sec[id] != nil:
+			return nil, corrupt("section %d is only valid in SentencePiece-style tables", id)
+		case sec[id] == nil && !optional && (!isDecode || sp):
 			return nil, corrupt("required section %d missing", id)
 		}
 	}
 	if err := t.parseTokens(sec[secTokenBytes], sec[secTokenOffsets], sec[secTokenFlags]); err != nil {
 		return nil, err
+	}
+	if sp {
+		if err := t.parseDecode(sec[secDecodeOffsets], sec[secDecodeBytes]); err != nil {
+			return nil, err
+		}
 	}
 	if err := t.parseByteIDs(sec[secByteIDs]); err != nil {
 		return nil, err
@@ -291,29 +333,40 @@ func parseTables(b []byte, checkCRC bool) (*tables, error) {
 	return t, nil
 }
 
-func (t *tables) parseTokens(tb, offBytes, flags []byte) error {
+// offsetsView validates an offsets section of vocab+1 non-decreasing u32s that ends at the
+// length of the bytes section it indexes.
+func (t *tables) offsetsView(offBytes []byte, nbytes int, what string) ([]uint32, error) {
 	if len(offBytes) != 4*(t.vocab+1) {
-		return corrupt("token offsets section is %d bytes, want %d for %d ids", len(offBytes), 4*(t.vocab+1), t.vocab)
-	}
-	if len(flags) != t.vocab {
-		return corrupt("token flags section is %d bytes, want %d", len(flags), t.vocab)
+		return nil, corrupt("%s offsets section is %d bytes, want %d for %d ids", what, len(offBytes), 4*(t.vocab+1), t.vocab)
 	}
 	offs := u32view(offBytes)
 	if offs[0] != 0 {
-		return corrupt("first token offset is %d, want 0", offs[0])
+		return nil, corrupt("first %s offset is %d, want 0", what, offs[0])
 	}
 	prev := uint32(0)
 	for i, o := range offs[1:] {
 		if o < prev {
-			return corrupt("token offsets decrease at id %d", i)
+			return nil, corrupt("%s offsets decrease at id %d", what, i)
 		}
 		prev = o
 	}
-	if int(prev) != len(tb) {
-		return corrupt("token offsets end at %d, token bytes section has %d", prev, len(tb))
+	if int(prev) != nbytes {
+		return nil, corrupt("%s offsets end at %d, the bytes section has %d", what, prev, nbytes)
 	}
+	return offs, nil
+}
+
+func (t *tables) parseTokens(tb, offBytes, flags []byte) error {
+	offs, err := t.offsetsView(offBytes, len(tb), "token")
+	if err != nil {
+		return err
+	}
+	if len(flags) != t.vocab {
+		return corrupt("token flags section is %d bytes, want %d", len(flags), t.vocab)
+	}
+	sp := t.flags&flagByteFallback != 0
 	for i, f := range flags {
-		if f&^uint8(tokPresent|tokRaw|tokAdded|tokSpecial|tokModel) != 0 || (f&tokPresent == 0 && f != 0) {
+		if f&^uint8(tokAll) != 0 || (f&tokPresent == 0 && f != 0) || (f&tokByte != 0 && !sp) {
 			return corrupt("bad flags %#x for id %d", f, i)
 		}
 	}
@@ -321,8 +374,60 @@ func (t *tables) parseTokens(tb, offBytes, flags []byte) error {
 	return nil
 }
 
+// parseDecode validates the SentencePiece-style decode sections: a byte-fallback id decodes to
+// exactly one byte, every other id to valid UTF-8 (so decoded text needs no repair beyond the
+// byte groups).
+func (t *tables) parseDecode(offBytes, db []byte) error {
+	offs, err := t.offsetsView(offBytes, len(db), "decode")
+	if err != nil {
+		return err
+	}
+	// Other ids are checked a run at a time: a run of entries is valid UTF-8 entry by entry when
+	// it is valid as a whole and no entry starts with a continuation byte (then every entry
+	// boundary is a character boundary). One utf8.Valid per run instead of per id keeps Load fast.
+	runStart := 0
+	checkRun := func(end int) error {
+		if !utf8.Valid(db[offs[runStart]:offs[end]]) {
+			for id := runStart; id < end; id++ {
+				if !utf8.Valid(db[offs[id]:offs[id+1]]) {
+					return corrupt("id %d decodes to invalid UTF-8", id)
+				}
+			}
+		}
+		return nil
+	}
+	for id := 0; id < t.vocab; id++ {
+		d := db[offs[id]:offs[id+1]]
+		if t.tokFlags[id]&tokByte != 0 {
+			if len(d) != 1 {
+				return corrupt("byte-fallback id %d decodes to %d bytes, want 1", id, len(d))
+			}
+			if err := checkRun(id); err != nil {
+				return err
+			}
+			runStart = id + 1
+		} else if len(d) > 0 && d[0]&0xC0 == 0x80 {
+			return corrupt("id %d decodes to invalid UTF-8 (starts with a continuation byte)", id)
+		}
+	}
+	if err := checkRun(t.vocab); err != nil {
+		return err
+	}
+	t.decBytes, t.decOffs = db, offs
+	return nil
+}
+
 func (t *tables) tokenBytes(id int) []byte {
 	return t.tokBytes[t.tokOffs[id]:t.tokOffs[id+1]]
+}
+
+// decodeBytes returns what id decodes to: its token bytes in byte-level tables, the decode
+// section's entry in SentencePiece-style ones.
+func (t *tables) decodeBytes(id int) []byte {
+	if t.decOffs == nil {
+		return t.tokenBytes(id)
+	}
+	return t.decBytes[t.decOffs[id]:t.decOffs[id+1]]
 }
 
 func (t *tables) parseByteIDs(s []byte) error {
@@ -334,8 +439,11 @@ func (t *tables) parseByteIDs(s []byte) error {
 		if int(id) >= t.vocab {
 			return corrupt("byte %#02x maps to id %d outside vocab", b, id)
 		}
-		if tb := t.tokenBytes(int(id)); len(tb) != 1 || tb[0] != byte(b) {
+		if tb := t.decodeBytes(int(id)); len(tb) != 1 || tb[0] != byte(b) {
 			return corrupt("byte %#02x maps to id %d whose bytes are %q", b, id, tb)
+		}
+		if sp := t.flags&flagByteFallback != 0; sp && t.tokFlags[id]&tokByte == 0 {
+			return corrupt("byte %#02x maps to id %d, which is not a byte-fallback token", b, id)
 		}
 		t.byteIDs[b] = id
 	}

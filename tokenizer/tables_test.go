@@ -80,7 +80,9 @@ func TestCorruptTables(t *testing.T) {
 		{"empty", func(b []byte) []byte { return nil }, false, "shorter than the 72-byte header"},
 		{"truncated", func(b []byte) []byte { return b[:len(b)-8] }, false, "header says"},
 		{"magic", func(b []byte) []byte { b[0] = 'X'; return b }, false, "bad magic"},
-		{"version", put(8, 2), false, "format version 2"},
+		{"version", put(8, 3), false, "format version 3"},
+		{"v2 feature in v1", put(20, flagByteFallback|flagSpaceToMeta), true, "for format version 1"},
+		{"v1 with qwen3.5 kind", put(24, uint32(preQwen35)), true, "needs format version 2"},
 		{"bit flip", func(b []byte) []byte { b[len(b)/2] ^= 1; return b }, false, "CRC-32C mismatch"},
 		{"vocab size", put(32, 0), true, "vocab size 0"},
 		{"flags", put(20, 1<<9), true, "unknown header flags"},
@@ -136,15 +138,20 @@ func TestCorruptTables(t *testing.T) {
 // TestRandomCorruption flips bytes all over the blob (with the CRC recomputed, so the structural
 // checks are what stands between the damage and a panic) and uses whatever still loads.
 func TestRandomCorruption(t *testing.T) {
-	blob := synthBlob(t)
-	r := rand.New(rand.NewPCG(5, 6))
-	for i := 0; i < 3000; i++ {
-		b := append([]byte(nil), blob...)
-		for n := 1 + r.IntN(4); n > 0; n-- {
-			b[r.IntN(len(b))] = byte(r.IntN(256))
+	spBlob, _, err := Compile(synthSPTokenizer(t, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, blob := range [][]byte{synthBlob(t), spBlob} {
+		r := rand.New(rand.NewPCG(5, 6))
+		for i := 0; i < 3000; i++ {
+			b := append([]byte(nil), blob...)
+			for n := 1 + r.IntN(4); n > 0; n-- {
+				b[r.IntN(len(b))] = byte(r.IntN(256))
+			}
+			refreshCRC(b)
+			exerciseTables(t, b)
 		}
-		refreshCRC(b)
-		exerciseTables(t, b)
 	}
 }
 

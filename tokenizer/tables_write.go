@@ -16,7 +16,8 @@ type spec struct {
 	post           uint32
 	modelVocab     uint32
 	mergesListed   uint32
-	tokens         [][]byte // decode bytes per id
+	tokens         [][]byte // key bytes per id: decode bytes (byte-level) or spelling (SentencePiece-style)
+	decode         [][]byte // SentencePiece-style only: decode bytes per id
 	tokFlags       []uint8
 	merges         []mergeSpec // unique pairs
 	byteIDs        [256]uint32
@@ -45,10 +46,10 @@ type templateVar struct {
 	list  bool
 }
 
-func fnv64(b []byte) uint64 {
+func fnv64[T string | []byte](b T) uint64 {
 	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h ^= uint64(c)
+	for i := 0; i < len(b); i++ {
+		h ^= uint64(b[i])
 		h *= 1099511628211
 	}
 	return h
@@ -87,7 +88,11 @@ func le32s(vals ...uint32) []byte {
 // writeTables serializes s in the format described above.
 func writeTables(s *spec) ([]byte, error) {
 	v := len(s.tokens)
-	const nSections = 11
+	sp := s.flags&flagByteFallback != 0
+	nSections := 11
+	if sp {
+		nSections += 2
+	}
 	w := &blobWriter{buf: make([]byte, headerSize+nSections*sectionEntrySz)}
 
 	// Strings section is assembled while the other sections reference it.
@@ -111,6 +116,17 @@ func writeTables(s *spec) ([]byte, error) {
 	w.section(secTokenBytes, tb)
 	w.section(secTokenOffsets, le32s(offs...))
 	w.section(secTokenFlags, s.tokFlags)
+	if sp {
+		var db []byte
+		doffs := make([]uint32, v+1)
+		for i, d := range s.decode {
+			doffs[i] = uint32(len(db))
+			db = append(db, d...)
+		}
+		doffs[v] = uint32(len(db))
+		w.section(secDecodeOffsets, le32s(doffs...))
+		w.section(secDecodeBytes, db)
+	}
 
 	// Merges hash table.
 	mc := hashCapacity(len(s.merges))
@@ -201,7 +217,11 @@ func writeTables(s *spec) ([]byte, error) {
 	h := w.buf
 	copy(h[0:8], tablesMagic[:])
 	put := func(off int, v uint32) { binary.LittleEndian.PutUint32(h[off:], v) }
-	put(8, tablesVersion)
+	version := uint32(1)
+	if s.flags&^flagsV1 != 0 || s.pre > preGPT2 {
+		version = 2
+	}
+	put(8, version)
 	put(12, uint32(len(h)))
 	put(20, s.flags)
 	put(24, uint32(s.pre))

@@ -17,6 +17,11 @@ type Tokenizer struct {
 	addedIDs map[string]int
 	addedAt  map[int]int // id -> index into t.added
 	chat     chatCache
+
+	// SentencePiece-style tables only: the initial symbols of each ASCII character (its vocab id,
+	// or noID to use its byte-fallback token) and of a space, which the normalizer makes "▁".
+	asciiIDs [utf8.RuneSelf]uint32
+	metaSyms []uint32
 }
 
 // Load builds a Tokenizer from tables produced by [Compile]. It parses no JSON and copies none of
@@ -45,6 +50,15 @@ func load(b []byte, checkCRC bool) (*Tokenizer, error) {
 	}
 	tk.raw = newMatcher(raw, false)
 	tk.norm = newMatcher(nrm, true)
+	if t.flags&flagByteFallback != 0 {
+		for c := range tk.asciiIDs {
+			tk.asciiIDs[c] = noID
+			if id, ok := lookupVocab(t, string(rune(c)), true); ok {
+				tk.asciiIDs[c] = id
+			}
+		}
+		tk.metaSyms = tk.appendCharSyms(nil, metaSpace)
+	}
 	tk.pool.New = func() any { return newEncoder(tk) }
 	return tk, nil
 }
@@ -71,13 +85,14 @@ func (tk *Tokenizer) EOSIDs() []int {
 	return []int{tk.t.eos}
 }
 
-// TokenBytes returns the bytes id decodes to (nil for an unknown id). The slice aliases the
-// tables and must not be modified.
+// TokenBytes returns the bytes id decodes to on its own (nil for an unknown id): for a
+// SentencePiece-style token "▁" becomes a space and a byte-fallback token <0xNN> its byte. The
+// slice aliases the tables and must not be modified.
 func (tk *Tokenizer) TokenBytes(id int) []byte {
 	if id < 0 || id >= tk.t.vocab || tk.t.tokFlags[id]&tokPresent == 0 {
 		return nil
 	}
-	return tk.t.tokenBytes(id)
+	return tk.t.decodeBytes(id)
 }
 
 // Token returns the token's text as tokenizer.json spells it: the content of an added token, or
@@ -109,12 +124,12 @@ func (tk *Tokenizer) TokenID(tok string) (int, bool) {
 		return id, true
 	}
 	if bs, ok := byteLevelDecode(tok); ok {
-		if id, ok := tk.vocabLookup(bs, false); ok {
+		if id, ok := lookupVocab(tk.t, bs, false); ok {
 			return int(id), true
 		}
 	}
 	if utf8.ValidString(tok) {
-		if id, ok := tk.vocabLookup([]byte(tok), true); ok {
+		if id, ok := lookupVocab(tk.t, tok, true); ok {
 			return int(id), true
 		}
 	}
@@ -126,9 +141,9 @@ func (tk *Tokenizer) IsSpecial(id int) bool {
 	return id >= 0 && id < tk.t.vocab && tk.t.tokFlags[id]&tokSpecial != 0
 }
 
-// vocabLookup finds a model-vocab id by its bytes; raw selects entries outside the byte alphabet.
-func (tk *Tokenizer) vocabLookup(key []byte, raw bool) (uint32, bool) {
-	t := tk.t
+// lookupVocab finds a model-vocab id by its key bytes; raw selects entries outside the byte
+// alphabet (every entry of SentencePiece-style tables is raw: keyed by its spelling).
+func lookupVocab[T string | []byte](t *tables, key T, raw bool) (uint32, bool) {
 	h := (fnv64(key) * hashMul) >> (64 - t.vocabBits)
 	for {
 		v := t.vocabHash[h]
@@ -136,11 +151,24 @@ func (tk *Tokenizer) vocabLookup(key []byte, raw bool) (uint32, bool) {
 			return 0, false
 		}
 		id := v - 1
-		if string(t.tokenBytes(int(id))) == string(key) && (t.tokFlags[id]&tokRaw != 0) == raw {
+		if sameBytes(t.tokenBytes(int(id)), key) && (t.tokFlags[id]&tokRaw != 0) == raw {
 			return id, true
 		}
 		h = (h + 1) & t.vocabMask
 	}
+}
+
+// sameBytes compares without converting (a generic string(key) may allocate for a []byte).
+func sameBytes[T string | []byte](a []byte, b T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // TokenRef names one token in [Info].
@@ -151,19 +179,22 @@ type TokenRef struct {
 
 // Info describes compiled tables; it is what the bundle's JSON manifest records.
 type Info struct {
-	Format          string    `json:"format"`           // "anetok"
-	FormatVersion   int       `json:"format_version"`   // layout version of the tables
-	ModelType       string    `json:"model_type"`       // "BPE"
-	VocabSize       int       `json:"vocab_size"`       // ids are 0..vocab_size-1
-	ModelVocabSize  int       `json:"model_vocab_size"` // entries of model.vocab
-	Merges          int       `json:"merges"`           // entries of model.merges
-	AddedTokens     int       `json:"added_tokens"`
-	SpecialTokens   int       `json:"special_tokens"`
-	Normalizer      string    `json:"normalizer"`     // "NFC" or "none"
-	PreTokenizer    string    `json:"pre_tokenizer"`  // "qwen2", "llama3" or "gpt2"
-	PostProcessor   string    `json:"post_processor"` // "none", "ByteLevel" or "TemplateProcessing"
-	Decoder         string    `json:"decoder"`        // "ByteLevel"
-	IgnoreMerges    bool      `json:"ignore_merges"`
+	Format         string `json:"format"`           // "anetok"
+	FormatVersion  int    `json:"format_version"`   // layout version of the tables
+	ModelType      string `json:"model_type"`       // "BPE"
+	VocabSize      int    `json:"vocab_size"`       // ids are 0..vocab_size-1
+	ModelVocabSize int    `json:"model_vocab_size"` // entries of model.vocab
+	Merges         int    `json:"merges"`           // entries of model.merges
+	AddedTokens    int    `json:"added_tokens"`
+	SpecialTokens  int    `json:"special_tokens"`
+	Normalizer     string `json:"normalizer"`     // "NFC", "Replace" (" " -> "▁") or "none"
+	PreTokenizer   string `json:"pre_tokenizer"`  // "qwen2", "qwen3.5", "llama3", "gpt2" or "none"
+	PostProcessor  string `json:"post_processor"` // "none", "ByteLevel" or "TemplateProcessing"
+	Decoder        string `json:"decoder"`        // "ByteLevel" or "Replace+ByteFallback+Fuse"
+	IgnoreMerges   bool   `json:"ignore_merges"`
+	// ByteFallback is true for SentencePiece-style BPE (Gemma): symbols are characters and a
+	// character outside the vocab becomes its <0xNN> byte tokens.
+	ByteFallback    bool      `json:"byte_fallback,omitempty"`
 	BOS             *TokenRef `json:"bos,omitempty"`
 	EOS             *TokenRef `json:"eos,omitempty"`
 	PAD             *TokenRef `json:"pad,omitempty"`
@@ -182,7 +213,7 @@ func (tk *Tokenizer) Info() Info {
 	t := tk.t
 	in := Info{
 		Format:         "anetok",
-		FormatVersion:  tablesVersion,
+		FormatVersion:  int(u32(t.blob, 8)),
 		ModelType:      "BPE",
 		VocabSize:      t.vocab,
 		ModelVocabSize: t.modelVocab,
@@ -198,6 +229,13 @@ func (tk *Tokenizer) Info() Info {
 	}
 	if t.flags&flagNFC != 0 {
 		in.Normalizer = "NFC"
+	}
+	if t.flags&flagSpaceToMeta != 0 {
+		in.Normalizer = "Replace"
+	}
+	if t.flags&flagByteFallback != 0 {
+		in.ByteFallback = true
+		in.Decoder = "Replace+ByteFallback+Fuse"
 	}
 	for _, a := range t.added {
 		if a.flags&addSpecial != 0 {

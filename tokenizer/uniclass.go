@@ -9,7 +9,7 @@ import (
 // Character classes used by the pre-tokenizer regexes and the added-token word checks.
 // The sets follow Oniguruma (used by HF tokenizers for Split patterns) and Rust's regex crate
 // (used for added-token single_word/lstrip/rstrip):
-//   - \p{L}: general category L (Lu, Ll, Lt, Lm, Lo); \p{N}: Nd, Nl, No.
+//   - \p{L}: general category L (Lu, Ll, Lt, Lm, Lo); \p{N}: Nd, Nl, No; \p{M}: Mn, Mc, Me.
 //   - \s: U+0009..U+000D, U+0085 and categories Zs, Zl, Zp, which is exactly Unicode White_Space.
 //   - \w (Rust regex, Unicode): Alphabetic, M, Nd, Pc and Join_Control.
 const (
@@ -18,6 +18,7 @@ const (
 	clsS                    // \s, including CR and LF
 	clsNL                   // CR or LF
 	clsW                    // \w of Rust's regex crate
+	clsM                    // \p{M} (combining marks; only the Qwen3.5 pattern names them)
 )
 
 // bmpClass holds the class bits of every code point below U+10000. It is built on first use
@@ -36,7 +37,7 @@ func classTable() *[0x10000]uint8 {
 		setRanges(t, unicode.White_Space, clsS)
 		setRanges(t, unicode.Nl, clsW)
 		setRanges(t, unicode.Other_Alphabetic, clsW)
-		setRanges(t, unicode.M, clsW)
+		setRanges(t, unicode.M, clsW|clsM)
 		setRanges(t, unicode.Nd, clsW)
 		setRanges(t, unicode.Pc, clsW)
 		setRanges(t, unicode.Join_Control, clsW)
@@ -77,6 +78,9 @@ func classOf(tab *[0x10000]uint8, r rune) uint8 {
 	}
 	if unicode.In(r, unicode.Nl, unicode.Other_Alphabetic, unicode.M, unicode.Nd, unicode.Pc) {
 		k |= clsW
+	}
+	if unicode.Is(unicode.M, r) {
+		k |= clsM
 	}
 	if unicode.Is(unicode.White_Space, r) {
 		k |= clsS

@@ -64,7 +64,7 @@ Qwen2.5/Qwen3 tokenizer built into anepack).`,
 	cmd.Flags().StringVar(&configPath, "config", "", "Hugging Face config.json to generate weights for")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "SYNTH-1 seed")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "checkpoint directory to write")
-	cmd.Flags().StringVar(&tokDir, "tokenizer-dir", "", "directory with tokenizer.json and tokenizer_config.json (default: built-in Qwen tokenizer)")
+	cmd.Flags().StringVar(&tokDir, "tokenizer-dir", "", "directory with tokenizer.json and tokenizer_config.json, or vocab.json and merges.txt (default: built-in Qwen tokenizer)")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print nothing but errors")
 	return cmd
 }
@@ -84,9 +84,14 @@ func tokenizerFiles(dir string) (map[string][]byte, error) {
 		if !os.IsNotExist(err) {
 			return nil, err
 		}
-		if name == "tokenizer.json" || name == "tokenizer_config.json" {
-			return nil, fmt.Errorf("--tokenizer-dir %s: missing %s", dir, name)
-		}
+	}
+	// The same choice packing makes: tokenizer.json with tokenizer_config.json, or GPT-2-style
+	// vocab.json + merges.txt.
+	switch {
+	case files["tokenizer.json"] != nil && files["tokenizer_config.json"] == nil:
+		return nil, fmt.Errorf("--tokenizer-dir %s: missing tokenizer_config.json", dir)
+	case files["tokenizer.json"] == nil && (files["vocab.json"] == nil || files["merges.txt"] == nil):
+		return nil, fmt.Errorf("--tokenizer-dir %s: missing tokenizer.json (or vocab.json and merges.txt)", dir)
 	}
 	return files, nil
 }

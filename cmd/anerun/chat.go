@@ -79,6 +79,9 @@ func runChat(cmd *cobra.Command, args []string, g *genFlags) error {
 	defer sess.Close()
 
 	in, out, errw := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if err := g.rawIfNoTemplate(tok, errw); err != nil {
+		return err
+	}
 	tty := false
 	if f, ok := in.(*os.File); ok {
 		tty = cli.IsTerminal(f)

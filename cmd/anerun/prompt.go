@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/anepack/anepack/tokenizer"
 )
@@ -45,4 +46,22 @@ func renderChat(tok *tokenizer.Tokenizer, msgs []chatMessage, gen bool) (string,
 		return "", fmt.Errorf("chat template: %w", err)
 	}
 	return text, nil
+}
+
+// noTemplateNote is what anerun says, once, when a model without a chat template (GPT-2) is
+// asked to chat: it continues the text instead, as --raw does.
+const noTemplateNote = "anerun: this model has no chat template; continuing the prompt as plain text (as --raw)"
+
+// rawIfNoTemplate switches to plain-text continuation when tok has no chat template, saying so on
+// w; a --system message cannot be used then.
+func (g *genFlags) rawIfNoTemplate(tok *tokenizer.Tokenizer, w io.Writer) error {
+	if g.raw || tok.HasChatTemplate() {
+		return nil
+	}
+	if g.system != "" {
+		return errors.New("--system needs a chat template, and this model has none (it only continues text)")
+	}
+	g.raw = true
+	fmt.Fprintln(w, noTemplateNote)
+	return nil
 }

@@ -119,6 +119,13 @@ func runGenerate(cmd *cobra.Command, path, text string, g *genFlags) error {
 	if err != nil {
 		return err
 	}
+	tok, err := l.model.Tokenizer()
+	if err != nil {
+		return err
+	}
+	if err := g.rawIfNoTemplate(tok, cmd.ErrOrStderr()); err != nil {
+		return err
+	}
 	var msgs []chatMessage
 	if g.system != "" {
 		msgs = append(msgs, chatMessage{Role: "system", Content: g.system})
