@@ -15,10 +15,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/internal/qwentok"
+	"github.com/anepack/anepack/internal/testtok"
 	"github.com/anepack/anepack/pack"
 	"github.com/anepack/anepack/synth"
 )
@@ -164,38 +163,17 @@ func buildGolden(name, dtype string) (string, error) {
 }
 
 // TokenizerFiles returns the tokenizer files of a golden model's tokenizer: "qwen" (or empty),
-// the Qwen2.5/Qwen3 tokenizer built into anepack, or the name of a testdata/<name>-tokenizer
-// directory (tokenizer.json.zst and tokenizer_config.json).
+// the Qwen2.5/Qwen3 tokenizer built into anepack, or "llama3", "gpt2", "gemma3": the real
+// tokenizers in testdata/<name>-tokenizer.
 func TokenizerFiles(name string) (map[string][]byte, error) {
-	// The Llama 3 tokenizer.json writes its merges as pairs, which the tokenizer compiler does
-	// not read yet; the model tests compare logits of token ids, so until it does, the Llama 3
-	// golden model is packed with the Qwen tokenizer (its ids above vocab_size are never fed).
-	if name == "" || name == "qwen" || name == "llama3" || name == "gpt2" || name == "gemma3" {
+	if name == "" || name == "qwen" {
 		return qwentok.Files()
 	}
-	root, err := Root()
+	tj, tc, err := testtok.Files(name)
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(root, "testdata", name+"-tokenizer")
-	zst, err := os.ReadFile(filepath.Join(dir, "tokenizer.json.zst"))
-	if err != nil {
-		return nil, err
-	}
-	dec, err := zstd.NewReader(nil)
-	if err != nil {
-		return nil, err
-	}
-	defer dec.Close()
-	tj, err := dec.DecodeAll(zst, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	files := map[string][]byte{"tokenizer.json": tj}
-	if tc, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json")); err == nil {
-		files["tokenizer_config.json"] = tc
-	}
-	return files, nil
+	return map[string][]byte{"tokenizer.json": tj, "tokenizer_config.json": tc}, nil
 }
 
 // Build writes a SYNTH-1 checkpoint of configJSON with seed and the Qwen tokenizer and packs it
