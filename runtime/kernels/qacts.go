@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 )
@@ -29,7 +30,7 @@ type Int8Acts struct {
 	q       []int8    // [n][cols] quantized values, natural order
 	d       []float32 // [n][nb] block scales
 	bs      []float32 // [n][nb] block sums of dequantized values, d*sum(q)
-	corr    []float32 // [n] 128 * sum of bs over the whole blocks
+	q8      []byte    // [n][cols/32][64] whole blocks for the q8 kernels (see Quantize)
 	qp      []int8    // [n][nc*64] q in q4 order (see Quantize)
 	meta    []float32 // [n][nc][16] q4 lane scales and lane sums (see Quantize)
 }
@@ -42,7 +43,14 @@ func (a *Int8Acts) Cols() int { return a.cols }
 
 // Quantize replaces the contents of a with the n vectors x[t*cols:(t+1)*cols].
 //
-// Besides the natural order it lays the values out for the q4 kernels, which
+// Besides the natural order it lays the values out for the assembly. For q8,
+// per whole block of 32: the 32 values, then 8 little-endian int32 holding
+// -128 times the sum of each 4 consecutive values. A VNNI kernel multiplies
+// unsigned by signed bytes, so it adds 128 to the weights and starts each
+// block's 8 lane sums at these values instead of 0, which cancels the bias
+// exactly in integer arithmetic.
+//
+// For q4, which
 // split 32 weight bytes into their 32 low nibbles (even elements) and 32 high
 // nibbles (odd elements): per chunk of 64 values qp holds the 32 even ones
 // then the 32 odd ones, and meta holds 8 lane scales then 8 lane sums, lane
@@ -58,7 +66,7 @@ func (a *Int8Acts) Quantize(x []float32, n, cols int) {
 	a.q = grow(a.q, n*cols)
 	a.d = grow(a.d, n*a.nb)
 	a.bs = grow(a.bs, n*a.nb)
-	a.corr = grow(a.corr, n)
+	a.q8 = grow(a.q8, n*(cols/32)*64)
 	a.qp = grow(a.qp, n*a.nc*64)
 	a.meta = grow(a.meta, n*a.nc*16)
 	for t := 0; t < n; t++ {
@@ -71,7 +79,6 @@ func (a *Int8Acts) quantizeToken(t int, xt []float32) {
 	cols := a.cols
 	q := a.q[t*cols : (t+1)*cols]
 	d, bs := a.d[t*a.nb:(t+1)*a.nb], a.bs[t*a.nb:(t+1)*a.nb]
-	var corr float32
 	for b := range d {
 		lo, hi := 32*b, min(cols, 32*b+32)
 		var amax float32
@@ -90,11 +97,19 @@ func (a *Int8Acts) quantizeToken(t int, xt []float32) {
 			sum += v
 		}
 		bs[b] = d[b] * float32(sum)
-		if hi-lo == 32 {
-			corr += bs[b]
+	}
+	q8 := a.q8[t*(cols/32)*64 : (t+1)*(cols/32)*64]
+	for b := 0; b < cols/32; b++ {
+		blk := q8[64*b : 64*b+64]
+		for i := 0; i < 32; i++ {
+			blk[i] = byte(q[32*b+i])
+		}
+		for l := 0; l < 8; l++ {
+			e := 32*b + 4*l
+			s := int32(q[e]) + int32(q[e+1]) + int32(q[e+2]) + int32(q[e+3])
+			binary.LittleEndian.PutUint32(blk[32+4*l:], uint32(-128*s))
 		}
 	}
-	a.corr[t] = 128 * corr
 	qp := a.qp[t*a.nc*64 : (t+1)*a.nc*64]
 	meta := a.meta[t*a.nc*16 : (t+1)*a.nc*16]
 	for c := 0; c < a.nc; c++ {

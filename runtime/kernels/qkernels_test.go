@@ -299,9 +299,15 @@ func TestQuantizedPanics(t *testing.T) {
 	mustPanic(t, "short w q8", func() { MatMulQ8Acts(make([]float32, 2), 2, &a, make([]int8, 127), make([]uint16, 2), 2) })
 	mustPanic(t, "short scale q8", func() { MatMulQ8Acts(make([]float32, 2), 2, &a, make([]int8, 128), make([]uint16, 1), 2) })
 	mustPanic(t, "short y", func() { MatMulQ8Acts(make([]float32, 1), 2, &a, make([]int8, 128), make([]uint16, 2), 2) })
-	mustPanic(t, "short w q4", func() { MatMulQ4Acts(make([]float32, 2), 2, &a, make([]byte, 63), make([]uint16, 4), make([]uint16, 4), 32, 2) })
-	mustPanic(t, "short offset q4", func() { MatMulQ4Acts(make([]float32, 2), 2, &a, make([]byte, 64), make([]uint16, 4), make([]uint16, 3), 32, 2) })
-	mustPanic(t, "bad group", func() { MatMulQ4Acts(make([]float32, 2), 2, &a, make([]byte, 64), make([]uint16, 4), make([]uint16, 4), 48, 2) })
+	mustPanic(t, "short w q4", func() {
+		MatMulQ4Acts(make([]float32, 2), 2, &a, make([]byte, 63), make([]uint16, 4), make([]uint16, 4), 32, 2)
+	})
+	mustPanic(t, "short offset q4", func() {
+		MatMulQ4Acts(make([]float32, 2), 2, &a, make([]byte, 64), make([]uint16, 4), make([]uint16, 3), 32, 2)
+	})
+	mustPanic(t, "bad group", func() {
+		MatMulQ4Acts(make([]float32, 2), 2, &a, make([]byte, 64), make([]uint16, 4), make([]uint16, 4), 48, 2)
+	})
 	mustPanic(t, "short x", func() { MatVecQ8(make([]float32, 2), make([]int8, 128), make([]uint16, 2), make([]float32, 63), 2, 64) })
 }
 
@@ -313,4 +319,27 @@ func mustPanic(t *testing.T, what string, f func()) {
 		}
 	}()
 	f()
+}
+
+// TestQuantRowBlocks runs GEMMs tall enough that the assembly splits them
+// into several L2 row blocks, each with leftover tokens and rows.
+func TestQuantRowBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	var a Int8Acts
+	const n, rows, cols = 7, 501, 512
+	x := randActs(r, n, cols, false)
+	a.Quantize(x, n, cols)
+	xd := dequantActs(&a)
+	m8 := newQ8(r, rows, cols, false)
+	ref, mag := qRef(m8, xd, n)
+	y := nanSlice(n * rows)
+	MatMulQ8(y, x, m8.w8, m8.scale, n, rows, cols)
+	checkQClose(t, "MatMulQ8 501x512", y, rows, ref, mag, n, rows, cols, false)
+	for _, group := range []int{32, 64, 128} {
+		m4 := newQ4(r, rows, cols, group, false)
+		ref, mag := qRef(m4, xd, n)
+		y := nanSlice(n * rows)
+		MatMulQ4(y, x, m4.w4, m4.scale, m4.offset, group, n, rows, cols)
+		checkQClose(t, fmt.Sprintf("MatMulQ4 G=%d 501x512", group), y, rows, ref, mag, n, rows, cols, false)
+	}
 }
