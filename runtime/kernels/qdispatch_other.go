@@ -5,6 +5,10 @@ package kernels
 // Without assembly the quantized kernels' fast paths do nothing and the
 // pure-Go twins do all the work.
 
+// QuantKernels names the instruction set the quantized matrix kernels use on
+// this machine: always "go" here.
+func QuantKernels() string { return "go" }
+
 func matMulQ8Fast(y []float32, ldy int, a *Int8Acts, w []int8, scale []uint16, rows int) int {
 	return 0
 }

@@ -168,6 +168,7 @@ func nanSlice(n int) []float32 {
 }
 
 func TestMatMulQ8(t *testing.T) {
+	t.Logf("quantized kernels: %s", QuantKernels())
 	r := rand.New(rand.NewPCG(11, 12))
 	var a Int8Acts
 	for _, integers := range []bool{false, true} {
