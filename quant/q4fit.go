@@ -21,8 +21,8 @@ const (
 // least-squares fit, and the one with the least squared error wins.
 const (
 	sweepMin   = -1.0
-	sweepStep  = 0.1
-	sweepSteps = 20
+	sweepStep  = 0.2
+	sweepSteps = 10
 )
 
 // fitGroupQ4 chooses the fp16 scale and offset of one group of weights w,
