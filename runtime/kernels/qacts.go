@@ -81,22 +81,7 @@ func (a *Int8Acts) quantizeToken(t int, xt []float32) {
 	d, bs := a.d[t*a.nb:(t+1)*a.nb], a.bs[t*a.nb:(t+1)*a.nb]
 	for b := range d {
 		lo, hi := 32*b, min(cols, 32*b+32)
-		var amax float32
-		for _, v := range xt[lo:hi] {
-			amax = max(amax, float32(math.Abs(float64(v))))
-		}
-		d[b] = amax / 127
-		var inv float32
-		if amax > 0 {
-			inv = 127 / amax
-		}
-		var sum int32
-		for i := lo; i < hi; i++ {
-			v := int32(max(-127, min(127, math.RoundToEven(float64(xt[i]*inv)))))
-			q[i] = int8(v)
-			sum += v
-		}
-		bs[b] = d[b] * float32(sum)
+		d[b], bs[b] = quantizeBlock(q[lo:hi], xt[lo:hi])
 	}
 	q8 := a.q8[t*(cols/32)*64 : (t+1)*(cols/32)*64]
 	for b := 0; b < cols/32; b++ {
@@ -129,6 +114,46 @@ func (a *Int8Acts) quantizeToken(t int, xt []float32) {
 		}
 	}
 }
+
+// quantizeBlock quantizes one block x (at most 32 values) into q and
+// returns its scale d = max|x|/127 and d*sum(q). The rounding adds 1.5*2^23
+// in float32, which leaves round-half-even(x*127/max) in the low mantissa
+// bits: the same result as math.RoundToEven, several times faster (this
+// runs on every token). A NaN in x makes d NaN, so every product that uses
+// the block is NaN, as with float activations; an infinite value does too
+// (d = Inf times q = 0).
+func quantizeBlock(q []int8, x []float32) (d, bsum float32) {
+	q = q[:len(x)]
+	var amax float32
+	nan := false
+	for _, v := range x {
+		amax = max(amax, math.Float32frombits(math.Float32bits(v)&^(1<<31)))
+		nan = nan || v != v
+	}
+	d = amax / 127
+	if nan {
+		d = float32(math.NaN())
+	}
+	var inv float32
+	if amax > 0 {
+		inv = 127 / amax
+	}
+	var sum int32
+	for i, v := range x {
+		// |v*inv| <= 127 (within rounding), so no clamp is needed.
+		qi := int32(math.Float32bits(v*inv+roundMagic)) - roundMagicBits
+		q[i] = int8(qi)
+		sum += qi
+	}
+	return d, d * float32(sum)
+}
+
+// roundMagic is 1.5*2^23: adding it to a float32 of magnitude < 2^22 rounds
+// it to an integer (half to even) held in the low mantissa bits.
+const (
+	roundMagic     = 12582912
+	roundMagicBits = 0x4B400000
+)
 
 // grow returns s resized to n, reallocating only when it is too small.
 func grow[T any](s []T, n int) []T {

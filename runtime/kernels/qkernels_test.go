@@ -285,6 +285,22 @@ func TestInt8Acts(t *testing.T) {
 			}
 		}
 	}
+	// Every rounding matches math.RoundToEven of x*127/max, ties included.
+	x := []float32{127, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 126.5, -126.5, 3.49}
+	a.Quantize(x, 1, len(x))
+	for i, v := range x {
+		if want := int8(math.RoundToEven(float64(v))); a.q[i] != want {
+			t.Fatalf("x = %g quantized to %d, want %d", v, a.q[i], want)
+		}
+	}
+	// NaN poisons its block (as it would a float product), not others.
+	x = make([]float32, 64)
+	x[3] = float32(math.NaN())
+	x[40] = 1
+	a.Quantize(x, 1, 64)
+	if !math.IsNaN(float64(a.d[0])) || a.d[1] != 1.0/127 {
+		t.Fatalf("NaN block scales %g, %g", a.d[0], a.d[1])
+	}
 	// A zero block has scale 0 and quantizes to 0.
 	a.Quantize(make([]float32, 40), 1, 40)
 	for i, v := range dequantActs(&a) {
