@@ -10,7 +10,7 @@ import (
 // int8 for the q8 and q4 kernels: each block of 32 consecutive values of a
 // token (the last block may be shorter) gets its own float32 scale
 //
-//	d = max|x_block| / 127,   q = round(x / d) clamped to [-127, 127]
+//	d = max|x_block| / 127,   q = round-half-even(x * (127 / max|x_block|))   (in float32)
 //
 // so one large outlier only coarsens its own block (real hidden states have
 // a few channels 100x larger than the rest, which one scale per token would
