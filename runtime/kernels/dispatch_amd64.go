@@ -4,7 +4,7 @@ package kernels
 
 import "golang.org/x/sys/cpu"
 
-//go:generate go run -C internal/gen . -pkg kernels -out ../../kernels_amd64.s -stubs ../../stubs_amd64.go -tiles ../../tiles_amd64.go
+//go:generate go run -C internal/gen . -pkg kernels -out ../../kernels_amd64.s -stubs ../../stubs_amd64.go -tiles ../../tiles_amd64.go -qtiles ../../qtiles_amd64.go
 
 // useAVX2 selects the assembly: AVX2 for 256-bit vectors, FMA for the
 // multiply-adds and F16C for VCVTPH2PS (fp16 weights widened in registers).

@@ -23,6 +23,7 @@ import (
 )
 
 var tilesOut = flag.String("tiles", "", "write the Go table of GEMM micro-kernels to this file")
+var qtilesOut = flag.String("qtiles", "", "write the Go tables of the quantized kernels to this file")
 
 func main() {
 	flag.Parse()
@@ -43,9 +44,13 @@ func main() {
 	expConsts()
 	swiglu()
 	expSum()
+	quantKernels()
 	Generate()
 	if *tilesOut != "" {
 		writeTiles(*tilesOut)
+	}
+	if *qtilesOut != "" {
+		writeQuantTables(*qtilesOut)
 	}
 }
 

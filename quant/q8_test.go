@@ -1,0 +1,163 @@
+package quant
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/anepack/anepack/half"
+)
+
+// randWeights draws rows x cols weights ~ N(0, 1/cols) with a heavy tail
+// (one in 64 is 8x larger), the shape of trained linear layers.
+func randWeights(r *rand.Rand, rows, cols int) []float32 {
+	w := make([]float32, rows*cols)
+	sd := 1 / math.Sqrt(float64(cols))
+	for i := range w {
+		v := r.NormFloat64() * sd
+		if r.IntN(64) == 0 {
+			v *= 8
+		}
+		w[i] = float32(v)
+	}
+	return w
+}
+
+func TestQ8RoundTripBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, shape := range [][2]int{{1, 1}, {1, 7}, {3, 33}, {17, 896}, {5, 4864}} {
+		rows, cols := shape[0], shape[1]
+		w := randWeights(r, rows, cols)
+		data, scale := make([]int8, rows*cols), make([]uint16, rows)
+		if err := QuantizeQ8(data, scale, w, rows, cols); err != nil {
+			t.Fatal(err)
+		}
+		back := make([]float32, rows*cols)
+		if err := DequantizeQ8(back, data, scale, rows, cols); err != nil {
+			t.Fatal(err)
+		}
+		for i := range w {
+			row := i / cols
+			s := float64(half.F16ToF32Scalar(scale[row]))
+			if data[i] == -128 {
+				t.Fatalf("%dx%d: q = -128 at %d", rows, cols, i)
+			}
+			// Half a step, plus what rounding the scale to fp16 can push the
+			// row's largest value past level 127 (127 * 2^-11 steps).
+			if d := math.Abs(float64(back[i]) - float64(w[i])); d > s*(0.5+127.0/2048) {
+				t.Fatalf("%dx%d: [%d] %g -> %g (|diff| %g > %g)", rows, cols, i, w[i], back[i], d, s/2)
+			}
+		}
+	}
+}
+
+func TestQ8ExactOnGrid(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 2))
+	const rows, cols = 9, 77
+	w := make([]float32, rows*cols)
+	for row := 0; row < rows; row++ {
+		s := half.F16ToF32Scalar(half.F32ToF16Scalar(float32(r.Float64() * 0.01)))
+		for c := 0; c < cols; c++ {
+			w[row*cols+c] = s * float32(r.IntN(255)-127)
+		}
+		w[row*cols+r.IntN(cols)] = -127 * s // the row's max |w| is 127 steps
+	}
+	data, scale := make([]int8, rows*cols), make([]uint16, rows)
+	if err := QuantizeQ8(data, scale, w, rows, cols); err != nil {
+		t.Fatal(err)
+	}
+	back := make([]float32, rows*cols)
+	if err := DequantizeQ8(back, data, scale, rows, cols); err != nil {
+		t.Fatal(err)
+	}
+	for i := range w {
+		if back[i] != w[i] {
+			t.Fatalf("[%d] %g -> %g, want exact", i, w[i], back[i])
+		}
+	}
+}
+
+func TestQ8ZeroRowAndErrors(t *testing.T) {
+	q := make([]int8, 4)
+	s, err := QuantizeRowQ8(q, make([]float32, 4))
+	if err != nil || s != 0 || q[0] != 0 {
+		t.Fatalf("zero row: scale %x err %v q %v", s, err, q)
+	}
+	if _, err := QuantizeRowQ8(q, []float32{1, float32(math.NaN()), 0, 0}); err == nil {
+		t.Fatal("NaN accepted")
+	}
+	if _, err := QuantizeRowQ8(q, []float32{1e9, 0, 0, 0}); err == nil {
+		t.Fatal("a scale overflowing fp16 accepted")
+	}
+	if err := QuantizeQ8(make([]int8, 5), make([]uint16, 2), make([]float32, 6), 2, 3); err == nil {
+		t.Fatal("short data accepted")
+	}
+	if err := QuantizeQ8(make([]int8, 6), make([]uint16, 1), make([]float32, 6), 2, 3); err == nil {
+		t.Fatal("short scale accepted")
+	}
+	if err := DequantizeQ8(make([]float32, 5), make([]int8, 6), make([]uint16, 2), 2, 3); err == nil {
+		t.Fatal("short output accepted")
+	}
+	if d, s := Q8Sizes(3, 5); d != 15 || s != 6 {
+		t.Fatalf("Q8Sizes(3, 5) = %d, %d", d, s)
+	}
+}
+
+// rawRows encodes w as little-endian bytes of dt (rounding to dt), and
+// returns them with the values they hold.
+func rawRows(w []float32, dt Dtype) ([]byte, []float32) {
+	b := make([]byte, len(w)*dt.Size())
+	held := make([]float32, len(w))
+	for i, v := range w {
+		switch dt {
+		case F32:
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+			held[i] = v
+		case F16:
+			h := half.F32ToF16Scalar(v)
+			binary.LittleEndian.PutUint16(b[2*i:], h)
+			held[i] = half.F16ToF32Scalar(h)
+		case BF16:
+			h := half.F32ToBF16Scalar(v)
+			binary.LittleEndian.PutUint16(b[2*i:], h)
+			held[i] = half.BF16ToF32Scalar(h)
+		}
+	}
+	return b, held
+}
+
+func TestQ8From(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	const rows, cols = 7, 1031 // more than one Widen chunk per row
+	w := randWeights(r, rows, cols)
+	for _, dt := range []Dtype{F32, F16, BF16} {
+		raw, held := rawRows(w, dt)
+		d1, s1 := make([]int8, rows*cols), make([]uint16, rows)
+		d2, s2 := make([]int8, rows*cols), make([]uint16, rows)
+		if err := QuantizeQ8From(d1, s1, raw, dt, rows, cols); err != nil {
+			t.Fatal(err)
+		}
+		if err := QuantizeQ8(d2, s2, held, rows, cols); err != nil {
+			t.Fatal(err)
+		}
+		for i := range d1 {
+			if d1[i] != d2[i] {
+				t.Fatalf("%v: data[%d] %d != %d", dt, i, d1[i], d2[i])
+			}
+		}
+		for i := range s1 {
+			if s1[i] != s2[i] {
+				t.Fatalf("%v: scale[%d] %x != %x", dt, i, s1[i], s2[i])
+			}
+		}
+		if err := QuantizeQ8From(d1, s1, raw[1:], dt, rows, cols); err == nil {
+			t.Fatalf("%v: short input accepted", dt)
+		}
+	}
+	err := QuantizeQ8From(make([]int8, 4), make([]uint16, 1), make([]byte, 4), Dtype(9), 1, 4)
+	if err == nil || !strings.Contains(err.Error(), "dtype") {
+		t.Fatalf("unknown dtype: %v", err)
+	}
+}
