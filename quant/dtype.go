@@ -5,55 +5,22 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/anepack/anepack/dtype"
 	"github.com/anepack/anepack/half"
 )
 
-// Dtype is the element type of unquantized input given as raw bytes.
-type Dtype uint8
-
-// The element types the quantizers read, all little-endian.
-const (
-	F32  Dtype = iota + 1 // IEEE 754 binary32
-	F16                   // IEEE 754 binary16
-	BF16                  // bfloat16 (the top half of a binary32)
-)
-
-// Size returns the bytes of one element, or 0 for an unknown Dtype.
-func (d Dtype) Size() int {
-	switch d {
-	case F32:
-		return 4
-	case F16, BF16:
-		return 2
+// Widen converts len(dst) little-endian elements of type dt (dtype.F32, F16 or BF16) from
+// src to float32 (exactly: every fp16 and bf16 value is a float32). src must hold exactly
+// len(dst) elements.
+func Widen(dst []float32, src []byte, dt dtype.DType) error {
+	if !dt.IsFloat() {
+		return fmt.Errorf("quant: dtype %v; expected f32, f16 or bf16", dt)
 	}
-	return 0
-}
-
-// String returns the safetensors name of d (F32, F16, BF16).
-func (d Dtype) String() string {
-	switch d {
-	case F32:
-		return "F32"
-	case F16:
-		return "F16"
-	case BF16:
-		return "BF16"
-	}
-	return fmt.Sprintf("Dtype(%d)", uint8(d))
-}
-
-// Widen converts len(dst) little-endian elements of type dt from src to
-// float32 (exactly: every fp16 and bf16 value is a float32). src must hold
-// exactly len(dst) elements.
-func Widen(dst []float32, src []byte, dt Dtype) error {
 	sz := dt.Size()
-	if sz == 0 {
-		return fmt.Errorf("quant: unknown dtype %v", dt)
-	}
 	if len(src) != len(dst)*sz {
 		return fmt.Errorf("quant: %d bytes of %v for %d elements, want %d", len(src), dt, len(dst), len(dst)*sz)
 	}
-	if dt == F32 {
+	if dt == dtype.F32 {
 		for i := range dst {
 			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
 		}
@@ -67,7 +34,7 @@ func Widen(dst []float32, src []byte, dt Dtype) error {
 		for j := 0; j < n; j++ {
 			buf[j] = binary.LittleEndian.Uint16(src[2*(i+j):])
 		}
-		if dt == F16 {
+		if dt == dtype.F16 {
 			half.F16ToF32(dst[i:i+n], buf[:n])
 		} else {
 			half.BF16ToF32(dst[i:i+n], buf[:n])

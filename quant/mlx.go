@@ -1,6 +1,8 @@
 package quant
 
 import (
+	"github.com/anepack/anepack/dtype"
+
 	"fmt"
 	"math"
 
@@ -22,14 +24,14 @@ const mlxMaxOffset = 2048
 //     (8 nibbles per word, element 0 in bits 0-3); that is exactly the q4 data
 //     byte order, so it is copied into data (rows*cols/2 bytes) unchanged;
 //   - scales and biases are the raw bytes of MLX's [rows, cols/group] tensors
-//     of element type dt (BF16 or F16, sometimes F32);
+//     of element type dt (dtype.BF16 or dtype.F16, sometimes dtype.F32);
 //   - scale gets the scales rounded to fp16 and offset gets -bias/scale
 //     rounded to fp16 (group is MLX's group size, usually 64).
 //
 // It returns the largest |scale*q + bias - q4 value| over all weights,
 // computed in float64 from the exact MLX parameters: the only error the
 // conversion adds.
-func FromMLX4(data []byte, scale, offset []uint16, weight, scales, biases []byte, dt Dtype, rows, cols, group int) (maxDiff float64, err error) {
+func FromMLX4(data []byte, scale, offset []uint16, weight, scales, biases []byte, dt dtype.DType, rows, cols, group int) (maxDiff float64, err error) {
 	if err := checkQ4("FromMLX4", len(data), len(scale), len(offset), rows, cols, group); err != nil {
 		return 0, err
 	}

@@ -1,6 +1,8 @@
 package quant
 
 import (
+	"github.com/anepack/anepack/dtype"
+
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
@@ -11,7 +13,7 @@ import (
 
 // mlxTensor builds an MLX 4-bit tensor: random levels packed into uint32
 // words (element 0 in bits 0-3), and per-group scales and biases in dt.
-func mlxTensor(r *rand.Rand, rows, cols, group int, dt Dtype) (q []uint8, weight, scales, biases []byte, s, b []float32) {
+func mlxTensor(r *rand.Rand, rows, cols, group int, dt dtype.DType) (q []uint8, weight, scales, biases []byte, s, b []float32) {
 	q = make([]uint8, rows*cols)
 	weight = make([]byte, rows*cols/2)
 	for i := range q {
@@ -41,7 +43,7 @@ func mlxTensor(r *rand.Rand, rows, cols, group int, dt Dtype) (q []uint8, weight
 
 func TestFromMLX4(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
-	for _, dt := range []Dtype{BF16, F16} {
+	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
 		for _, group := range []int{32, 64, 128} {
 			const rows, cols = 6, 512
 			q, weight, scales, biases, s, b := mlxTensor(r, rows, cols, group, dt)
@@ -90,10 +92,10 @@ func TestFromMLX4Degenerate(t *testing.T) {
 		q[2*i], q[2*i+1] = uint8(i%16), uint8(15-i%16)
 		weight[i] = q[2*i] | q[2*i+1]<<4
 	}
-	scales, s := rawRows([]float32{1e-6}, F32)
-	biases, b := rawRows([]float32{1}, F32)
+	scales, s := rawRows([]float32{1e-6}, dtype.F32)
+	biases, b := rawRows([]float32{1}, dtype.F32)
 	data, scale, offset, back := q4Buffers(1, cols, group)
-	maxDiff, err := FromMLX4(data, scale, offset, weight, scales, biases, F32, 1, cols, group)
+	maxDiff, err := FromMLX4(data, scale, offset, weight, scales, biases, dtype.F32, 1, cols, group)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,17 +118,17 @@ func TestFromMLX4Errors(t *testing.T) {
 	data, scale, offset, _ := q4Buffers(rows, cols, group)
 	weight := make([]byte, rows*cols/2)
 	sb := make([]byte, 2*rows*cols/group)
-	if _, err := FromMLX4(data, scale, offset, weight[1:], sb, sb, BF16, rows, cols, group); err == nil {
+	if _, err := FromMLX4(data, scale, offset, weight[1:], sb, sb, dtype.BF16, rows, cols, group); err == nil {
 		t.Fatal("short weight accepted")
 	}
-	if _, err := FromMLX4(data, scale, offset, weight, sb[2:], sb, BF16, rows, cols, group); err == nil {
+	if _, err := FromMLX4(data, scale, offset, weight, sb[2:], sb, dtype.BF16, rows, cols, group); err == nil {
 		t.Fatal("short scales accepted")
 	}
-	if _, err := FromMLX4(data, scale, offset, weight, sb, sb, BF16, rows, cols, 32); err == nil {
+	if _, err := FromMLX4(data, scale, offset, weight, sb, sb, dtype.BF16, rows, cols, 32); err == nil {
 		t.Fatal("wrong group accepted")
 	}
 	nan := []byte{0xC0, 0x7F, 0, 0, 0, 0, 0, 0} // bf16 NaN then zeros
-	if _, err := FromMLX4(data, scale, offset, weight, nan, sb, BF16, rows, cols, group); err == nil {
+	if _, err := FromMLX4(data, scale, offset, weight, nan, sb, dtype.BF16, rows, cols, group); err == nil {
 		t.Fatal("NaN scale accepted")
 	}
 }

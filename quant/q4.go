@@ -1,6 +1,8 @@
 package quant
 
 import (
+	"github.com/anepack/anepack/dtype"
+
 	"fmt"
 
 	"github.com/anepack/anepack/half"
@@ -88,7 +90,7 @@ func QuantizeQ4(data []byte, scale, offset []uint16, w []float32, rows, cols, gr
 // QuantizeQ4From is QuantizeQ4 reading raw little-endian src of element type
 // dt (rows*cols elements) one row at a time, so only one row is ever widened
 // to float32: suited to multi-gigabyte memory-mapped tensors.
-func QuantizeQ4From(data []byte, scale, offset []uint16, src []byte, dt Dtype, rows, cols, group int) error {
+func QuantizeQ4From(data []byte, scale, offset []uint16, src []byte, dt dtype.DType, rows, cols, group int) error {
 	if err := checkQ4("QuantizeQ4From", len(data), len(scale), len(offset), rows, cols, group); err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package quant
 
 import (
+	"github.com/anepack/anepack/dtype"
+
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -186,7 +188,7 @@ func TestQ4FromAndErrors(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 6))
 	const rows, cols, group = 3, 640, 64
 	w := randWeights(r, rows, cols)
-	for _, dt := range []Dtype{F32, F16, BF16} {
+	for _, dt := range []dtype.DType{dtype.F32, dtype.F16, dtype.BF16} {
 		raw, held := rawRows(w, dt)
 		d1, s1, o1, _ := q4Buffers(rows, cols, group)
 		d2, s2, o2, _ := q4Buffers(rows, cols, group)

@@ -1,6 +1,8 @@
 package quant
 
 import (
+	"github.com/anepack/anepack/dtype"
+
 	"fmt"
 	"math"
 
@@ -68,7 +70,7 @@ func QuantizeQ8(data []int8, scale []uint16, w []float32, rows, cols int) error 
 // QuantizeQ8From is QuantizeQ8 reading raw little-endian src of element type
 // dt (rows*cols elements) one row at a time, so only one row is ever widened
 // to float32: suited to multi-gigabyte memory-mapped tensors.
-func QuantizeQ8From(data []int8, scale []uint16, src []byte, dt Dtype, rows, cols int) error {
+func QuantizeQ8From(data []int8, scale []uint16, src []byte, dt dtype.DType, rows, cols int) error {
 	if err := checkQ8("QuantizeQ8From", len(data), len(scale), rows, cols); err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package quant
 
 import (
+	"github.com/anepack/anepack/dtype"
+
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
@@ -107,19 +109,19 @@ func TestQ8ZeroRowAndErrors(t *testing.T) {
 
 // rawRows encodes w as little-endian bytes of dt (rounding to dt), and
 // returns them with the values they hold.
-func rawRows(w []float32, dt Dtype) ([]byte, []float32) {
+func rawRows(w []float32, dt dtype.DType) ([]byte, []float32) {
 	b := make([]byte, len(w)*dt.Size())
 	held := make([]float32, len(w))
 	for i, v := range w {
 		switch dt {
-		case F32:
+		case dtype.F32:
 			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
 			held[i] = v
-		case F16:
+		case dtype.F16:
 			h := half.F32ToF16Scalar(v)
 			binary.LittleEndian.PutUint16(b[2*i:], h)
 			held[i] = half.F16ToF32Scalar(h)
-		case BF16:
+		case dtype.BF16:
 			h := half.F32ToBF16Scalar(v)
 			binary.LittleEndian.PutUint16(b[2*i:], h)
 			held[i] = half.BF16ToF32Scalar(h)
@@ -132,7 +134,7 @@ func TestQ8From(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	const rows, cols = 7, 1031 // more than one Widen chunk per row
 	w := randWeights(r, rows, cols)
-	for _, dt := range []Dtype{F32, F16, BF16} {
+	for _, dt := range []dtype.DType{dtype.F32, dtype.F16, dtype.BF16} {
 		raw, held := rawRows(w, dt)
 		d1, s1 := make([]int8, rows*cols), make([]uint16, rows)
 		d2, s2 := make([]int8, rows*cols), make([]uint16, rows)
@@ -156,7 +158,7 @@ func TestQ8From(t *testing.T) {
 			t.Fatalf("%v: short input accepted", dt)
 		}
 	}
-	err := QuantizeQ8From(make([]int8, 4), make([]uint16, 1), make([]byte, 4), Dtype(9), 1, 4)
+	err := QuantizeQ8From(make([]int8, 4), make([]uint16, 1), make([]byte, 4), dtype.I8, 1, 4)
 	if err == nil || !strings.Contains(err.Error(), "dtype") {
 		t.Fatalf("unknown dtype: %v", err)
 	}
