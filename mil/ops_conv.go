@@ -79,7 +79,9 @@ func compileConv(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 		return nil, stmtErr(st, ErrType, "weight %s takes %d input channels but x %s has %d", w.typ, ws[1], x.typ, xs[1])
 	}
 	k := &convKernel{n: xs[0], cin: xs[1], cout: ws[0], s: xs[2] * xs[3]}
-	k.xt = make([]float32, k.s*k.cin)
+	if k.xt, err = c.alloc(st, k.s*k.cin); err != nil {
+		return nil, err
+	}
 	k.work = k.rows
 	return c.emit(st, TensorType(x.typ.DType, xs[0], ws[0], xs[2], xs[3]), []*val{x, w}, k.run, xs[2] == 1)
 }
