@@ -61,3 +61,34 @@ func TestMILBomb(t *testing.T) {
 		t.Errorf("Compile took %v before refusing", took)
 	}
 }
+
+// TestBounds checks the other bounds: a run-time tensor with a dimension over the ANE's 65536
+// is refused as something the ANE rejects, and a program whose buffers exceed the byte budget
+// is refused before they are allocated, while the same program compiles within it.
+func TestBounds(t *testing.T) {
+	wide := refuseHeader + "tensor<fp16, [1, 64, 1, 32]> x) {\n" +
+		"        tensor<int32, [4]> s = const()[name = string(\"s\"), val = tensor<int32, [4]>([1, 1, 1, 2048])];\n" +
+		"        tensor<fp16, [1, 1, 1, 2048]> a = reshape(shape = s, x = x)[name = string(\"a\")];\n" +
+		"        tensor<fp16, [1, 1, 1, 69632]> w = concat(axis = int32(3), interleave = bool(false), values = (a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a))[name = string(\"w\")];\n" +
+		"        tensor<fp16, [1, 64, 1, 32]> y = identity(x = x)[name = string(\"y\")];\n    } -> (y);\n}\n"
+	p, err := Parse([]byte(wide))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Compile(nil); !errors.Is(err, ErrANE) || !strings.Contains(err.Error(), "69632, more than the ANE's largest dimension 65536") {
+		t.Errorf("69632-wide intermediate: %v", err)
+	}
+
+	base := readTestdata(t, "gen_mlp_s32.mil")
+	p, err = Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := synthWeights(p)
+	if _, err := p.CompileWith(w, CompileOptions{}); err != nil {
+		t.Fatalf("default budget: %v", err)
+	}
+	if _, err := p.CompileWith(w, CompileOptions{MaxBytes: 64 << 10}); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "budget of 64.0 KiB") {
+		t.Errorf("64 KiB budget: %v", err)
+	}
+}

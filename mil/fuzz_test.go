@@ -4,13 +4,19 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"testing"
 )
 
+// fuzzMaxBytes is the byte budget FuzzParse compiles with.
+const fuzzMaxBytes = 4 << 20
+
 // FuzzParse feeds mutated MIL text to Parse and, when it parses, to Compile (with weight
-// blobs synthesised to match its BLOBFILE constants and a small size limit) and to EvalFloat.
-// None of them may panic. Seeds are every program in testdata.
+// blobs synthesised to match its BLOBFILE constants and small size limits) and to EvalFloat.
+// None of them may panic, and together they may allocate no more than the byte budget plus
+// what the text and the weights themselves account for (fuzzAllocLimit). Seeds are every
+// program in testdata and the MIL bomb.
 func FuzzParse(f *testing.F) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.mil"))
 	if err != nil || len(files) == 0 {
@@ -23,27 +29,46 @@ func FuzzParse(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	f.Add([]byte(bombText))
 	f.Fuzz(func(t *testing.T, text []byte) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		p, err := Parse(text)
 		if err != nil {
 			return
 		}
-		e, err := p.CompileWith(synthWeights(p), CompileOptions{MaxElements: 1 << 16})
-		if err != nil {
-			return
+		w := synthWeights(p)
+		wbytes := 0
+		for _, b := range w {
+			wbytes += len(b)
 		}
-		in := make([][]float32, len(e.inputs))
-		for i, b := range e.inputs {
-			in[i] = make([]float32, len(b.data))
+		e, err := p.CompileWith(w, CompileOptions{MaxElements: 1 << 16, MaxBytes: fuzzMaxBytes})
+		if err == nil {
+			in := make([][]float32, len(e.inputs))
+			for i, b := range e.inputs {
+				in[i] = make([]float32, len(b.data))
+			}
+			out := make([][]float32, len(e.outputs))
+			for i, b := range e.outputs {
+				out[i] = make([]float32, len(b.data))
+			}
+			if err := e.EvalFloat(in, out); err != nil {
+				t.Fatalf("EvalFloat after a successful compile: %v", err)
+			}
 		}
-		out := make([][]float32, len(e.outputs))
-		for i, b := range e.outputs {
-			out[i] = make([]float32, len(b.data))
-		}
-		if err := e.EvalFloat(in, out); err != nil {
-			t.Fatalf("EvalFloat after a successful compile: %v", err)
+		runtime.ReadMemStats(&after)
+		if got, limit := after.TotalAlloc-before.TotalAlloc, fuzzAllocLimit(len(text), wbytes); got > limit {
+			t.Fatalf("parse, compile and eval of %d bytes of text with %d bytes of weights allocated %d bytes; the bound is %d", len(text), wbytes, got, limit)
 		}
 	})
+}
+
+// fuzzAllocLimit is what FuzzParse allows one input to allocate: the compile budget twice
+// (the executable's buffers, and the caller's input and output slices of the same size),
+// the synthesised weights and their float32 decoding (3x their bytes), a parse tree
+// proportional to the text, and 1 MiB for everything of fixed size.
+func fuzzAllocLimit(textBytes, weightBytes int) uint64 {
+	return uint64(2*fuzzMaxBytes + 3*weightBytes + 2048*textBytes + 1<<20)
 }
 
 // synthWeights builds, for every BLOBFILE path of the program, a blob with a record of the
