@@ -357,7 +357,7 @@ func (c *compiler) link(ins, outs []*val) (*Executable, error) {
 	for i, v := range ins {
 		v.buf = bufs[i]
 	}
-	e := &Executable{}
+	e := &Executable{track: c.opts.TrackRange}
 	for i, s := range c.steps {
 		s.out.buf = bufs[outBuf[i]][:s.out.typ.Elements()]
 	}
