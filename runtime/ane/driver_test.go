@@ -137,7 +137,9 @@ func TestCacheMissRecovers(t *testing.T) {
 func TestUnloadOnlyLoaded(t *testing.T) {
 	daemon, tmp := newFakeDriver2(t)
 	p := probeCase(t, selfTestName)
-	daemon.failCompile = func(string) error { return &NSError{Op: "compileWithQoS:options:error:", Code: 4, Description: "program creation failure"} }
+	daemon.failCompile = func(string) error {
+		return &NSError{Op: "compileWithQoS:options:error:", Code: 4, Description: "program creation failure"}
+	}
 	d, _ := newFakeDriver(daemon, tmp)
 	if _, err := d.Compile(p.Spec()); err == nil || !strings.Contains(err.Error(), "program creation failure") {
 		t.Fatalf("compile failure: %v", err)
@@ -153,7 +155,9 @@ func TestUnloadOnlyLoaded(t *testing.T) {
 	}
 
 	daemon.failCompile = nil
-	daemon.failLoad = func(string) error { return &NSError{Op: "loadWithQoS:options:error:", Code: 6, Description: "program load failure"} }
+	daemon.failLoad = func(string) error {
+		return &NSError{Op: "loadWithQoS:options:error:", Code: 6, Description: "program load failure"}
+	}
 	if _, err := d.Compile(p.Spec()); err == nil || !strings.Contains(err.Error(), "program load failure") {
 		t.Fatalf("load failure: %v", err)
 	}

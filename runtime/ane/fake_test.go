@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/anepack/anepack/blobfile"
 	"github.com/anepack/anepack/mil"
 )
 
@@ -22,15 +24,18 @@ import (
 // staged, so a test sees exactly what the compiler would have read.
 type fakeDaemon struct {
 	mu       sync.Mutex
-	compiled map[string]bool
+	compiled map[string]*mil.Executable // what the daemon compiled, by identifier
 	lost     map[string]bool // compiledExists yes, load fails (purged cache, OS update)
 	// milOnlyID makes the identifier hash the MIL text only (one report says it does).
-	milOnlyID   bool
-	failCompile func(id string) error
-	failLoad    func(id string) error
-	calls       []string
-	unloadBad   int // unloads of a model that was not loaded
-	newModels   []fakeNewModel
+	milOnlyID bool
+	// oneRecordOnly fails compiles of weight files with several records or BLOBFILE offsets
+	// other than 64, as an M1 report says the ANE does.
+	oneRecordOnly bool
+	failCompile   func(id string) error
+	failLoad      func(id string) error
+	calls         []string
+	unloadBad     int // unloads of a model that was not loaded
+	newModels     []fakeNewModel
 }
 
 // fakeNewModel records one newModel call.
@@ -41,7 +46,7 @@ type fakeNewModel struct {
 }
 
 func newFakeDaemon() *fakeDaemon {
-	return &fakeDaemon{compiled: map[string]bool{}, lost: map[string]bool{}}
+	return &fakeDaemon{compiled: map[string]*mil.Executable{}, lost: map[string]bool{}}
 }
 
 func (d *fakeDaemon) log(format string, args ...any) {
@@ -150,7 +155,7 @@ func (m *fakeModel) dir() string { return filepath.Join(m.fw.tmp, m.hex) }
 func (m *fakeModel) compiledExists() bool {
 	d := m.fw.daemon
 	d.mu.Lock()
-	ok := d.compiled[m.hex]
+	ok := d.compiled[m.hex] != nil
 	d.mu.Unlock()
 	_, err := os.Stat(filepath.Join(m.dir(), "net.plist"))
 	m.fw.daemon.log("compiledExists %s %v", m.hex, ok && err == nil)
@@ -191,36 +196,67 @@ func (m *fakeModel) compile() error {
 			return err
 		}
 	}
-	if _, err := m.readStaged(); err != nil {
+	if d.oneRecordOnly {
+		if err := m.checkOneRecord(); err != nil {
+			return &NSError{Op: "compileWithQoS:options:error:", Domain: "com.apple.appleneuralengine", Code: 10, Description: "InvalidMILProgram: " + err.Error()}
+		}
+	}
+	exe, err := m.readStaged()
+	if err != nil {
 		return &NSError{Op: "compileWithQoS:options:error:", Domain: "com.apple.appleneuralengine", Code: 10, Description: "InvalidMILProgram: " + err.Error()}
 	}
 	if err := os.WriteFile(filepath.Join(m.dir(), "net.plist"), []byte("compiled "+m.hex), 0o644); err != nil {
 		return err
 	}
 	d.mu.Lock()
-	d.compiled[m.hex] = true
+	d.compiled[m.hex] = exe
 	delete(d.lost, m.hex)
 	d.mu.Unlock()
 	return nil
+}
+
+var blobOffset = regexp.MustCompile(`offset = (?:uint64|tensor<uint64, \[\]>)\((\w+)\)`)
+
+// checkOneRecord refuses what the M1 report says fails: several records in a weight file, or
+// a BLOBFILE offset other than 64.
+func (m *fakeModel) checkOneRecord() error {
+	text, err := os.ReadFile(filepath.Join(m.dir(), "model.mil"))
+	if err != nil {
+		return err
+	}
+	for _, sub := range blobOffset.FindAllStringSubmatch(string(text), -1) {
+		if sub[1] != "64" {
+			return fmt.Errorf("BLOBFILE offset %s", sub[1])
+		}
+	}
+	return filepath.WalkDir(filepath.Join(m.dir(), "weights"), func(path string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if f, err := blobfile.Parse(b); err != nil || f.Count != 1 {
+			return fmt.Errorf("weight file %s holds several records", filepath.Base(path))
+		}
+		return nil
+	})
 }
 
 func (m *fakeModel) load() error {
 	d := m.fw.daemon
 	d.log("load %s", m.hex)
 	d.mu.Lock()
-	ok, lost := d.compiled[m.hex], d.lost[m.hex]
+	exe, lost := d.compiled[m.hex], d.lost[m.hex]
 	d.mu.Unlock()
 	if d.failLoad != nil {
 		if err := d.failLoad(m.hex); err != nil {
 			return err
 		}
 	}
-	if !ok || lost {
+	if exe == nil || lost {
 		return &NSError{Op: "loadWithQoS:options:error:", Domain: "com.apple.appleneuralengine", Code: 6, Description: "Program load failure"}
-	}
-	exe, err := m.readStaged()
-	if err != nil {
-		return err
 	}
 	m.exe, m.loaded = exe, true
 	return nil
