@@ -34,19 +34,27 @@ type probeEvaluator interface {
 	run(p *ProbeProgram) (out []uint16, r ProbeResult, err error)
 }
 
+// ProbeHooks follow a probe run. Either may be nil.
+type ProbeHooks struct {
+	// Start is called before a program runs: if the framework aborts the process, the last
+	// name printed is the program that did it.
+	Start func(pass int, name string)
+	// Done is called with each result.
+	Done func(pass int, r ProbeResult)
+}
+
 // RunProbe runs every probe program passes times: on the ANE through d, or in the simulator
-// when d is nil. progress, if not nil, is called after each program. On the ANE a second
-// pass should compile nothing: every program loads from the compile cache the first pass
-// filled.
-func RunProbe(d *Driver, passes int, progress func(pass int, r ProbeResult)) []ProbePass {
+// when d is nil. On the ANE a second pass should compile nothing: every program loads from
+// the compile cache the first pass filled.
+func RunProbe(d *Driver, passes int, hooks ProbeHooks) []ProbePass {
 	var ev probeEvaluator = simProbe{}
 	if d != nil {
 		ev = driverProbe{d}
 	}
-	return runProbe(ev, d, ProbePrograms(), passes, progress)
+	return runProbe(ev, d, ProbePrograms(), passes, hooks)
 }
 
-func runProbe(ev probeEvaluator, d *Driver, cases []ProbeCase, passes int, progress func(int, ProbeResult)) []ProbePass {
+func runProbe(ev probeEvaluator, d *Driver, cases []ProbeCase, passes int, hooks ProbeHooks) []ProbePass {
 	out := make([]ProbePass, passes)
 	for pass := range out {
 		var before Counts
@@ -54,6 +62,9 @@ func runProbe(ev probeEvaluator, d *Driver, cases []ProbeCase, passes int, progr
 			before = d.Counts()
 		}
 		for _, c := range cases {
+			if hooks.Start != nil {
+				hooks.Start(pass, c.Name)
+			}
 			p := c.Build()
 			got, r, err := ev.run(p)
 			r.Name, r.Weights, r.Layout = p.Name, p.Weights, p.Layout
@@ -66,8 +77,8 @@ func runProbe(ev probeEvaluator, d *Driver, cases []ProbeCase, passes int, progr
 				}
 			}
 			out[pass].Results = append(out[pass].Results, r)
-			if progress != nil {
-				progress(pass, r)
+			if hooks.Done != nil {
+				hooks.Done(pass, r)
 			}
 		}
 		if d != nil {

@@ -12,7 +12,7 @@ import (
 // covers what the probe promises: both layouts, fp16, int8, uint4 and LUT4 weights, 4 KiB
 // and 64 KiB surfaces, 896-, 32000- and 50688-row projections.
 func TestProbeProgramsInSim(t *testing.T) {
-	passes := RunProbe(nil, 1, nil)
+	passes := RunProbe(nil, 1, ProbeHooks{})
 	if len(passes) != 1 {
 		t.Fatalf("%d passes", len(passes))
 	}
@@ -76,7 +76,7 @@ func TestProbeOnDriver(t *testing.T) {
 		}
 	}
 	d, _ := newFakeDriver(newFakeDaemon(), t.TempDir())
-	passes := runProbe(driverProbe{d}, d, cases, 2, nil)
+	passes := runProbe(driverProbe{d}, d, cases, 2, ProbeHooks{})
 	for i, pass := range passes {
 		for _, r := range pass.Results {
 			if !r.OK {
@@ -110,7 +110,7 @@ func TestProbeFindsSplitLayout(t *testing.T) {
 			cases = append(cases, c)
 		}
 	}
-	results := runProbe(driverProbe{d}, d, cases, 1, nil)[0].Results
+	results := runProbe(driverProbe{d}, d, cases, 1, ProbeHooks{})[0].Results
 	for _, r := range results {
 		wantOK := r.Layout == mil.LayoutSplit
 		if r.OK != wantOK || (!wantOK && !strings.Contains(r.Error, "InvalidMILProgram")) {

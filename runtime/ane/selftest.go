@@ -48,7 +48,7 @@ func SelfTest(d *Driver) SelfTestRecord {
 		cases[c.Name] = c
 	}
 	run := func(name string) ProbeResult {
-		return runProbe(driverProbe{d}, d, []ProbeCase{cases[name]}, 1, nil)[0].Results[0]
+		return runProbe(driverProbe{d}, d, []ProbeCase{cases[name]}, 1, ProbeHooks{})[0].Results[0]
 	}
 	rec := SelfTestRecord{Version: selfTestVersion, When: time.Now().UTC()}
 	id := run(selfTestName)
