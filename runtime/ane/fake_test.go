@@ -25,7 +25,7 @@ import (
 type fakeDaemon struct {
 	mu       sync.Mutex
 	compiled map[string]*mil.Executable // what the daemon compiled, by identifier
-	lost     map[string]bool // compiledExists yes, load fails (purged cache, OS update)
+	lost     map[string]bool            // compiledExists yes, load fails (purged cache, OS update)
 	// milOnlyID makes the identifier hash the MIL text only (one report says it does).
 	milOnlyID bool
 	// oneRecordOnly fails compiles of weight files with several records or BLOBFILE offsets
