@@ -16,7 +16,7 @@ type argStyle uint8
 const (
 	callArgs argStyle = iota // op(x = a, y = b)[name = ...]
 	// attrArgs: op()[name = ..., p = <literal>, ...], the form the iOS16 constexpr ops need
-	// through the in-memory ANE path (ane-facts §4.3).
+	// through the in-memory ANE path (docs/ane.md, "Compressed weights").
 	attrArgs
 	constArgs // const()[name = ..., val = <literal>]
 )
@@ -71,7 +71,7 @@ func (c *compiler) collectArgs(st *Stmt, def *opDef) (*opArgs, error) {
 	}
 	if style != callArgs && len(st.Args) > 0 {
 		if style == attrArgs {
-			return nil, stmtErr(st, ErrANE, "%s takes its parameters as bracket attributes with empty parentheses, %s()[name = ..., %s = ...]; the input-style form fails to compile (ane-facts §4.3, §5)", st.Op, st.Op, def.params[0])
+			return nil, stmtErr(st, ErrANE, "%s takes its parameters as bracket attributes with empty parentheses, %s()[name = ..., %s = ...]; the input-style form fails to compile (docs/ane.md, Compressed weights)", st.Op, st.Op, def.params[0])
 		}
 		return nil, stmtErr(st, ErrType, "%s takes no arguments", st.Op)
 	}
@@ -185,7 +185,7 @@ func (a *opArgs) constant(name string, dt DType) (*val, error) {
 		return nil, err
 	}
 	if !v.konst {
-		return nil, stmtErr(a.st, ErrANE, "%s must be a constant (ane-facts §4.2: op parameters are named consts)", name)
+		return nil, stmtErr(a.st, ErrANE, "%s must be a constant (op parameters are named consts, docs/ane.md)", name)
 	}
 	if dt != InvalidDType && v.typ.DType != dt {
 		return nil, stmtErr(a.st, ErrType, "%s must be %s, not %s", name, dt, v.typ)

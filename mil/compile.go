@@ -171,7 +171,7 @@ func (c *compiler) outputs() ([]*val, error) {
 		for i, v := range outs[1:] {
 			if v.typ.Elements()*v.typ.DType.Bits() != first.typ.Elements()*first.typ.DType.Bits() {
 				return nil, &CompileError{Pos: c.fn.Outputs[i+1].Pos, Var: v.name, Op: "output", Kind: ErrANE,
-					Msg: fmt.Sprintf("is %s but output %s is %s; several outputs must have equal sizes (ane-facts §2.3: 0x1d or wrong data); concatenate them along channels instead", v.typ, first.name, first.typ)}
+					Msg: fmt.Sprintf("is %s but output %s is %s; several outputs must have equal sizes (0x1d or wrong data); concatenate them along channels instead", v.typ, first.name, first.typ)}
 			}
 		}
 	}
@@ -203,7 +203,7 @@ func (c *compiler) stmt(st *Stmt) error {
 			return stmtErr(st, ErrType, "attribute name must be a string, not %s", a.Val.Type)
 		}
 		if prev, dup := c.names[a.Val.Str]; dup {
-			return stmtErr(st, ErrANE, "op name %q is already used at %s; names must be unique within a function (ane-facts §4.2)", a.Val.Str, prev)
+			return stmtErr(st, ErrANE, "op name %q is already used at %s; names must be unique within a function", a.Val.Str, prev)
 		}
 		c.names[a.Val.Str] = st.Pos
 	}

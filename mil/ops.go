@@ -1,7 +1,7 @@
 package mil
 
 // ops lists every op the sim executes, with the parameter names each accepts (the names of
-// ane-facts §4.3 and coremltools). Anything else is refused as unknown.
+// docs/ane.md "Program text" and coremltools). Anything else is refused as unknown.
 var ops = map[string]*opDef{
 	"const": {params: []string{"val"}, style: constArgs, compile: compileConst},
 
