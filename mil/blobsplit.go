@@ -41,7 +41,13 @@ func SplitBlobs(text []byte, weights map[string][]byte) ([]byte, map[string][]by
 	}
 	out := map[string][]byte{}
 	newPath := map[BlobRef]string{}
-	for p, offs := range offsets {
+	paths := make([]string, 0, len(offsets))
+	for p := range offsets {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths) // the same error for the same input
+	for _, p := range paths {
+		offs := offsets[p]
 		slices.Sort(offs)
 		data, ok := weights[p]
 		if !ok {

@@ -76,7 +76,7 @@ b1 = BLOBFILE(path = string("@model_path/weights/bias.bin"), offset = uint64(64)
 			t.Errorf("%s: %v; want an error mentioning %q", name, err, c.msg)
 		}
 	}
-	clash := map[string][]byte{"@model_path/weights/mlp.bin": packed, "@model_path/weights/mlp.r1.bin": single}
+	clash := map[string][]byte{"@model_path/weights/mlp.bin": packed, "@model_path/weights/bias.bin": single, "@model_path/weights/mlp.r1.bin": single}
 	if _, _, err := SplitBlobs([]byte(text), clash); err == nil || !strings.Contains(err.Error(), "already a weight file") {
 		t.Errorf("name clash: %v", err)
 	}

@@ -57,7 +57,7 @@ func TestMILBomb(t *testing.T) {
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
 		t.Errorf("Compile allocated %d bytes before refusing", alloc)
 	}
-	if took > 2*time.Second {
+	if took > 10*time.Second { // microseconds when idle; generous for a loaded machine
 		t.Errorf("Compile took %v before refusing", took)
 	}
 }
