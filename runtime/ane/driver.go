@@ -69,6 +69,9 @@ func (d *Driver) Compile(spec Spec) (*Program, error) {
 		}
 	}
 	p := &Program{d: d}
+	if spec.Borrow {
+		p.borrowed = spec.Weights // the framework points into them until Close
+	}
 	for _, io := range spec.Inputs {
 		p.inBytes = append(p.inBytes, io.Bytes)
 	}
@@ -254,6 +257,7 @@ type Program struct {
 	inBytes  []int // tensor bytes of each input and output (surfaces may be larger)
 	outBytes []int
 	dir      string
+	borrowed map[string][]byte // weight bytes handed over without a copy, referenced until Close
 	closed   bool
 }
 
@@ -367,6 +371,7 @@ func (p *Program) release() error {
 		p.model.release()
 		p.model = nil
 	}
+	p.borrowed = nil
 	if p.dir != "" {
 		p.d.releaseDir(p.dir)
 		p.dir = ""
