@@ -23,7 +23,7 @@ var (
 		openANE}
 	simBackend = backendKind{"sim",
 		"the same ANE kernels executed by the MIL simulator (any machine; slow, for checking the ANE path)",
-		func(m *runtime.Model, o *modelFlags) (runtime.Backend, error) { return openKernels(m, o, ane.EvalSim) }}
+		func(m *runtime.Model, o *modelFlags) (runtime.Backend, error) { return openKernels(m, o, ane.EvalSim, false) }}
 )
 
 // kernelFlags holds the flags of the kernel backends, registered by registerKernelFlags on every
@@ -45,19 +45,27 @@ func registerKernelFlags(f *pflag.FlagSet) {
 }
 
 // openANE opens the ane backend. Under --backend auto it first requires the ANE self-test to
-// have passed on this OS build (running it, in a child process, the first time); when it has
-// not, auto moves on to the CPU and, on Apple Silicon, says why in one line.
+// have passed on this OS build (running it, in a child process, the first time), and compiles
+// (or loads from the compile cache) every planned kernel before the run starts, so that a
+// kernel the ANE refuses also sends auto on to the CPU; on Apple Silicon auto says why in one
+// line when it does.
 func openANE(m *runtime.Model, o *modelFlags) (runtime.Backend, error) {
-	if o.backend == "auto" && len(m.Manifest().Kernels) > 0 {
-		c := autoANE()
-		if !c.UseANE {
-			if goruntime.GOOS == "darwin" && goruntime.GOARCH == "arm64" {
-				fmt.Fprintln(os.Stderr, "anerun: using the CPU: "+c.Reason)
-			}
-			return nil, errors.New(c.Reason)
-		}
+	if o.backend != "auto" || len(m.Manifest().Kernels) == 0 {
+		return openKernels(m, o, ane.EvalANE, false)
 	}
-	return openKernels(m, o, ane.EvalANE)
+	onApple := goruntime.GOOS == "darwin" && goruntime.GOARCH == "arm64"
+	c := autoANE()
+	if !c.UseANE {
+		if onApple {
+			fmt.Fprintln(os.Stderr, "anerun: using the CPU: "+c.Reason)
+		}
+		return nil, errors.New(c.Reason)
+	}
+	b, err := openKernels(m, o, ane.EvalANE, true)
+	if err != nil && onApple {
+		fmt.Fprintln(os.Stderr, "anerun: using the CPU: the ANE self-test passed but the bundle's kernels did not load: "+err.Error())
+	}
+	return b, err
 }
 
 // blobLayout resolves --ane-blob-layout for an evaluator: auto is the layout the ANE
@@ -87,8 +95,8 @@ func blobLayout(eval string) (string, error) {
 	return mil.LayoutPacked, nil
 }
 
-// openKernels opens the ane or sim backend for m.
-func openKernels(m *runtime.Model, o *modelFlags, eval string) (runtime.Backend, error) {
+// openKernels opens the ane or sim backend for m; preload loads every planned kernel now.
+func openKernels(m *runtime.Model, o *modelFlags, eval string, preload bool) (runtime.Backend, error) {
 	decodeOn := kernelFlags.decodeOn
 	if decodeOn == "" {
 		decodeOn = ane.DecodeANE
@@ -100,7 +108,7 @@ func openKernels(m *runtime.Model, o *modelFlags, eval string) (runtime.Backend,
 	if err != nil {
 		return nil, err
 	}
-	return ane.New(m, ane.Options{Eval: eval, DecodeOn: decodeOn, Threads: o.threads, Check: kernelFlags.check, BlobLayout: layout})
+	return ane.New(m, ane.Options{Eval: eval, DecodeOn: decodeOn, Threads: o.threads, Check: kernelFlags.check, BlobLayout: layout, Preload: preload})
 }
 
 // autoChoice says which backend `--backend auto` picks on this machine for a bundle with ANE
