@@ -23,6 +23,7 @@ type doctorReport struct {
 	OS          string   `json:"os"`   // GOOS
 	Arch        string   `json:"arch"` // GOARCH
 	OSVersion   string   `json:"os_version,omitempty"`
+	OSBuild     string   `json:"os_build,omitempty"` // kern.osversion: the self-test's key
 	Chip        string   `json:"chip,omitempty"`
 	CPUs        int      `json:"cpus"`
 	Go          string   `json:"go"`
@@ -164,7 +165,7 @@ func formatBytes(n int64) string {
 // doctor probes the machine.
 func doctor() *doctorReport {
 	p := ane.Probe()
-	r := &doctorReport{OS: goruntime.GOOS, Arch: goruntime.GOARCH, OSVersion: p.OS, Chip: p.Chip,
+	r := &doctorReport{OS: goruntime.GOOS, Arch: goruntime.GOARCH, OSVersion: p.OS, OSBuild: p.OSBuild, Chip: p.Chip,
 		CPUs: goruntime.NumCPU(), Go: goruntime.Version(), CPUFeatures: cpuFeatures(), CPUKernels: "go"}
 	if r.OSVersion == goruntime.GOOS+"/"+goruntime.GOARCH {
 		r.OSVersion = "" // the stub's placeholder says nothing more
@@ -231,7 +232,11 @@ func doctorInspect(path string) (*doctorBundle, error) {
 func (r *doctorReport) print(w io.Writer) {
 	sys := r.OS + "/" + r.Arch
 	if r.OSVersion != "" {
-		sys += " (" + r.OSVersion + ")"
+		sys += " (" + r.OSVersion
+		if r.OSBuild != "" {
+			sys += ", build " + r.OSBuild
+		}
+		sys += ")"
 	}
 	fmt.Fprintf(w, "system:    %s, %s\n", sys, r.Go)
 	if r.Chip != "" {
