@@ -23,7 +23,9 @@ var (
 		openANE}
 	simBackend = backendKind{"sim",
 		"the same ANE kernels executed by the MIL simulator (any machine; slow, for checking the ANE path)",
-		func(m *runtime.Model, o *modelFlags) (runtime.Backend, error) { return openKernels(m, o, ane.EvalSim, false) }}
+		func(m *runtime.Model, o *modelFlags) (runtime.Backend, error) {
+			return openKernels(m, o, ane.EvalSim, false)
+		}}
 )
 
 // kernelFlags holds the flags of the kernel backends, registered by registerKernelFlags on every
