@@ -16,21 +16,25 @@ type argStyle uint8
 const (
 	callArgs argStyle = iota // op(x = a, y = b)[name = ...]
 	// attrArgs: op()[name = ..., p = <literal>, ...], the form the iOS16 constexpr ops need
-	// through the in-memory ANE path (ane-facts §4.3).
+	// through the in-memory ANE path (docs/ane.md, "Compressed weights").
 	attrArgs
 	constArgs // const()[name = ..., val = <literal>]
 )
 
 // opDef describes one op the sim knows.
 type opDef struct {
-	params  []string // accepted parameter names
-	style   argStyle
-	compile func(c *compiler, st *Stmt, a *opArgs) (*val, error)
+	params []string // accepted parameter names
+	style  argStyle
+	// callIn18: in ios18 functions the op takes call arguments whatever style says (the
+	// iOS18 op that replaced an iOS16 one of the same name).
+	callIn18 bool
+	compile  func(c *compiler, st *Stmt, a *opArgs) (*val, error)
 }
 
 // opArgs holds a statement's resolved arguments and remembers which ones the op read, so that
 // parameters the op does not know are refused rather than ignored.
 type opArgs struct {
+	c      *compiler
 	st     *Stmt
 	vals   map[string]*val
 	tuples map[string][]*val
@@ -39,7 +43,7 @@ type opArgs struct {
 
 // collectArgs resolves the statement's arguments for def.
 func (c *compiler) collectArgs(st *Stmt, def *opDef) (*opArgs, error) {
-	a := &opArgs{st: st, vals: map[string]*val{}, tuples: map[string][]*val{}, used: map[string]bool{}}
+	a := &opArgs{c: c, st: st, vals: map[string]*val{}, tuples: map[string][]*val{}, used: map[string]bool{}}
 	known := map[string]bool{}
 	for _, p := range def.params {
 		known[p] = true
@@ -61,9 +65,13 @@ func (c *compiler) collectArgs(st *Stmt, def *opDef) (*opArgs, error) {
 		}
 		return nil
 	}
-	if def.style != callArgs && len(st.Args) > 0 {
-		if def.style == attrArgs {
-			return nil, stmtErr(st, ErrANE, "%s takes its parameters as bracket attributes with empty parentheses, %s()[name = ..., %s = ...]; the input-style form fails to compile (ane-facts §4.3, §5)", st.Op, st.Op, def.params[0])
+	style := def.style
+	if def.callIn18 && c.ios18 {
+		style = callArgs
+	}
+	if style != callArgs && len(st.Args) > 0 {
+		if style == attrArgs {
+			return nil, stmtErr(st, ErrANE, "%s takes its parameters as bracket attributes with empty parentheses, %s()[name = ..., %s = ...]; the input-style form fails to compile (docs/ane.md, Compressed weights)", st.Op, st.Op, def.params[0])
 		}
 		return nil, stmtErr(st, ErrType, "%s takes no arguments", st.Op)
 	}
@@ -103,7 +111,10 @@ func (c *compiler) collectArgs(st *Stmt, def *opDef) (*opArgs, error) {
 		if at.Name == "name" {
 			continue
 		}
-		if def.style == callArgs {
+		if style == callArgs {
+			if def.callIn18 {
+				return nil, stmtErr(st, ErrType, "attribute %s: in an ios18 function %s is the iOS18 op, which takes call arguments; the attribute form is the iOS16 op of ios16 and ios17 functions", at.Name, st.Op)
+			}
 			return nil, stmtErr(st, ErrUnsupported, "unexpected attribute %s; %s takes its parameters as arguments", at.Name, st.Op)
 		}
 		v, err := c.literalVal(st, at.Name, at.Val)
@@ -174,7 +185,7 @@ func (a *opArgs) constant(name string, dt DType) (*val, error) {
 		return nil, err
 	}
 	if !v.konst {
-		return nil, stmtErr(a.st, ErrANE, "%s must be a constant (ane-facts §4.2: op parameters are named consts)", name)
+		return nil, stmtErr(a.st, ErrANE, "%s must be a constant (op parameters are named consts, docs/ane.md)", name)
 	}
 	if dt != InvalidDType && v.typ.DType != dt {
 		return nil, stmtErr(a.st, ErrType, "%s must be %s, not %s", name, dt, v.typ)
@@ -191,7 +202,7 @@ func (a *opArgs) ints(name string) ([]int64, error) {
 	if v.typ.Rank() > 1 {
 		return nil, stmtErr(a.st, ErrType, "%s must be an int32 scalar or vector, not %s", name, v.typ)
 	}
-	return v.ints, nil
+	return a.c.intsOf(a.st, v)
 }
 
 // intScalar returns an int32 scalar parameter, or def when it is absent and not required.
@@ -206,7 +217,7 @@ func (a *opArgs) intScalar(name string, def int64, required bool) (int64, error)
 	if v.typ.Rank() != 0 {
 		return 0, stmtErr(a.st, ErrType, "%s must be an int32 scalar, not %s", name, v.typ)
 	}
-	return v.ints[0], nil
+	return intReader(v).at(0), nil
 }
 
 // boolean returns a bool scalar parameter, or def when it is absent.
@@ -221,7 +232,7 @@ func (a *opArgs) boolean(name string, def bool) (bool, error) {
 	if v.typ.Rank() != 0 {
 		return false, stmtErr(a.st, ErrType, "%s must be a bool scalar, not %s", name, v.typ)
 	}
-	return v.ints[0] != 0, nil
+	return intReader(v).at(0) != 0, nil
 }
 
 // str returns a string parameter, or def when it is absent and not required.
@@ -265,10 +276,9 @@ func (c *compiler) literalVal(st *Stmt, param string, lit *Literal) (*val, error
 		if err != nil {
 			return nil, err
 		}
+		// Integer payloads (quantized weights, LUT indices) stay packed: the constexpr ops
+		// read them in place with intReader, and intsOf decodes the few that are parameters.
 		v.raw = raw
-		if !lit.Type.DType.IsFloat() {
-			v.ints = decodeInts(raw, lit.Type.DType, lit.Type.Elements())
-		}
 	case lit.Type.DType == String:
 		v.str = lit.Str
 	case lit.Type.DType.IsFloat():
@@ -340,30 +350,60 @@ func (c *compiler) blob(st *Stmt, param string, lit *Literal) ([]byte, error) {
 	return f.Payload(rec), nil
 }
 
-// decodeInts reads n little-endian integers of type dt from raw; sub-byte types are packed
-// least significant bits first.
-func decodeInts(raw []byte, dt DType, n int) []int64 {
-	out := make([]int64, n)
-	bits := dt.Bits()
-	signed := dt == Int4 || dt == Int8 || dt == Int16 || dt == Int32 || dt == Int64
-	for i := range out {
-		var u uint64
-		if bits%8 == 0 {
-			nb := bits / 8
-			for k := nb - 1; k >= 0; k-- {
-				u = u<<8 | uint64(raw[i*nb+k])
-			}
-		} else {
-			bit := i * bits
-			for k := 0; k < bits; k++ {
-				b := bit + k
-				u |= uint64(raw[b/8]>>(b%8)&1) << k
-			}
+// intsOf returns an integer constant's values, decoding a BLOBFILE payload (8 bytes a value,
+// charged to the budget) on first use.
+func (c *compiler) intsOf(st *Stmt, v *val) ([]int64, error) {
+	if v.ints == nil && v.raw != nil {
+		n := v.typ.Elements()
+		if err := c.charge(st.Pos, st.Var, "decoded integer constants", 8*int64(n)); err != nil {
+			return nil, err
 		}
-		if signed && bits < 64 && u&(1<<(bits-1)) != 0 {
-			u |= ^uint64(0) << bits
+		r := intReader(v)
+		v.ints = make([]int64, n)
+		for i := range v.ints {
+			v.ints[i] = r.at(i)
 		}
-		out[i] = int64(u)
 	}
-	return out
+	return v.ints, nil
+}
+
+// ints reads the elements of an integer or bool constant: decoded literal values, or a
+// BLOBFILE payload read in place (little-endian; sub-byte types packed least significant
+// bits first, docs/ane.md "Weight blobs").
+type ints struct {
+	dec    []int64
+	raw    []byte
+	bits   int
+	signed bool
+}
+
+// intReader returns a reader of v's integer elements.
+func intReader(v *val) ints {
+	dt := v.typ.DType
+	return ints{dec: v.ints, raw: v.raw, bits: dt.Bits(),
+		signed: dt == Int4 || dt == Int8 || dt == Int16 || dt == Int32 || dt == Int64}
+}
+
+// at returns element i.
+func (r ints) at(i int) int64 {
+	if r.raw == nil {
+		return r.dec[i]
+	}
+	var u uint64
+	if r.bits%8 == 0 {
+		nb := r.bits / 8
+		for k := nb - 1; k >= 0; k-- {
+			u = u<<8 | uint64(r.raw[i*nb+k])
+		}
+	} else {
+		bit := i * r.bits
+		for k := 0; k < r.bits; k++ {
+			b := bit + k
+			u |= uint64(r.raw[b/8]>>(b%8)&1) << k
+		}
+	}
+	if r.signed && r.bits < 64 && u&(1<<(r.bits-1)) != 0 {
+		u |= ^uint64(0) << r.bits
+	}
+	return int64(u)
 }

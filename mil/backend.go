@@ -33,6 +33,14 @@ type Loaded interface {
 type SimBackend struct {
 	// Cache shares decoded weights between the buckets of one blob; nil disables sharing.
 	Cache *WeightCache
+	// TrackRange makes every loaded kernel record its activations' largest magnitude; the
+	// Loaded values then implement Ranger.
+	TrackRange bool
+}
+
+// Ranger is implemented by the sim's loaded kernels: the fp16 headroom of what they computed.
+type Ranger interface {
+	Range() Range
 }
 
 // Load parses and compiles k.MIL and checks that its inputs and outputs are the kernel's.
@@ -41,7 +49,7 @@ func (b *SimBackend) Load(k *Kernel, weights map[string][]byte) (Loaded, error) 
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", k.Name, err)
 	}
-	e, err := p.CompileWith(weights, CompileOptions{Cache: b.Cache})
+	e, err := p.CompileWith(weights, CompileOptions{Cache: b.Cache, TrackRange: b.TrackRange})
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", k.Name, err)
 	}
@@ -61,6 +69,9 @@ func (s simLoaded) Eval(in, out [][]uint16, live int) error { return s.e.EvalCol
 
 // Close does nothing: the executable holds only Go memory.
 func (s simLoaded) Close() error { return nil }
+
+// Range returns the largest magnitudes recorded (with SimBackend.TrackRange).
+func (s simLoaded) Range() Range { return s.e.Range() }
 
 // matchIO checks a kernel's declared I/O (manifest) against its program's.
 func matchIO(kernel, what string, want []KernelIO, got []IO) error {

@@ -8,7 +8,7 @@ import (
 
 // Program versions and opsets the sim accepts. program(1.0) is the old (macOS 13 era) form and
 // pairs with opsets up to ios17; ios18 bodies need program(1.3): a 1.0 header on an ios18 body
-// gives InvalidMILProgram (ane-facts §4.1, dev-erik 54aa4d2). program(1.5) is claimed for M5
+// gives InvalidMILProgram (docs/ane.md, "Program text"). program(1.5) is claimed for M5
 // by one unmerged pull request and is unverified, so it is refused rather than guessed at.
 var (
 	knownVersions = map[string]bool{"1": true, "1.0": true, "1.3": true}
@@ -22,7 +22,7 @@ func (p *Program) checkHeader(name string) (*Func, error) {
 		return &CompileError{Pos: pos, Op: "program", Msg: fmt.Sprintf(format, args...), Kind: kind}
 	}
 	if !knownVersions[p.Version] {
-		return nil, progErr(p.VersionPos, ErrUnsupported, "program(%s): known versions are 1.0 and 1.3 (1.5 is unverified, ane-facts §4.1)", p.Version)
+		return nil, progErr(p.VersionPos, ErrUnsupported, "program(%s): known versions are 1.0 and 1.3 (1.5 is unverified)", p.Version)
 	}
 	if len(p.Funcs) == 0 {
 		return nil, progErr(p.VersionPos, ErrType, "has no functions")
@@ -37,7 +37,7 @@ func (p *Program) checkHeader(name string) (*Func, error) {
 			return nil, progErr(f.Pos, ErrUnsupported, "func %s<%s>: unknown opset; expected ios15..ios18", f.Name, f.Opset)
 		}
 		if f.Opset == "ios18" && (p.Version == "1" || p.Version == "1.0") {
-			return nil, progErr(f.Pos, ErrANE, "func %s<ios18> under a program(%s) header: ios18 bodies need program(1.3) (InvalidMILProgram, ane-facts §4.1)", f.Name, p.Version)
+			return nil, progErr(f.Pos, ErrANE, "func %s<ios18> under a program(%s) header: ios18 bodies need program(1.3) (InvalidMILProgram)", f.Name, p.Version)
 		}
 	}
 	if name == "" {
@@ -58,10 +58,10 @@ func (p *Program) checkHeader(name string) (*Func, error) {
 	return nil, progErr(p.VersionPos, ErrType, "no function %q; the program has %s", name, strings.Join(names, ", "))
 }
 
-// checkIO applies the ANE's I/O rules to a function input or output (ane-facts §2.2-2.3):
+// checkIO applies the ANE's I/O rules to a function input or output (docs/ane.md, "Inputs and outputs"):
 // an fp16 or fp32 tensor [1, C, 1, S] (or another rank-4 shape) whose last dimension, the
 // row the ANE pads to 64 bytes, is at least and a multiple of 32 fp16 or 16 fp32 elements.
-// Smaller rows give all-zero or garbage outputs, or eval failures (§3.5, §6.8).
+// Smaller rows give all-zero or garbage outputs, or eval failures.
 func checkIO(pos Pos, what, name string, t Type) error {
 	e := func(kind error, format string, args ...any) error {
 		return &CompileError{Pos: pos, Var: name, Op: what, Msg: fmt.Sprintf(format, args...), Kind: kind}
@@ -70,7 +70,7 @@ func checkIO(pos Pos, what, name string, t Type) error {
 		return e(ErrANE, "is %s; ANE inputs and outputs are fp16 or fp32 tensors", t)
 	}
 	if t.Rank() != 4 {
-		// Every ANE program we know of exchanges [1, C, 1, S] (ane-facts §2.2); others are
+		// Every ANE program we know of exchanges [1, C, 1, S]; others are
 		// unverified rather than known to fail.
 		return e(ErrUnsupported, "is %s; the sim takes rank-4 [1, C, 1, S] inputs and outputs", t)
 	}
@@ -79,13 +79,13 @@ func checkIO(pos Pos, what, name string, t Type) error {
 		row = 16
 	}
 	if s := t.Shape[3]; s < row || s%row != 0 {
-		return e(ErrANE, "is %s: the last dimension %d must be a positive multiple of %d for %s I/O (each row is padded to 64 bytes; smaller rows give zeros or garbage, ane-facts §2.3)", t, s, row, t.DType)
+		return e(ErrANE, "is %s: the last dimension %d must be a positive multiple of %d for %s I/O (each row is padded to 64 bytes; smaller rows give zeros or garbage)", t, s, row, t.DType)
 	}
 	return nil
 }
 
 // checkSorted refuses several inputs or outputs whose names do not sort in declaration order:
-// the ANE binds I/O surfaces in alphabetical order of the MIL names (ane-facts §2.3), so any
+// the ANE binds I/O surfaces in alphabetical order of the MIL names (docs/ane.md, "Inputs and outputs"), so any
 // other order silently swaps them.
 func checkSorted[T any](pos Pos, what string, items []T, name func(T) string) error {
 	if len(items) < 2 {
@@ -99,5 +99,5 @@ func checkSorted[T any](pos Pos, what string, items []T, name func(T) string) er
 		return nil
 	}
 	return &CompileError{Pos: pos, Op: what, Kind: ErrANE,
-		Msg: fmt.Sprintf("(%s) are not in alphabetical order; the ANE binds %s alphabetically, so they would be swapped (ane-facts §2.3); rename them, e.g. a_%s, b_%s", strings.Join(names, ", "), what, names[0], names[1])}
+		Msg: fmt.Sprintf("(%s) are not in alphabetical order; the ANE binds %s alphabetically, so they would be swapped; rename them, e.g. a_%s, b_%s", strings.Join(names, ", "), what, names[0], names[1])}
 }

@@ -17,6 +17,13 @@ type CompileOptions struct {
 	// MaxElements bounds every tensor (inputs, constants, intermediates); 0 means 1<<30.
 	// Fuzzing lowers it so that hostile shapes cannot exhaust memory.
 	MaxElements int
+	// MaxBytes bounds what Compile allocates for tensors it computes: folded constants,
+	// decompressed constexpr weights, the run-time buffers and op scratch (decoded blob weights
+	// are bounded by the blob bytes themselves and not counted); 0 means DefaultMaxBytes.
+	MaxBytes int64
+	// TrackRange makes the executable record the largest magnitude every op produces, for
+	// Range: the fp16 headroom of a kernel (docs/ane.md, "fp16 headroom").
+	TrackRange bool
 }
 
 // kernelFn computes one op: in holds the float data of the op's tensor inputs (constants or
@@ -62,6 +69,8 @@ type compiler struct {
 	names   map[string]Pos
 	steps   []*pending
 	ios18   bool
+	ioMax   int64 // elements of the largest input or output (bounds.go)
+	spent   int64 // bytes charged against opts.MaxBytes
 }
 
 // Compile checks the program against the ANE's rules and the types of every statement,
@@ -77,6 +86,9 @@ func (p *Program) CompileWith(weights map[string][]byte, opts CompileOptions) (*
 	if opts.MaxElements <= 0 {
 		opts.MaxElements = 1 << 30
 	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
 	fn, err := p.checkHeader(opts.Function)
 	if err != nil {
 		return nil, err
@@ -88,6 +100,7 @@ func (p *Program) CompileWith(weights map[string][]byte, opts CompileOptions) (*
 		names: map[string]Pos{},
 		ios18: fn.Opset == "ios18",
 	}
+	c.ioMax = c.largestIO()
 	ins, err := c.inputs()
 	if err != nil {
 		return nil, err
@@ -101,7 +114,7 @@ func (p *Program) CompileWith(weights map[string][]byte, opts CompileOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	return c.link(ins, outs), nil
+	return c.link(ins, outs)
 }
 
 func (c *compiler) inputs() ([]*val, error) {
@@ -111,6 +124,9 @@ func (c *compiler) inputs() ([]*val, error) {
 			return nil, err
 		}
 		if err := c.checkSize(prm.Pos, prm.Name, prm.Type); err != nil {
+			return nil, err
+		}
+		if err := checkDims(prm.Pos, "input", prm.Name, prm.Type); err != nil {
 			return nil, err
 		}
 		if _, dup := c.vars[prm.Name]; dup {
@@ -144,6 +160,9 @@ func (c *compiler) outputs() ([]*val, error) {
 		if err := checkIO(o.Pos, "output", o.Name, v.typ); err != nil {
 			return nil, err
 		}
+		if err := checkDims(o.Pos, "output", o.Name, v.typ); err != nil {
+			return nil, err
+		}
 		v.output = true
 		outs = append(outs, v)
 	}
@@ -152,7 +171,7 @@ func (c *compiler) outputs() ([]*val, error) {
 		for i, v := range outs[1:] {
 			if v.typ.Elements()*v.typ.DType.Bits() != first.typ.Elements()*first.typ.DType.Bits() {
 				return nil, &CompileError{Pos: c.fn.Outputs[i+1].Pos, Var: v.name, Op: "output", Kind: ErrANE,
-					Msg: fmt.Sprintf("is %s but output %s is %s; several outputs must have equal sizes (ane-facts §2.3: 0x1d or wrong data); concatenate them along channels instead", v.typ, first.name, first.typ)}
+					Msg: fmt.Sprintf("is %s but output %s is %s; several outputs must have equal sizes (0x1d or wrong data); concatenate them along channels instead", v.typ, first.name, first.typ)}
 			}
 		}
 	}
@@ -184,7 +203,7 @@ func (c *compiler) stmt(st *Stmt) error {
 			return stmtErr(st, ErrType, "attribute name must be a string, not %s", a.Val.Type)
 		}
 		if prev, dup := c.names[a.Val.Str]; dup {
-			return stmtErr(st, ErrANE, "op name %q is already used at %s; names must be unique within a function (ane-facts §4.2)", a.Val.Str, prev)
+			return stmtErr(st, ErrANE, "op name %q is already used at %s; names must be unique within a function", a.Val.Str, prev)
 		}
 		c.names[a.Val.Str] = st.Pos
 	}
@@ -229,8 +248,21 @@ func (c *compiler) emit(st *Stmt, out Type, ins []*val, k kernelFn, local bool) 
 	for _, in := range ins {
 		allConst = allConst && in.konst
 	}
+	if !allConst {
+		if err := checkDims(st.Pos, st.Op, st.Var, out); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.growth(st, out, ins...); err != nil {
+		return nil, err
+	}
+	// A run-time tensor's buffer is charged when link plans the buffers (they are reused);
+	// a folded constant is allocated now.
 	if allConst {
-		data := make([]float32, out.Elements())
+		data, err := c.alloc(st, out.Elements())
+		if err != nil {
+			return nil, err
+		}
 		in := make([][]float32, len(ins))
 		for i, x := range ins {
 			in[i] = c.floats(x)
@@ -263,43 +295,41 @@ func (c *compiler) floats(v *val) []float32 {
 }
 
 // link assigns buffers to runtime tensors, reusing a buffer once its tensor is dead, and binds
-// every step to its buffers.
-func (c *compiler) link(ins, outs []*val) *Executable {
-	e := &Executable{}
-	var free [][]float32
-	take := func(n int) []float32 {
+// every step to its buffers. The plan is made first and charged to the byte budget, so that a
+// program whose buffers would not fit is refused before anything is allocated.
+func (c *compiler) link(ins, outs []*val) (*Executable, error) {
+	var caps []int // capacity of each planned buffer
+	var free []int // buffers whose tensor is dead
+	id := map[*val]int{}
+	take := func(n int) int {
 		best := -1
 		for i, b := range free {
-			if cap(b) >= n && (best < 0 || cap(b) < cap(free[best])) {
+			if caps[b] >= n && (best < 0 || caps[b] < caps[free[best]]) {
 				best = i
 			}
 		}
 		if best < 0 {
-			return make([]float32, n)
+			caps = append(caps, n)
+			return len(caps) - 1
 		}
 		b := free[best]
 		free = append(free[:best], free[best+1:]...)
-		return b[:n]
+		return b
 	}
 	release := func(v *val) {
-		if !v.konst && !v.input && !v.output && v.buf != nil {
-			free = append(free, v.buf[:cap(v.buf)])
-			v.buf = nil
+		if b, ok := id[v]; ok && !v.konst && !v.input && !v.output {
+			free = append(free, b)
+			delete(id, v)
 		}
 	}
 	for _, v := range ins {
-		v.buf = make([]float32, v.typ.Elements())
+		caps = append(caps, v.typ.Elements())
+		id[v] = len(caps) - 1
 	}
-	bufs := make([][]float32, len(c.steps)) // output buffer of each step, kept for binding
-	inBufs := make([][][]float32, len(c.steps))
+	outBuf := make([]int, len(c.steps)) // output buffer of each step
 	for i, s := range c.steps {
-		in := make([][]float32, len(s.ins))
-		for j, x := range s.ins {
-			in[j] = c.floats(x)
-		}
-		inBufs[i] = in
-		s.out.buf = take(s.out.typ.Elements())
-		bufs[i] = s.out.buf
+		outBuf[i] = take(s.out.typ.Elements())
+		id[s.out] = outBuf[i]
 		for _, x := range s.ins {
 			if !x.konst && x.last == i {
 				release(x)
@@ -309,9 +339,35 @@ func (c *compiler) link(ins, outs []*val) *Executable {
 			release(s.out)
 		}
 	}
+	var total int64
+	for _, n := range caps {
+		total += 4 * int64(n)
+	}
+	pos := c.fn.Pos
+	if len(c.fn.Stmts) > 0 {
+		pos = c.fn.Stmts[len(c.fn.Stmts)-1].Pos
+	}
+	if err := c.charge(pos, c.fn.Name, fmt.Sprintf("the %d run-time buffers (after reuse)", len(caps)), total); err != nil {
+		return nil, err
+	}
+	bufs := make([][]float32, len(caps))
+	for i, n := range caps {
+		bufs[i] = make([]float32, n)
+	}
+	for i, v := range ins {
+		v.buf = bufs[i]
+	}
+	e := &Executable{track: c.opts.TrackRange}
 	for i, s := range c.steps {
+		s.out.buf = bufs[outBuf[i]][:s.out.typ.Elements()]
+	}
+	for _, s := range c.steps {
+		in := make([][]float32, len(s.ins))
+		for j, x := range s.ins {
+			in[j] = c.floats(x)
+		}
 		e.steps = append(e.steps, step{
-			kernel: s.kernel, in: inBufs[i], out: bufs[i],
+			kernel: s.kernel, in: in, out: s.out.buf,
 			round: s.out.typ.DType == FP16,
 			name:  s.st.Var, op: s.st.Op,
 		})
@@ -323,7 +379,7 @@ func (c *compiler) link(ins, outs []*val) *Executable {
 	for _, v := range outs {
 		e.outputs = append(e.outputs, ioBuf{IO: IO{Name: v.name, Type: v.typ}, data: c.floats(v)})
 	}
-	return e
+	return e, nil
 }
 
 func lastDim(shape []int) int {

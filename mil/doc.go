@@ -13,11 +13,11 @@
 //	layers.L.mlp.sS       x [1, H, 1, S] -> y [1, H, 1, S] = down(silu(gate(x)) · up(x))
 //	lm_head.K.s32         x [1, H, 1, 32] -> y [1, rows of chunk K, 1, 32]
 //
-// The text is pure string building, deterministic, in the syntax of docs/ane.md: program(1.3),
-// func main<ios18>, fp16 I/O without casts, one input x and one output y (the projections of a
-// group are concatenated along channels rather than returned as outputs of unequal sizes), op
-// parameters as named consts, every statement named after its unique variable, 1x1 convs with
-// weights [out, in, 1, 1] from BLOBFILE records.
+// The text is pure string building, deterministic, in the syntax of docs/ane.md ("Program text"):
+// program(1.3), func main<ios18>, fp16 I/O without casts, one input x and one output y (the
+// projections of a group are concatenated along channels rather than returned as outputs of
+// unequal sizes), op parameters as named consts, every statement named after its unique
+// variable, 1x1 convs with weights [out, in, 1, 1] from BLOBFILE records.
 //
 // # Weight blobs
 //
@@ -40,8 +40,8 @@
 //
 // Parse reads MIL text exactly as stored: the program(1.3)/ios18 syntax and the older
 // program(1.0)/ios16 syntax with tensor<string, []> scalars, the attribute-style iOS16
-// constexpr ops, `//` comments. Compile resolves BLOBFILE constants against the blob bytes
-// (through package blobfile: the offset must name a 0xDEADBEEF record whose dtype code and
+// constexpr ops and the inline-argument iOS18 ones, `//` comments. Compile resolves BLOBFILE
+// constants against the blob bytes (through package blobfile: the offset must name a 0xDEADBEEF record whose dtype code and
 // size match the declared type), checks the type and shape of every statement, folds
 // constants (constexpr ops, casts of constants), and plans buffers, reusing a buffer
 // once its tensor is dead. Executable.Eval then runs with no allocation: float32 arithmetic,
@@ -49,6 +49,18 @@
 // up to its unpublished accumulation order (the sim accumulates dot products in float32).
 // 1x1 convs and matmuls are split over CPUs by output rows, with weights converted to float32
 // once per blob record (WeightCache shares them between buckets).
+//
+// The constexpr ops (constexpr_affine_dequantize, constexpr_blockwise_shift_scale and both
+// constexpr_lut_to_dense ops) decompress with coremltools' reference arithmetic, roundings
+// included. Compile bounds what a program can make it allocate before allocating: no
+// dimension above the ANE's 65536, no tensor that outgrows both its operands and 64 times the
+// program's largest input or output, and a byte budget (CompileOptions.MaxBytes) for all it
+// computes (docs/ane.md, "Bounds"). With CompileOptions.TrackRange an executable records the
+// largest magnitude its ops produce, the fp16 headroom of the kernel (Range).
+//
+// SplitBlobs rewrites a program and its weight files so that every tensor is a file of its
+// own at offset 64 (LayoutSplit), the layout reported to be the only one that works on M1; the
+// sim gives bit-identical results in both layouts.
 //
 // EvalColumns computes only the first k columns of a column-local program (every op maps
 // position s to position s: convs, elementwise ops, channel concat...), bit for bit what Eval

@@ -9,7 +9,7 @@ import (
 // tell "the ANE would refuse this" from "the sim cannot do this" with errors.Is.
 var (
 	// ErrANE marks programs the ANE compiler rejects, or accepts and then computes wrongly
-	// (shared/ane-facts.md §2.3, §3.5, §4, §6).
+	// (docs/ane.md).
 	ErrANE = errors.New("refused: the ANE rejects this or computes it wrongly")
 	// ErrUnsupported marks valid MIL the sim does not implement.
 	ErrUnsupported = errors.New("not supported by the MIL simulator")

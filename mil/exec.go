@@ -33,8 +33,10 @@ type Executable struct {
 	steps       []step
 	inputs      []ioBuf
 	outputs     []ioBuf
-	width       int  // S, the last dimension of the I/O
-	columnLocal bool // EvalColumns may skip columns
+	width       int   // S, the last dimension of the I/O
+	columnLocal bool  // EvalColumns may skip columns
+	track       bool  // record magnitudes (CompileOptions.TrackRange)
+	rng         Range // what track recorded
 }
 
 // Inputs lists the program's inputs in declaration (= alphabetical) order.
@@ -214,9 +216,15 @@ func (e *Executable) checkCounts(nin, nout int) error {
 // exec runs every step; cols is allCols, or fewer than width for column-local programs, whose
 // tensors all have the last dimension width.
 func (e *Executable) exec(cols int) {
+	if e.track {
+		e.rng.Evals++
+	}
 	for i := range e.steps {
 		s := &e.steps[i]
 		s.kernel(s.in, s.out, cols)
+		if e.track {
+			e.observe(i, s.out, cols)
+		}
 		if !s.round {
 			continue
 		}

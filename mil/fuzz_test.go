@@ -4,13 +4,20 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"testing"
 )
 
-// FuzzParse feeds mutated MIL text to Parse and, when it parses, to Compile (with weight
-// blobs synthesised to match its BLOBFILE constants and a small size limit) and to EvalFloat.
-// None of them may panic. Seeds are every program in testdata.
+// fuzzMaxBytes is the byte budget FuzzParse compiles with.
+const fuzzMaxBytes = 4 << 20
+
+// FuzzParse feeds mutated MIL text to Parse and, when it parses, to SplitBlobs (whose text
+// must parse again), to Compile (with weight blobs synthesised to match its BLOBFILE
+// constants and small size limits) and to EvalFloat.
+// None of them may panic, and together they may allocate no more than the byte budget plus
+// what the text and the weights themselves account for (fuzzAllocLimit). Seeds are every
+// program in testdata and the MIL bomb.
 func FuzzParse(f *testing.F) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.mil"))
 	if err != nil || len(files) == 0 {
@@ -23,32 +30,65 @@ func FuzzParse(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	f.Add([]byte(bombText))
 	f.Fuzz(func(t *testing.T, text []byte) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		p, err := Parse(text)
 		if err != nil {
 			return
 		}
-		e, err := p.CompileWith(synthWeights(p), CompileOptions{MaxElements: 1 << 16})
-		if err != nil {
-			return
+		w := synthWeights(p)
+		wbytes := 0
+		for _, b := range w {
+			wbytes += len(b)
 		}
-		in := make([][]float32, len(e.inputs))
-		for i, b := range e.inputs {
-			in[i] = make([]float32, len(b.data))
+		if st, _, err := SplitBlobs(text, w); err == nil {
+			if _, err := Parse(st); err != nil {
+				t.Fatalf("SplitBlobs made text that does not parse: %v", err)
+			}
 		}
-		out := make([][]float32, len(e.outputs))
-		for i, b := range e.outputs {
-			out[i] = make([]float32, len(b.data))
+		e, err := p.CompileWith(w, CompileOptions{MaxElements: 1 << 16, MaxBytes: fuzzMaxBytes})
+		if err == nil {
+			in := make([][]float32, len(e.inputs))
+			for i, b := range e.inputs {
+				in[i] = make([]float32, len(b.data))
+			}
+			out := make([][]float32, len(e.outputs))
+			for i, b := range e.outputs {
+				out[i] = make([]float32, len(b.data))
+			}
+			if err := e.EvalFloat(in, out); err != nil {
+				t.Fatalf("EvalFloat after a successful compile: %v", err)
+			}
 		}
-		if err := e.EvalFloat(in, out); err != nil {
-			t.Fatalf("EvalFloat after a successful compile: %v", err)
+		runtime.ReadMemStats(&after)
+		if got, limit := after.TotalAlloc-before.TotalAlloc, fuzzAllocLimit(len(text), wbytes); got > limit {
+			t.Fatalf("parse, compile and eval of %d bytes of text with %d bytes of weights allocated %d bytes; the bound is %d", len(text), wbytes, got, limit)
 		}
 	})
+}
+
+// fuzzAllocLimit is what FuzzParse allows one input to allocate: the compile budget twice
+// (the executable's buffers, and the caller's input and output slices of the same size),
+// the synthesised weights and their float32 decoding (3x their bytes), a parse tree
+// proportional to the text, and 1 MiB for everything of fixed size.
+func fuzzAllocLimit(textBytes, weightBytes int) uint64 {
+	return uint64(2*fuzzMaxBytes + 3*weightBytes + 2048*textBytes + 1<<20)
 }
 
 // synthWeights builds, for every BLOBFILE path of the program, a blob with a record of the
 // declared dtype and size at each referenced offset, where they fit without overlapping.
 func synthWeights(p *Program) map[string][]byte {
+	return synthWeightsWith(p, func(payload []byte, _ Type) {
+		for i := range payload {
+			payload[i] = byte(i * 7)
+		}
+	})
+}
+
+// synthWeightsWith is synthWeights with the payload of each record of type t filled by fill.
+func synthWeightsWith(p *Program, fill func(payload []byte, t Type)) map[string][]byte {
 	type ref struct {
 		off uint64
 		t   Type
@@ -74,7 +114,8 @@ func synthWeights(p *Program) map[string][]byte {
 		sort.Slice(rs, func(i, j int) bool { return rs[i].off < rs[j].off })
 		var b []byte
 		end := uint64(64)
-		count := uint32(0)
+		count := uint32(0) // records a walk from offset 64 finds (blobfile.Parse checks them)
+		walk := uint64(64)
 		for _, r := range rs {
 			code, ok := r.t.DType.blobCode()
 			size := (uint64(r.t.Elements())*uint64(r.t.DType.Bits()) + 7) / 8
@@ -89,11 +130,10 @@ func synthWeights(p *Program) map[string][]byte {
 			binary.LittleEndian.PutUint32(m[4:], uint32(code))
 			binary.LittleEndian.PutUint64(m[8:], size)
 			binary.LittleEndian.PutUint64(m[16:], r.off+64)
-			for i := range m[64 : 64+size] {
-				m[64+i] = byte(i * 7)
-			}
-			if r.off == 64 {
-				count = 1
+			fill(m[64:64+size], r.t)
+			if r.off == walk {
+				count++
+				walk = (r.off + 64 + size + 63) &^ 63
 			}
 			end = (r.off + 64 + size + 63) &^ 63
 		}

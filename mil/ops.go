@@ -1,7 +1,7 @@
 package mil
 
 // ops lists every op the sim executes, with the parameter names each accepts (the names of
-// ane-facts §4.3 and coremltools). Anything else is refused as unknown.
+// docs/ane.md "Program text" and coremltools). Anything else is refused as unknown.
 var ops = map[string]*opDef{
 	"const": {params: []string{"val"}, style: constArgs, compile: compileConst},
 
@@ -25,9 +25,11 @@ var ops = map[string]*opDef{
 	"cast":          {params: []string{"x", "dtype"}, compile: compileCast},
 
 	"constexpr_affine_dequantize": {params: []string{"quantized_data", "zero_point", "scale", "axis"}, style: attrArgs, compile: compileAffineDequantize},
-	"constexpr_lut_to_dense":      {params: []string{"indices", "lut", "shape"}, style: attrArgs, compile: compileLUTToDense},
-	// constexpr_blockwise_shift_scale is an iOS18 op and takes const variables as ordinary
-	// arguments (ane-facts §4.3).
+	// constexpr_lut_to_dense is two ops: the iOS16 one (attributes) and, in ios18 functions,
+	// the iOS18 one of the same name (call arguments).
+	"constexpr_lut_to_dense": {params: []string{"indices", "lut", "shape", "vector_axis"}, style: attrArgs, callIn18: true, compile: compileLUTToDense},
+	// constexpr_blockwise_shift_scale is an iOS18 op and takes its inputs as call arguments:
+	// inline BLOBFILE literals as coremltools writes them, or const variables.
 	"constexpr_blockwise_shift_scale": {params: []string{"data", "scale", "offset"}, compile: compileBlockwiseShiftScale},
 }
 

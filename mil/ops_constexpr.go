@@ -1,25 +1,31 @@
 package mil
 
-import "math/bits"
-
-// The constexpr ops decompress weights at compile time (ane-facts §4.3, coremltools
-// iOS16 constexpr_ops.py and iOS18 compression.py). The sim evaluates them once, in float64,
-// and keeps the dense result as a constant rounded to the output dtype.
+// The constexpr ops decompress weights at compile time. The sim evaluates them once, with the
+// arithmetic of coremltools' reference decompression (the same dtypes, the same roundings,
+// docs/ane.md "Compressed weights"), and keeps the dense result as a constant. How each op is
+// written depends on its opset: the iOS16 ops take bracket attributes and empty parentheses,
+// the iOS18 ops take call arguments, usually inline BLOBFILE literals.
 
 // compileAffineDequantize compiles the iOS16 constexpr_affine_dequantize, written in attribute
-// form: out = (quantized_data - zero_point) · scale, with scale and zero_point scalars or
-// vectors along axis.
+// form: out = scale · (quantized_data − zero_point), computed in float32 and rounded to the
+// scale's dtype. scale and zero_point are scalars or vectors along axis.
 func compileAffineDequantize(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 	q, err := a.constant("quantized_data", InvalidDType)
 	if err != nil {
 		return nil, err
 	}
 	if q.typ.DType != Int8 && q.typ.DType != UInt8 {
-		return nil, stmtErr(st, ErrType, "quantized_data is %s; constexpr_affine_dequantize takes int8 or uint8 (ane-facts §4.3)", q.typ)
+		return nil, stmtErr(st, ErrType, "quantized_data is %s; constexpr_affine_dequantize takes int8 or uint8 (4-bit weights need constexpr_blockwise_shift_scale)", q.typ)
 	}
-	zp, err := a.constant("zero_point", q.typ.DType)
+	if q.typ.Rank() == 0 {
+		return nil, stmtErr(st, ErrType, "quantized_data must be a tensor")
+	}
+	zp, err := a.constant("zero_point", InvalidDType)
 	if err != nil {
 		return nil, err
+	}
+	if zp.typ.DType != Int8 && zp.typ.DType != UInt8 && zp.typ.DType != FP32 {
+		return nil, stmtErr(st, ErrType, "zero_point is %s; expected uint8, int8 or fp32", zp.typ)
 	}
 	sc, err := a.constant("scale", InvalidDType)
 	if err != nil {
@@ -28,15 +34,11 @@ func compileAffineDequantize(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 	if sc.typ.DType != FP16 && sc.typ.DType != FP32 {
 		return nil, stmtErr(st, ErrType, "scale is %s; expected fp16 or fp32", sc.typ)
 	}
-	r := q.typ.Rank()
-	ax, err := a.intScalar("axis", 0, sc.typ.Rank() > 0 || zp.typ.Rank() > 0)
+	ax, err := a.intScalar("axis", 0, true)
 	if err != nil {
 		return nil, err
 	}
-	if r == 0 {
-		return nil, stmtErr(st, ErrType, "quantized_data must be a tensor")
-	}
-	axis, err := normAxis(st, "axis", ax, r)
+	axis, err := normAxis(st, "axis", ax, q.typ.Rank())
 	if err != nil {
 		return nil, err
 	}
@@ -48,90 +50,51 @@ func compileAffineDequantize(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 		case p.v.typ.Rank() == 0:
 		case p.v.typ.Rank() == 1 && p.v.typ.Shape[0] == q.typ.Shape[axis]:
 		default:
-			return nil, stmtErr(st, ErrANE, "%s is %s; it must be a scalar or a vector of %d values along axis %d (a rank-4 scale is rejected)", p.name, p.v.typ, q.typ.Shape[axis], axis)
+			return nil, stmtErr(st, ErrType, "%s is %s; it must be a scalar or a vector of the %d values along axis %d", p.name, p.v.typ, q.typ.Shape[axis], axis)
 		}
 	}
+	t := TensorType(sc.typ.DType, q.typ.Shape...)
+	if err := c.growthBy(st, t, constexprGrowth, q, sc, zp); err != nil {
+		return nil, err
+	}
+	out, err := c.alloc(st, t.Elements())
+	if err != nil {
+		return nil, err
+	}
 	scale := c.floats(sc)
+	zpFloat := zp.typ.DType == FP32
+	var zf []float32
+	if zpFloat {
+		zf = c.floats(zp)
+	}
+	zi, qi := intReader(zp), intReader(q)
 	_, n, inner := splitAt(q.typ.Shape, axis)
-	out := make([]float32, q.typ.Elements())
-	for i, qv := range q.ints {
+	for i := range out {
 		ch := (i / inner) % n
-		z, s := zp.ints[0], scale[0]
-		if len(zp.ints) > 1 {
-			z = zp.ints[ch]
+		k, s := 0, scale[0]
+		if zp.typ.Rank() == 1 {
+			k = ch
 		}
 		if len(scale) > 1 {
 			s = scale[ch]
 		}
-		out[i] = float32(float64(qv-z) * float64(s))
-	}
-	return constResult(TensorType(sc.typ.DType, q.typ.Shape...), out), nil
-}
-
-// compileLUTToDense compiles the iOS16 constexpr_lut_to_dense: indices is a uint8 vector of
-// n-bit codes packed least significant bit first, lut a vector of 2^n values, shape the dense
-// output shape (uint32).
-func compileLUTToDense(c *compiler, st *Stmt, a *opArgs) (*val, error) {
-	idx, err := a.constant("indices", InvalidDType)
-	if err != nil {
-		return nil, err
-	}
-	lut, err := a.constant("lut", InvalidDType)
-	if err != nil {
-		return nil, err
-	}
-	if !a.has("shape") {
-		return nil, stmtErr(st, ErrUnsupported, "constexpr_lut_to_dense without shape is the iOS18 form; the sim implements the iOS16 form (indices, lut, shape)")
-	}
-	shp, err := a.constant("shape", InvalidDType)
-	if err != nil {
-		return nil, err
-	}
-	if shp.typ.DType != UInt32 || shp.typ.Rank() != 1 {
-		return nil, stmtErr(st, ErrType, "shape is %s; the iOS16 form needs a uint32 vector (ane-facts §5)", shp.typ)
-	}
-	if idx.typ.DType != UInt8 || idx.typ.Rank() != 1 {
-		return nil, stmtErr(st, ErrType, "indices is %s; the iOS16 form needs a uint8 vector of packed codes", idx.typ)
-	}
-	if (lut.typ.DType != FP16 && lut.typ.DType != FP32) || lut.typ.Rank() != 1 {
-		return nil, stmtErr(st, ErrType, "lut is %s; the iOS16 form needs an fp16 or fp32 vector (ane-facts §5)", lut.typ)
-	}
-	size := lut.typ.Shape[0]
-	nb := bits.TrailingZeros(uint(size))
-	if size < 2 || size > 256 || size&(size-1) != 0 || nb == 7 {
-		return nil, stmtErr(st, ErrType, "lut has %d entries; expected 2, 4, 16, 64 or 256", size)
-	}
-	if len(shp.ints) > maxRank {
-		return nil, stmtErr(st, ErrType, "shape has rank %d", len(shp.ints))
-	}
-	out := make([]int, len(shp.ints))
-	for i, d := range shp.ints {
-		out[i] = int(d)
-	}
-	t := TensorType(lut.typ.DType, out...)
-	if err := c.checkSize(st.Pos, st.Var, t); err != nil {
-		return nil, err
-	}
-	n := t.Elements()
-	if want := (n*nb + 7) / 8; len(idx.ints) != want {
-		return nil, stmtErr(st, ErrType, "indices has %d bytes; %d %d-bit codes need %d", len(idx.ints), n, nb, want)
-	}
-	table := c.floats(lut)
-	dense := make([]float32, n)
-	for i := range dense {
-		code := 0
-		for k := 0; k < nb; k++ {
-			b := i*nb + k
-			code |= int(idx.ints[b/8]>>(b%8)&1) << k
+		z := float32(0)
+		if zpFloat {
+			z = zf[k]
+		} else {
+			z = float32(zi.at(k))
 		}
-		dense[i] = table[code]
+		out[i] = s * (float32(qi.at(i)) - z)
 	}
-	return constResult(t, dense), nil
+	return constResult(t, out), nil
 }
 
 // compileBlockwiseShiftScale compiles the iOS18 constexpr_blockwise_shift_scale:
-// out = scale · (data - offset), where scale (and offset) have data's rank and each of their
-// dimensions divides data's, giving the block size along that dimension.
+// out = scale · (data − offset), where scale (and offset) have data's rank and each of their
+// dimensions divides data's, giving the block size along that dimension. As in coremltools,
+// data is first converted to the scale's dtype, the subtraction and the product are each
+// rounded to the dtype numpy promotes them to (fp32 when scale or offset is fp32, else fp16),
+// and the result is the scale's dtype.
 func compileBlockwiseShiftScale(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 	if !c.ios18 {
 		return nil, stmtErr(st, ErrType, "constexpr_blockwise_shift_scale is an iOS18 op; the function is <%s>", c.fn.Opset)
@@ -153,8 +116,8 @@ func compileBlockwiseShiftScale(c *compiler, st *Stmt, a *opArgs) (*val, error) 
 		return nil, stmtErr(st, ErrType, "scale is %s; expected fp16 or fp32", sc.typ)
 	}
 	r := data.typ.Rank()
-	if sc.typ.Rank() != r || r == 0 {
-		return nil, stmtErr(st, ErrType, "scale %s must have the rank of data %s", sc.typ, data.typ)
+	if r == 0 || sc.typ.Rank() != r {
+		return nil, stmtErr(st, ErrType, "scale %s must have the rank of data %s (at least 1)", sc.typ, data.typ)
 	}
 	block := make([]int, r)
 	for d := 0; d < r; d++ {
@@ -163,31 +126,68 @@ func compileBlockwiseShiftScale(c *compiler, st *Stmt, a *opArgs) (*val, error) 
 		}
 		block[d] = data.typ.Shape[d] / sc.typ.Shape[d]
 	}
-	var off []float64
+	var off *val
 	if a.has("offset") {
-		ov, err := a.constant("offset", InvalidDType)
-		if err != nil {
+		if off, err = a.constant("offset", InvalidDType); err != nil {
 			return nil, err
 		}
-		if !equalInts(ov.typ.Shape, sc.typ.Shape) || ov.typ.DType == Bool || ov.typ.DType == String {
-			return nil, stmtErr(st, ErrType, "offset %s must have scale's shape %s", ov.typ, shapeString(sc.typ.Shape))
+		if !equalInts(off.typ.Shape, sc.typ.Shape) {
+			return nil, stmtErr(st, ErrType, "offset %s must have scale's shape %s", off.typ, shapeString(sc.typ.Shape))
 		}
-		off = numbers(c, ov)
+		switch dt := off.typ.DType; {
+		case dt == FP16 || dt == FP32:
+		case dt == data.typ.DType:
+		default:
+			return nil, stmtErr(st, ErrType, "offset is %s; an integer offset must have data's dtype %s (or use fp16/fp32)", off.typ, data.typ.DType)
+		}
 	}
-	vals := numbers(c, data)
+	t := TensorType(sc.typ.DType, data.typ.Shape...)
+	if err := c.growthBy(st, t, constexprGrowth, data, sc); err != nil {
+		return nil, err
+	}
+	out, err := c.alloc(st, t.Elements())
+	if err != nil {
+		return nil, err
+	}
+	dst := sc.typ.DType
+	mathType := dst // numpy's promotion of (data as dst) with offset, then with scale
+	if off != nil && off.typ.DType == FP32 {
+		mathType = FP32
+	}
+	var dataF, offF []float32
+	if data.typ.DType.IsFloat() {
+		dataF = c.floats(data)
+	}
+	dataI := intReader(data)
+	var offI ints
+	if off != nil {
+		if off.typ.DType.IsFloat() {
+			offF = c.floats(off)
+		} else {
+			offI = intReader(off)
+		}
+	}
 	scale := c.floats(sc)
 	scStr := strides(sc.typ.Shape)
 	idx := make([]int, r)
-	out := make([]float32, len(vals))
-	for i, v := range vals {
+	for i := range out {
 		s := 0
 		for d := 0; d < r; d++ {
 			s += idx[d] / block[d] * scStr[d]
 		}
-		if off != nil {
-			v -= off[s]
+		var v float32
+		if dataF != nil {
+			v = roundTo(dst, dataF[i])
+		} else {
+			v = roundTo(dst, float32(dataI.at(i)))
 		}
-		out[i] = float32(v * float64(scale[s]))
+		switch {
+		case offF != nil:
+			v = roundTo(mathType, v-offF[s])
+		case off != nil:
+			v = roundTo(mathType, v-float32(offI.at(s)))
+		}
+		out[i] = roundTo(mathType, scale[s]*v)
 		for d := r - 1; d >= 0; d-- {
 			idx[d]++
 			if idx[d] < data.typ.Shape[d] {
@@ -196,24 +196,15 @@ func compileBlockwiseShiftScale(c *compiler, st *Stmt, a *opArgs) (*val, error) 
 			idx[d] = 0
 		}
 	}
-	return constResult(TensorType(sc.typ.DType, data.typ.Shape...), out), nil
+	return constResult(t, out), nil
 }
 
-// numbers returns a constant's values as float64, whatever its numeric dtype.
-func numbers(c *compiler, v *val) []float64 {
-	if v.typ.DType.IsFloat() {
-		f := c.floats(v)
-		out := make([]float64, len(f))
-		for i, x := range f {
-			out[i] = float64(x)
-		}
-		return out
+// roundTo rounds x to dt: fp16 rounds to nearest even, fp32 is exact.
+func roundTo(dt DType, x float32) float32 {
+	if dt == FP16 {
+		return round16(x)
 	}
-	out := make([]float64, len(v.ints))
-	for i, x := range v.ints {
-		out[i] = float64(x)
-	}
-	return out
+	return x
 }
 
 // constResult wraps dense data as a constant, rounded to fp16 when t is fp16.

@@ -5,7 +5,7 @@ import (
 )
 
 // compileConv compiles the 1x1, groups = 1 convolution that implements a linear layer on the
-// ANE (ane-facts §4.3): x [N, Cin, H, W], weight [Cout, Cin, 1, 1] -> [N, Cout, H, W]. Other
+// ANE (docs/ane.md, "Program text"): x [N, Cin, H, W], weight [Cout, Cin, 1, 1] -> [N, Cout, H, W]. Other
 // kernels, groups, strides and padding are refused: anepack never emits them.
 func compileConv(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 	x, err := a.tensor("x")
@@ -18,7 +18,7 @@ func compileConv(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 	}
 	if a.has("bias") {
 		a.used["bias"] = true
-		return nil, stmtErr(st, ErrUnsupported, "conv with a bias parameter: the ANE kernels pass no bias (ane-facts §4.3); add it with a separate add")
+		return nil, stmtErr(st, ErrUnsupported, "conv with a bias parameter: the ANE kernels pass no bias; add it with a separate add")
 	}
 	if x.typ.Rank() != 4 || w.typ.Rank() != 4 {
 		return nil, stmtErr(st, ErrType, "conv needs rank-4 x and weight, got %s and %s", x.typ, w.typ)
@@ -79,7 +79,9 @@ func compileConv(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 		return nil, stmtErr(st, ErrType, "weight %s takes %d input channels but x %s has %d", w.typ, ws[1], x.typ, xs[1])
 	}
 	k := &convKernel{n: xs[0], cin: xs[1], cout: ws[0], s: xs[2] * xs[3]}
-	k.xt = make([]float32, k.s*k.cin)
+	if k.xt, err = c.alloc(st, k.s*k.cin); err != nil {
+		return nil, err
+	}
 	k.work = k.rows
 	return c.emit(st, TensorType(x.typ.DType, xs[0], ws[0], xs[2], xs[3]), []*val{x, w}, k.run, xs[2] == 1)
 }

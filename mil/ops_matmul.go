@@ -46,8 +46,13 @@ func compileMatmul(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 	}
 	out := append(append([]int{}, batch...), m, n)
 	k := &matmulKernel{m: m, k: kx, n: n, tx: tx, ty: ty, batch: batch,
-		xStr: bcastStrides(xs[:xr-2], batch), yStr: bcastStrides(ys[:yr-2], batch),
-		a: make([]float32, m*kx), bt: make([]float32, n*kx), idx: make([]int, len(batch))}
+		xStr: bcastStrides(xs[:xr-2], batch), yStr: bcastStrides(ys[:yr-2], batch), idx: make([]int, len(batch))}
+	if k.a, err = c.alloc(st, m*kx); err != nil {
+		return nil, err
+	}
+	if k.bt, err = c.alloc(st, n*kx); err != nil {
+		return nil, err
+	}
 	for i := range k.xStr {
 		k.xStr[i] *= m * kx
 		k.yStr[i] *= n * kx

@@ -22,7 +22,7 @@ func TestRefusals(t *testing.T) {
 	rms := string(readTestdata(t, "sim_rmsnorm_ios16.mil"))
 	blockwiseBlob := writeBlob(t, []blobfile.DType{blobfile.Int8, blobfile.FP16, blobfile.Int8, blobfile.Int4, blobfile.FP16},
 		make([]byte, 2048), make([]byte, 256), make([]byte, 128), make([]byte, 256), make([]byte, 32))
-	// Two-output programs in the spirit of the Qwen "ANE Inference" fused QKV (ane-facts §3.5).
+	// Two-output programs in the spirit of the Qwen "ANE Inference" fused QKV (docs/ane.md, "Inputs and outputs").
 	twoOut := func(params, body, outs string) string {
 		return refuseHeader + params + ") {\n" + body + "    } -> (" + outs + ");\n}\n"
 	}
@@ -170,7 +170,7 @@ func TestEvalChecks(t *testing.T) {
 	}
 }
 
-// TestFunctions compiles the chosen function of a multi-procedure program (ane-facts §1.9);
+// TestFunctions compiles the chosen function of a multi-procedure program (docs/ane.md, "Program text");
 // op names need only be unique within a function.
 func TestFunctions(t *testing.T) {
 	fn := func(name string) string {

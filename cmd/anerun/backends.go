@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	goruntime "runtime"
 
 	"github.com/spf13/pflag"
 
+	"github.com/anepack/anepack/mil"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/ane"
 )
@@ -16,17 +20,20 @@ import (
 var (
 	aneBackend = backendKind{"ane",
 		"the bundle's ANE kernels on the Apple Neural Engine (Apple Silicon); attention and norms on the CPU",
-		func(m *runtime.Model, o *modelFlags) (runtime.Backend, error) { return openKernels(m, o, ane.EvalANE) }}
+		openANE}
 	simBackend = backendKind{"sim",
 		"the same ANE kernels executed by the MIL simulator (any machine; slow, for checking the ANE path)",
-		func(m *runtime.Model, o *modelFlags) (runtime.Backend, error) { return openKernels(m, o, ane.EvalSim) }}
+		func(m *runtime.Model, o *modelFlags) (runtime.Backend, error) {
+			return openKernels(m, o, ane.EvalSim, false)
+		}}
 )
 
 // kernelFlags holds the flags of the kernel backends, registered by registerKernelFlags on every
 // command that runs a model. One command runs per process, so one variable serves them all.
 var kernelFlags struct {
-	decodeOn string
-	check    bool
+	decodeOn   string
+	check      bool
+	blobLayout string
 }
 
 // registerKernelFlags adds --decode-on and --ane-check to a command's model flags.
@@ -34,11 +41,64 @@ func registerKernelFlags(f *pflag.FlagSet) {
 	f.StringVar(&kernelFlags.decodeOn, "decode-on", ane.DecodeANE,
 		"with --backend ane or sim, where decode steps run: ane (the S=32 kernels, one live column) or cpu (float32 GEMVs; needs fewer ANE compiles)")
 	f.BoolVar(&kernelFlags.check, "ane-check", false,
-		"with --backend ane or sim, compare each kernel's first evaluation with the MIL simulator and stop at the first that differs")
+		"with --backend ane or sim, compare each kernel's first evaluation with the MIL simulator and stop at the first that differs; report each kernel's fp16 headroom")
+	f.StringVar(&kernelFlags.blobLayout, "ane-blob-layout", "auto",
+		"with --backend ane or sim, how weight files reach the compiler: packed (the bundle's files), split (one tensor per file, which M1 is reported to need) or auto (what this machine's self-test found; packed elsewhere)")
 }
 
-// openKernels opens the ane or sim backend for m.
-func openKernels(m *runtime.Model, o *modelFlags, eval string) (runtime.Backend, error) {
+// openANE opens the ane backend. Under --backend auto it first requires the ANE self-test to
+// have passed on this OS build (running it, in a child process, the first time), and compiles
+// (or loads from the compile cache) every planned kernel before the run starts, so that a
+// kernel the ANE refuses also sends auto on to the CPU; on Apple Silicon auto says why in one
+// line when it does.
+func openANE(m *runtime.Model, o *modelFlags) (runtime.Backend, error) {
+	if o.backend != "auto" || len(m.Manifest().Kernels) == 0 {
+		return openKernels(m, o, ane.EvalANE, false)
+	}
+	onApple := goruntime.GOOS == "darwin" && goruntime.GOARCH == "arm64"
+	c := autoANE()
+	if !c.UseANE {
+		if onApple {
+			fmt.Fprintln(os.Stderr, "anerun: using the CPU: "+c.Reason)
+		}
+		return nil, errors.New(c.Reason)
+	}
+	b, err := openKernels(m, o, ane.EvalANE, true)
+	if err != nil && onApple {
+		fmt.Fprintln(os.Stderr, "anerun: using the CPU: the ANE self-test passed but the bundle's kernels did not load: "+err.Error())
+	}
+	return b, err
+}
+
+// blobLayout resolves --ane-blob-layout for an evaluator: auto is the layout the ANE
+// self-test (or the probe) recorded for this OS build, packed where there is none and in the
+// simulator.
+func blobLayout(eval string) (string, error) {
+	switch l := kernelFlags.blobLayout; l {
+	case mil.LayoutPacked, mil.LayoutSplit:
+		return l, nil
+	case "auto", "":
+	default:
+		return "", fmt.Errorf("--ane-blob-layout %q: expected auto, %s or %s", l, mil.LayoutPacked, mil.LayoutSplit)
+	}
+	if eval != ane.EvalANE {
+		return mil.LayoutPacked, nil
+	}
+	if cache, err := selfTestCache(); err == nil {
+		p := ane.Probe()
+		key := p.OSBuild
+		if key == "" {
+			key = p.OS
+		}
+		if rec, ok, _ := cache.Lookup(key, p.Chip); ok && rec.BlobLayout != "" {
+			return rec.BlobLayout, nil
+		}
+	}
+	return mil.LayoutPacked, nil
+}
+
+// openKernels opens the ane or sim backend for m; preload loads every planned kernel now.
+func openKernels(m *runtime.Model, o *modelFlags, eval string, preload bool) (runtime.Backend, error) {
 	decodeOn := kernelFlags.decodeOn
 	if decodeOn == "" {
 		decodeOn = ane.DecodeANE
@@ -46,18 +106,27 @@ func openKernels(m *runtime.Model, o *modelFlags, eval string) (runtime.Backend,
 	if decodeOn != ane.DecodeANE && decodeOn != ane.DecodeCPU {
 		return nil, fmt.Errorf("--decode-on %q: expected %s or %s", decodeOn, ane.DecodeANE, ane.DecodeCPU)
 	}
-	return ane.New(m, ane.Options{Eval: eval, DecodeOn: decodeOn, Threads: o.threads, Check: kernelFlags.check})
+	layout, err := blobLayout(eval)
+	if err != nil {
+		return nil, err
+	}
+	return ane.New(m, ane.Options{Eval: eval, DecodeOn: decodeOn, Threads: o.threads, Check: kernelFlags.check, BlobLayout: layout, Preload: preload})
 }
 
 // autoChoice says which backend `--backend auto` picks on this machine for a bundle with ANE
-// kernels (hasKernels) or without, and why; doctor prints it. It follows the order of the
-// backends list: ane where the driver opens, else cpu.
-func autoChoice(r ane.Report, hasKernels bool) (string, string) {
+// kernels (hasKernels) or without, given this OS build's self-test record (nil: not run yet),
+// and why; doctor prints it. It follows the order of the backends list: ane where the driver
+// opens and the self-test passed, else cpu.
+func autoChoice(r ane.Report, hasKernels bool, selfTest *ane.SelfTestRecord) (string, string) {
 	switch {
 	case !r.Available:
 		return "cpu", "the ANE is not available: " + r.Reason
 	case !hasKernels:
 		return "cpu", "the bundle has no ANE kernels (packed with --no-ane)"
+	case selfTest == nil:
+		return "ane", "if the ANE self-test passes: the first --backend auto run on this OS build runs it"
+	case !selfTest.Passed:
+		return "cpu", "the ANE self-test failed on this OS build: " + selfTest.Reason
 	}
-	return "ane", "AppleNeuralEngine.framework and its classes resolve"
+	return "ane", "the ANE self-test passed on this OS build"
 }

@@ -23,6 +23,7 @@ type doctorReport struct {
 	OS          string   `json:"os"`   // GOOS
 	Arch        string   `json:"arch"` // GOARCH
 	OSVersion   string   `json:"os_version,omitempty"`
+	OSBuild     string   `json:"os_build,omitempty"` // kern.osversion: the self-test's key
 	Chip        string   `json:"chip,omitempty"`
 	CPUs        int      `json:"cpus"`
 	Go          string   `json:"go"`
@@ -35,6 +36,15 @@ type doctorReport struct {
 		Missing       []string `json:"missing"`
 		Reason        string   `json:"reason,omitempty"`
 		CompileBudget int      `json:"compile_budget"`
+		// CompileCache is where compiled programs are kept between runs.
+		CompileCache struct {
+			Dir      string `json:"dir"`
+			Programs int    `json:"programs"`
+			Bytes    int64  `json:"bytes"`
+		} `json:"compile_cache"`
+		// SelfTest is this OS build's self-test record, if it ran.
+		SelfTest     *ane.SelfTestRecord `json:"self_test,omitempty"`
+		SelfTestFile string              `json:"self_test_file,omitempty"`
 	} `json:"ane"`
 	Auto       string         `json:"auto"` // the backend --backend auto picks
 	AutoReason string         `json:"auto_reason"`
@@ -60,18 +70,35 @@ type doctorOption struct {
 }
 
 func newDoctorCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, probe, clearCache, selfTest bool
 	cmd := &cobra.Command{
-		Use:   "doctor [MODEL.aneb] [--json]",
+		Use:   "doctor [MODEL.aneb] [--json] [--probe] [--clear-cache]",
 		Short: "Report the machine: OS, chip, CPU kernels, whether the Apple Neural Engine can be used",
 		Long: `doctor reports the OS and chip, the CPU features the CPU kernels use, whether
-AppleNeuralEngine.framework loads and its private classes resolve (no program is compiled), and
-which backend --backend auto picks. With a bundle, it also lists the bundle's ANE kernels and
-the buckets a run would use within the ANE's compile budget.`,
+AppleNeuralEngine.framework loads and its private classes resolve (no program is compiled), the
+compile cache, the ANE self-test's record, and which backend --backend auto picks. With a
+bundle, it also lists the bundle's ANE kernels and the buckets a run would use within the ANE's
+compile budget.
+
+--probe compiles and runs a set of test programs on the ANE (twice: the second pass must load
+everything from the compile cache) and prints a table and a JSON report to paste into an issue;
+where there is no ANE it runs the same programs in the simulator. --clear-cache removes the
+compiled programs kept between runs and the self-test records, so that everything is compiled
+and tested again.`,
 		Example: `  anerun doctor
-  anerun doctor qwen.aneb --json`,
+  anerun doctor qwen.aneb --json
+  anerun doctor --probe
+  anerun doctor --clear-cache`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case selfTest:
+				return selfTestChild(cmd.OutOrStdout())
+			case clearCache:
+				return clearCompileCache(cmd.OutOrStdout())
+			case probe:
+				return runProbe(cmd.OutOrStdout(), cmd.ErrOrStderr(), asJSON)
+			}
 			r := doctor()
 			if len(args) == 1 {
 				b, err := doctorInspect(args[0])
@@ -79,7 +106,7 @@ the buckets a run would use within the ANE's compile budget.`,
 					return err
 				}
 				r.Bundle = b
-				r.Auto, r.AutoReason = autoChoice(ane.Probe(), b.Problem == "")
+				r.Auto, r.AutoReason = autoChoice(ane.Probe(), b.Problem == "", r.ANE.SelfTest)
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -90,14 +117,55 @@ the buckets a run would use within the ANE's compile budget.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	f := cmd.Flags()
+	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	f.BoolVar(&probe, "probe", false, "compile and run test programs on the ANE (in the simulator where there is none) and print a report for an issue")
+	f.BoolVar(&clearCache, "clear-cache", false, "remove the ANE programs compiled by earlier runs and the self-test records")
+	f.BoolVar(&selfTest, "self-test", false, "run the ANE self-test in this process and print its record (what --backend auto runs in a child process)")
+	f.MarkHidden("self-test")
 	return cmd
+}
+
+// stagingRoot is where the driver stages programs and keeps them compiled: the framework's
+// NSTemporaryDirectory() where the ANE driver opens, else the OS temporary directory.
+func stagingRoot() string {
+	if d, err := ane.Open(); err == nil {
+		return d.StagingRoot()
+	}
+	return os.TempDir()
+}
+
+// clearCompileCache is `anerun doctor --clear-cache`.
+func clearCompileCache(w io.Writer) error {
+	root := stagingRoot()
+	n, size, err := ane.ClearCache(root)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "compile cache: removed %d compiled programs (%s) from %s\n", n, formatBytes(size), root)
+	cache, err := selfTestCache()
+	if err != nil {
+		return err
+	}
+	if err := cache.Remove(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "self-test: removed %s; the next --backend auto run tests the ANE again\n", cache.Path)
+	return nil
+}
+
+// formatBytes writes a size in MiB, or bytes when small.
+func formatBytes(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
 // doctor probes the machine.
 func doctor() *doctorReport {
 	p := ane.Probe()
-	r := &doctorReport{OS: goruntime.GOOS, Arch: goruntime.GOARCH, OSVersion: p.OS, Chip: p.Chip,
+	r := &doctorReport{OS: goruntime.GOOS, Arch: goruntime.GOARCH, OSVersion: p.OS, OSBuild: p.OSBuild, Chip: p.Chip,
 		CPUs: goruntime.NumCPU(), Go: goruntime.Version(), CPUFeatures: cpuFeatures(), CPUKernels: "go"}
 	if r.OSVersion == goruntime.GOOS+"/"+goruntime.GOARCH {
 		r.OSVersion = "" // the stub's placeholder says nothing more
@@ -111,7 +179,20 @@ func doctor() *doctorReport {
 	r.ANE.Available, r.ANE.Framework, r.ANE.Reason = p.Available, p.Framework, p.Reason
 	r.ANE.Classes, r.ANE.Missing = nonNil(p.Classes), nonNil(p.Missing)
 	r.ANE.CompileBudget = ane.MaxCompiles
-	r.Auto, r.AutoReason = autoChoice(p, true)
+	root := stagingRoot()
+	r.ANE.CompileCache.Dir = root
+	r.ANE.CompileCache.Programs, r.ANE.CompileCache.Bytes = ane.CacheSize(root)
+	if cache, err := selfTestCache(); err == nil {
+		r.ANE.SelfTestFile = cache.Path
+		key := p.OSBuild
+		if key == "" {
+			key = p.OS
+		}
+		if rec, ok, _ := cache.Lookup(key, p.Chip); ok {
+			r.ANE.SelfTest = &rec
+		}
+	}
+	r.Auto, r.AutoReason = autoChoice(p, true, r.ANE.SelfTest)
 	aneNote := "the bundle's kernels on the Neural Engine"
 	if !p.Available {
 		aneNote = "unavailable: " + p.Reason
@@ -151,7 +232,11 @@ func doctorInspect(path string) (*doctorBundle, error) {
 func (r *doctorReport) print(w io.Writer) {
 	sys := r.OS + "/" + r.Arch
 	if r.OSVersion != "" {
-		sys += " (" + r.OSVersion + ")"
+		sys += " (" + r.OSVersion
+		if r.OSBuild != "" {
+			sys += ", build " + r.OSBuild
+		}
+		sys += ")"
 	}
 	fmt.Fprintf(w, "system:    %s, %s\n", sys, r.Go)
 	if r.Chip != "" {
@@ -170,7 +255,16 @@ func (r *doctorReport) print(w io.Writer) {
 			fmt.Fprintf(w, "           framework loaded; classes resolved: %s; missing: %s\n", strings.Join(r.ANE.Classes, ", "), strings.Join(r.ANE.Missing, ", "))
 		}
 	}
-	fmt.Fprintf(w, "           compile budget %d programs per process\n", r.ANE.CompileBudget)
+	fmt.Fprintf(w, "           compile budget %d programs per process; compile cache %s: %d programs, %s\n",
+		r.ANE.CompileBudget, r.ANE.CompileCache.Dir, r.ANE.CompileCache.Programs, formatBytes(r.ANE.CompileCache.Bytes))
+	switch st := r.ANE.SelfTest; {
+	case st == nil && r.ANE.Available:
+		fmt.Fprintln(w, "           self-test: not run on this OS build yet (the first --backend auto run does it)")
+	case st != nil && st.Passed:
+		fmt.Fprintf(w, "           self-test: passed on %s (blob layout %s)\n", st.When.Local().Format("2006-01-02"), st.BlobLayout)
+	case st != nil:
+		fmt.Fprintf(w, "           self-test: failed on %s: %s\n", st.When.Local().Format("2006-01-02"), st.Reason)
+	}
 	for _, o := range r.Backends {
 		mark := "yes"
 		if !o.Usable {

@@ -3,13 +3,16 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/anepack/anepack/mil"
 	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/runtime/ane"
 )
 
 // logitsChunk bounds the prompt positions whose logits are held at once during the batched
@@ -109,7 +112,13 @@ model(input_ids).logits[0, pos].topk(K).`,
 				emit(sess.Logits())
 			}
 			w.WriteString("]}\n")
-			return w.Flush()
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			if h, ok := l.backend.(headroomer); ok && kernelFlags.check {
+				printHeadroom(cmd.ErrOrStderr(), h)
+			}
+			return nil
 		},
 	}
 	mf.register(cmd)
@@ -118,6 +127,29 @@ model(input_ids).logits[0, pos].topk(K).`,
 	f.IntVar(&top, "top", 8, "how many of the largest logits to print per position")
 	f.IntVar(&prefill, "prefill", 0, "how many ids to run as one batched prefill (default: all but the last)")
 	return cmd
+}
+
+// headroomer is implemented by the ane and sim backends (ane.Backend.Headroom).
+type headroomer interface {
+	Headroom() ([]ane.KernelRange, string)
+}
+
+// printHeadroom writes each kernel's largest activation against fp16's limit, the kernels
+// with the least room first (--ane-check): a model that would overflow on the ANE is found
+// in the simulator.
+func printHeadroom(w io.Writer, h headroomer) {
+	ranges, covers := h.Headroom()
+	fmt.Fprintf(w, "fp16 headroom (%s): largest |activation| of each kernel against fp16's %d\n", covers, mil.MaxFP16)
+	for _, r := range ranges {
+		note := fmt.Sprintf("%.0fx room", r.Headroom())
+		switch {
+		case r.Overflow != "":
+			note = "OVERFLOWS fp16 at " + r.Overflow + ": the ANE would produce infinities here"
+		case r.NaN != "":
+			note = "NaN at " + r.NaN
+		}
+		fmt.Fprintf(w, "  %-28s %12.4g  %-16s %s\n", r.Kernel, r.Max, r.Var, note)
+	}
 }
 
 // parseIDs reads "1,2,3" (spaces allowed, or a JSON-style [1, 2, 3]).

@@ -31,14 +31,23 @@
 //
 // # Driver
 //
-// [Open] stages a program's MIL text and weight blobs, compiles and loads it in the aned
-// daemon, wraps inputs and outputs in IOSurfaces, and evaluates requests, all on one
-// OS-thread-locked worker with an autorelease pool per call. The driver exists on darwin/arm64
-// only; on every other platform Open returns [ErrUnavailable].
+// [Open] returns the process's [Driver]. It stages a program's MIL text and weight blobs,
+// compiles and loads it in the aned daemon (or loads it from the daemon's compile cache, which
+// survives the process), wraps inputs and outputs in IOSurfaces, and evaluates requests, all
+// on one OS-thread-locked worker with an autorelease pool per call. The decisions (staging,
+// cache use and recovery, unloading, surface sizes, blob layout) are portable code over a
+// small framework interface, tested with a fake framework; only the Objective-C messages are
+// darwin/arm64 code. On every other platform Open returns [ErrUnavailable].
+//
+// # Before the ANE is trusted
+//
+// `--backend auto` uses the ANE only after [SelfTest] has passed on this OS build (cached in
+// the anepack store, [SelfTestCache]); `anerun doctor --probe` runs [ProbePrograms], on the
+// ANE where there is one and in the simulator everywhere.
 //
 // Nothing here has run on Apple hardware yet: the driver's sequence of calls follows the
-// public ANE research runtimes as summarised in shared/ane-facts.md §1-3 and is checked by
-// cross-compilation only; the backend is tested end to end with the sim evaluator.
+// public ANE research runtimes (docs/ane.md says which and what each guard is for) and is
+// checked by cross-compilation only; the backend is tested end to end with the sim evaluator.
 package ane
 
 import (
@@ -51,9 +60,9 @@ import (
 var ErrUnavailable = errors.New("ane: the Apple Neural Engine is not available on this machine")
 
 // ErrCompileBudget is returned when a process has used its compile budget: the ANE compiler
-// leaks resources and fails after about 119 compiles per process (ane-facts §1.8). Programs the
-// daemon has already compiled (from an earlier run) load without compiling, so a caller can
-// restart the process and continue.
+// leaks resources and fails after about 119 compiles per process (docs/ane.md, "Limits").
+// Programs the daemon has already compiled (from an earlier run) load without compiling, so a
+// caller can restart the process and continue.
 var ErrCompileBudget = errors.New("ane: compile budget of this process is used up (about 119 compiles); restart the process to continue from the daemon's compile cache")
 
 // MaxCompiles is the number of compiles this package allows per process, below the ~119 at which
@@ -88,11 +97,22 @@ type Spec struct {
 	Weights map[string][]byte
 	Inputs  []IO
 	Outputs []IO
+	// Layout is the blob layout to hand the compiler: mil.LayoutPacked (or "") as given, or
+	// mil.LayoutSplit, one record per file (mil.SplitBlobs).
+	Layout string
+	// Borrow says the weight bytes are a read-only memory mapping (not Go memory) that stays
+	// mapped and unmodified until the program is closed, as a bundle's sections are: they are
+	// handed to the framework without a copy. Otherwise the framework copies them.
+	Borrow bool
+	// ExactSurfaces allocates each IOSurface at exactly its tensor's size instead of at least
+	// 64 KiB (for the probe, which tests whether small surfaces work).
+	ExactSurfaces bool
 }
 
 // Report describes what `anerun doctor` shows about the ANE.
 type Report struct {
 	OS           string   // e.g. "darwin 25.1.0"
+	OSBuild      string   // kern.osversion, e.g. "25B78": the key of the self-test cache
 	Chip         string   // e.g. "Apple M4 Pro"
 	Framework    bool     // AppleNeuralEngine.framework loaded
 	Classes      []string // private classes that resolved

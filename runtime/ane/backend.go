@@ -39,8 +39,11 @@ type Options struct {
 	// Check also evaluates each kernel's first evaluation in the simulator and fails, naming the
 	// kernel, where the evaluator's output differs by more than 1 % of its magnitude: for
 	// bringing the ANE path up on hardware it has not run on. It costs one sim load and
-	// evaluation per kernel.
+	// evaluation per kernel. It also records each kernel's fp16 headroom (Headroom).
 	Check bool
+	// BlobLayout is how weight files reach the compiler: mil.LayoutPacked (or "": the
+	// bundle's own files) or mil.LayoutSplit (one record per file, docs/ane.md).
+	BlobLayout string
 }
 
 // Backend runs a bundle's ANE kernels for the projections of prefill (and decode), with the
@@ -80,6 +83,8 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("decode on %q; expected %q or %q", opts.DecodeOn, DecodeANE, DecodeCPU)
 	case opts.Threads < 0:
 		return nil, fmt.Errorf("threads is %d; expected 0 (all cores) or a positive number", opts.Threads)
+	case opts.BlobLayout != "" && opts.BlobLayout != mil.LayoutPacked && opts.BlobLayout != mil.LayoutSplit:
+		return nil, fmt.Errorf("blob layout %q; expected %q or %q", opts.BlobLayout, mil.LayoutPacked, mil.LayoutSplit)
 	}
 	ks, err := readKernels(m)
 	if err != nil {
@@ -92,17 +97,17 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	var eval mil.Backend
 	switch opts.Eval {
 	case EvalSim:
-		eval = &simBackend{sim: mil.SimBackend{Cache: mil.NewWeightCache()}, budget: budget}
+		eval = &simBackend{sim: mil.SimBackend{Cache: mil.NewWeightCache(), TrackRange: opts.Check}, budget: budget, layout: opts.BlobLayout}
 	case EvalANE:
 		d, err := Open()
 		if err != nil {
 			return nil, fmt.Errorf("%w (`anerun doctor` reports the machine); the same kernels run in the simulator with --backend sim", err)
 		}
-		eval = &driverBackend{d: d}
+		eval = &driverBackend{d: d, layout: opts.BlobLayout}
 	}
 	if opts.Check {
 		// No weight cache: each kernel's float32 weights are freed once it has been checked.
-		eval = &checkedBackend{eval: eval, ref: &mil.SimBackend{}}
+		eval = &checkedBackend{eval: eval, ref: &mil.SimBackend{TrackRange: true}}
 	}
 	c := m.Config
 	b := &Backend{name: opts.Eval, opts: opts, m: m, ks: ks, counter: &countingBackend{Backend: eval}}

@@ -13,7 +13,7 @@ import (
 // largest magnitude of the sim's output: both round every op to fp16 (2^-11 relative), and
 // only the accumulation order of the dot products may differ, so a correct program stays far
 // below 1 %, while the known ways to get "plausible garbage" (wrong layout, wrong binding
-// order, zeros from narrow surfaces; ane-facts §2.3, §3.5) are off by the output's own size.
+// order, zeros from narrow surfaces; docs/ane.md, "Surfaces") are off by the output's own size.
 const checkTol = 1e-2
 
 // checkedBackend evaluates every kernel with an evaluator and, on each kernel's first
@@ -21,8 +21,9 @@ const checkTol = 1e-2
 // way to find out on new hardware (or a new OS) which program, if any, the ANE computes
 // differently from the sim that the tests verify.
 type checkedBackend struct {
-	eval mil.Backend
-	ref  mil.Backend
+	eval   mil.Backend
+	ref    mil.Backend
+	ranges rangeLog // the reference kernels' fp16 headroom, when the reference tracks it
 }
 
 // Load loads k on the evaluator and in the sim.
@@ -35,6 +36,9 @@ func (b *checkedBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loa
 	if err != nil {
 		l.Close()
 		return nil, fmt.Errorf("check: %w", err)
+	}
+	if s, ok := b.ref.(*mil.SimBackend); ok && s.TrackRange {
+		b.ranges.add(k.Name, r)
 	}
 	return &checkedLoaded{name: k.Name, eval: l, ref: r, seq: k.Seq}, nil
 }

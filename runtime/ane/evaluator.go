@@ -22,12 +22,16 @@ const (
 // mil.Dispatcher as the sim: each Load is one Compile (which the driver counts against
 // MaxCompiles, or satisfies from the aned daemon's cache).
 type driverBackend struct {
-	d *Driver
+	d      *Driver
+	layout string // blob layout: mil.LayoutPacked (or "") or mil.LayoutSplit
 }
 
-// Load compiles (or loads from the daemon's cache) one kernel.
+// Load compiles (or loads from the daemon's cache) one kernel. The weights are sections of
+// the bundle, which format.Open maps read-only on darwin and which stays mapped until after
+// Backend.Close has closed every kernel: the framework gets them without a copy
+// (docs/ane.md, "Memory").
 func (b *driverBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loaded, error) {
-	spec := Spec{MIL: []byte(k.MIL), Weights: weights}
+	spec := Spec{MIL: []byte(k.MIL), Weights: weights, Layout: b.layout, Borrow: true}
 	for _, io := range k.Inputs {
 		spec.Inputs = append(spec.Inputs, IO{Name: io.Name, Bytes: ioBytes(io)})
 	}
@@ -88,12 +92,15 @@ func u16Bytes(v []uint16) []byte {
 
 // simBackend is the sim evaluator. It counts loads the way the ANE counts compiles: the sim
 // could load any number of kernels, but refusing past the same budget keeps `--backend sim`
-// a faithful rehearsal of a run on the ANE, compile budget included.
+// a faithful rehearsal of a run on the ANE, compile budget included; with the split blob
+// layout it runs the rewritten programs the ANE would receive.
 type simBackend struct {
 	sim    mil.SimBackend
 	mu     sync.Mutex
 	loads  int
-	budget int // < 0: no limit
+	budget int    // < 0: no limit
+	layout string // blob layout, as for the ANE
+	ranges rangeLog
 }
 
 // Load compiles k in the sim, or refuses with ErrCompileBudget once the budget is used.
@@ -105,7 +112,52 @@ func (b *simBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loaded,
 	}
 	b.loads++
 	b.mu.Unlock()
-	return b.sim.Load(k, weights)
+	if b.layout == mil.LayoutSplit {
+		text, w, err := mil.SplitBlobs([]byte(k.MIL), weights)
+		if err != nil {
+			return nil, fmt.Errorf("kernel %s: blob layout split: %w", k.Name, err)
+		}
+		split := *k
+		split.MIL, weights, k = string(text), w, &split
+	}
+	l, err := b.sim.Load(k, weights)
+	if err == nil && b.sim.TrackRange {
+		b.ranges.add(k.Name, l)
+	}
+	return l, err
+}
+
+// rangeLog collects the sim kernels that record their activations' range (fp16 headroom).
+type rangeLog struct {
+	mu      sync.Mutex
+	kernels []KernelRange
+	rangers []mil.Ranger
+}
+
+// add records a loaded kernel if it reports its range.
+func (l *rangeLog) add(name string, k mil.Loaded) {
+	r, ok := k.(mil.Ranger)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	l.kernels = append(l.kernels, KernelRange{Kernel: name})
+	l.rangers = append(l.rangers, r)
+	l.mu.Unlock()
+}
+
+// list returns the ranges recorded so far, of the kernels that were evaluated.
+func (l *rangeLog) list() []KernelRange {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []KernelRange
+	for i, k := range l.kernels {
+		k.Range = l.rangers[i].Range()
+		if k.Evals > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // countingBackend counts the kernels loaded through it, whatever the evaluator.
