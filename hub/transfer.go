@@ -316,7 +316,8 @@ func (t *transfer) confirmRange() {
 }
 
 // fetchChunk downloads one chunk to its end, resuming after failures with
-// Range. The retry count restarts whenever bytes arrive.
+// Range. The retry count restarts whenever bytes arrive, unless the attempt
+// ended as stalled (too slow).
 func (t *transfer) fetchChunk(ctx context.Context, ch *chunk, pending *http.Response) error {
 	failures, renewals := 0, 0
 	for !ch.complete() {
@@ -340,8 +341,9 @@ func (t *transfer) fetchChunk(ctx context.Context, ch *chunk, pending *http.Resp
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if n > 0 {
-			failures = 0
+		var se *stallError
+		if n > 0 && !errors.As(err, &se) {
+			failures = 0 // progress; but a trickle that stalled is no progress, however many bytes it brought
 		}
 		var rs *restartError
 		var re *retryError
