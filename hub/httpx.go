@@ -42,8 +42,13 @@ func (c *Client) newRequest(ctx context.Context, method string, u *url.URL, auth
 
 // onEndpoint reports whether u is on the Hub endpoint's origin, the only place
 // the token may be sent.
-func (c *Client) onEndpoint(u *url.URL) bool {
-	return strings.EqualFold(u.Scheme, c.endpoint.Scheme) && strings.EqualFold(u.Host, c.endpoint.Host)
+func (c *Client) onEndpoint(u *url.URL) bool { return SameOrigin(u, c.endpoint) }
+
+// SameOrigin reports whether a and b have the same scheme, host and port,
+// compared as URLs compare them: without regard to case. It is the rule for
+// where a Hub token may go (dist's uploads use it too).
+func SameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
 }
 
 // watchedBody counts what the body brings into the request's stall meter and turns the

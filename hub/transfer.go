@@ -521,8 +521,13 @@ func (b *cancelBody) Close() error {
 }
 
 // contentGet sends a download request, following redirects of any kind (a
-// CDN may redirect again) and sending the token only to the Hub's host.
+// CDN may redirect again). The token goes only where the client or the Hub
+// itself sends it: a redirect keeps it only when the Hub answered it and it
+// points at the Hub. Once another host (the CDN) has answered, no later hop
+// carries it, even one that leads back to the Hub: a host that is not the
+// Hub must never choose where the token goes.
 func (c *Client) contentGet(req *http.Request) (*http.Response, error) {
+	auth := req.Header.Get("Authorization") != ""
 	for hop := 0; ; hop++ {
 		resp, err := c.send(req, c.StallTimeout)
 		if err != nil {
@@ -541,7 +546,8 @@ func (c *Client) contentGet(req *http.Request) (*http.Response, error) {
 			return nil, &Error{Kind: ErrProtocol, Status: resp.StatusCode,
 				Msg: fmt.Sprintf("download from %s: more than %d redirects (a redirect loop)", req.URL.Host, maxRedirects)}
 		}
-		nreq := c.newRequest(req.Context(), http.MethodGet, next, c.onEndpoint(next))
+		auth = auth && c.onEndpoint(req.URL) && c.onEndpoint(next)
+		nreq := c.newRequest(req.Context(), http.MethodGet, next, auth)
 		if r := req.Header.Get("Range"); r != "" {
 			nreq.Header.Set("Range", r)
 		}
