@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 
 	"github.com/anepack/anepack/hub"
+	"github.com/anepack/anepack/internal/regfile"
 	"github.com/anepack/anepack/store"
 )
 
@@ -335,7 +336,7 @@ func (u *hfUploader) repoAPI(r Ref, op string) string {
 
 // preupload asks the Hub how the file must be stored ("lfs" or "regular").
 func (u *hfUploader) preupload(ctx context.Context, r Ref, file string, lb *localBundle) (string, error) {
-	f, err := os.Open(lb.path)
+	f, err := regfile.Open(lb.path)
 	if err != nil {
 		return "", err
 	}
@@ -427,7 +428,7 @@ func (u *hfUploader) lfsUpload(ctx context.Context, r Ref, file, oid string, lb 
 // retrying transient failures from the start of the slice.
 func (u *hfUploader) putFileETag(ctx context.Context, href string, header map[string]string, path string, off, n int64, prog func(int64)) (string, error) {
 	for attempt := 0; ; attempt++ {
-		f, err := os.Open(path)
+		f, err := regfile.Open(path)
 		if err != nil {
 			return "", err
 		}

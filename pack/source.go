@@ -10,6 +10,7 @@ import (
 
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/internal/regfile"
 )
 
 // Source file names of a Hugging Face checkpoint directory.
@@ -44,7 +45,7 @@ func readSource(dir string) (*source, error) {
 	}
 	s := &source{dir: dir}
 	read := func(name string, required bool) ([]byte, error) {
-		b, err := os.ReadFile(filepath.Join(dir, name))
+		b, err := regfile.ReadFile(filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) && !required {
 			return nil, nil
 		}
