@@ -90,6 +90,12 @@ type Repo struct {
 	// GrantedTokens.
 	Gated         bool
 	GrantedTokens []string
+	// Phantoms adds this many files to the model info listing only: LFS
+	// entries "phantom-1NNNNNNNN.safetensors" in a "phantom/" folder, with
+	// made-up sizes and hashes, that cannot be downloaded. They are written
+	// as the listing is sent, so a listing of hundreds of MB costs the
+	// server no memory (for tests of what a huge listing costs a client).
+	Phantoms int
 }
 
 // Options configure a Server.
