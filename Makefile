@@ -4,7 +4,7 @@ BIN      := bin
 OUT      := out
 DEMO_CFG := configs/qwen2-tiny.json
 
-.PHONY: all build demo test test-tools vet bench clean
+.PHONY: all build demo test test-tools vet fuzz-short bench clean
 
 all: build
 
@@ -41,6 +41,20 @@ $(SERVE_CLIENT)/node_modules/.package-lock.json: $(SERVE_CLIENT)/package-lock.js
 test: test-tools $(SERVE_CLIENT)/node_modules/.package-lock.json vet
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags noasm ./half/... ./runtime/kernels/... ./runtime/cpu/...
+	$(MAKE) fuzz-short
+
+# Every fuzz target of the repository (found by name, so new ones join by themselves) for
+# FUZZTIME each; a crash or a failed assertion fails the target. go test fuzzes one target of
+# one package per run. (Much under 5s, go's fuzzer can stop with "context deadline exceeded"
+# before it has even run the seed corpus on a busy machine.)
+FUZZTIME ?= 5s
+fuzz-short:
+	@set -e; grep -rl --include='*_test.go' '^func Fuzz' . | sort | while read -r f; do \
+		for fn in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$f"); do \
+			echo "fuzz $$(dirname $$f) $$fn for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) "./$$(dirname $$f)"; \
+		done; \
+	done
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./half/ ./format/ ./synth/

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/anepack/anepack/internal/stall"
 	"github.com/anepack/anepack/store"
 )
 
@@ -222,7 +223,7 @@ func (t *transfer) fetchAll(ctx context.Context) error {
 func (t *transfer) confirmRange() { t.rangeMu.Do(func() { close(t.rangeOK) }) }
 
 // fetchUnit fetches one unit to its end, retrying transient failures with backoff; the
-// failure count restarts whenever bytes arrive.
+// failure count restarts whenever bytes arrive, unless the attempt ended as stalled (too slow).
 func (t *transfer) fetchUnit(ctx context.Context, u *unit) error {
 	failures := 0
 	// In sequential mode the worker that switched fetches everything.
@@ -239,8 +240,8 @@ func (t *transfer) fetchUnit(ctx context.Context, u *unit) error {
 		if !retryable(err) {
 			return err
 		}
-		if t.written.Load() > before {
-			failures = 0
+		if t.written.Load() > before && !errors.Is(err, errStalled) {
+			failures = 0 // progress; but a trickle that stalled is none, however many bytes it brought
 		}
 		failures++
 		if failures > t.o.retries() {
@@ -481,35 +482,28 @@ func (t *transfer) hash(ctx context.Context) hashResult {
 	return hashResult{digest: "sha256:" + hex.EncodeToString(h.Sum(nil))}
 }
 
-// watch cancels the request when no byte arrives for StallTimeout.
+// watch cancels the request when a window of StallTimeout brings less than MinRate bytes a
+// second (nothing at all included); the body then fails with an error wrapping errStalled.
 func (t *transfer) watch(body io.ReadCloser, cancel context.CancelFunc) io.ReadCloser {
-	w := &watchedBody{body: body, cancel: cancel}
-	w.timer = time.AfterFunc(t.o.stallTimeout(), func() { w.stalled.Store(true); cancel() })
-	w.d = t.o.stallTimeout()
-	return w
+	return &watchedBody{body: body, m: stall.Start(stall.Policy{Window: t.o.stallTimeout(), MinRate: t.o.MinRate}, cancel)}
 }
 
 type watchedBody struct {
-	body    io.ReadCloser
-	cancel  context.CancelFunc
-	timer   *time.Timer
-	d       time.Duration
-	stalled atomic.Bool
+	body io.ReadCloser
+	m    *stall.Meter
 }
 
 func (w *watchedBody) Read(p []byte) (int, error) {
 	n, err := w.body.Read(p)
-	if n > 0 {
-		w.timer.Reset(w.d)
-	}
-	if err != nil && err != io.EOF && w.stalled.Load() {
-		return n, errStalled
+	w.m.Add(n)
+	if err != nil && err != io.EOF && w.m.Fired() {
+		return n, fmt.Errorf("%w: %s", errStalled, w.m.Reason())
 	}
 	return n, err
 }
 
 func (w *watchedBody) Close() error {
-	w.timer.Stop()
+	w.m.Stop()
 	return w.body.Close()
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"sort"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/internal/regfile"
 )
 
 // A compressed layer ("zstd frames") is the bundle cut into pieces of at most FrameSize
@@ -267,7 +267,7 @@ func CompressBundle(ctx context.Context, path string, w io.Writer, frameSize int
 		frameSize = DefaultFrameSize
 	}
 	pieces := planFrames(b, int64(frameSize))
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, CompressStats{}, err
 	}

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 
 	"github.com/anepack/anepack/hub"
+	"github.com/anepack/anepack/internal/regfile"
 	"github.com/anepack/anepack/store"
 )
 
@@ -240,9 +241,36 @@ func hubMessage(h http.Header, body []byte) string {
 	return s
 }
 
+// onEndpoint reports whether target is on the Hub endpoint, the only place the token goes.
 func (u *hfUploader) onEndpoint(target *url.URL) bool {
 	ep, err := url.Parse(u.endpoint)
-	return err == nil && ep.Scheme == target.Scheme && ep.Host == target.Host
+	return err == nil && hub.SameOrigin(ep, target)
+}
+
+// tokenRedirects returns a copy of hc whose redirects keep the token only while every request
+// of the chain, the new one included, is on the Hub endpoint: once another host has answered,
+// it must not choose where the token goes. (Go's own rule would forward it to any subdomain,
+// and to the same host on any port: the CDN cdn-lfs.huggingface.co included.)
+func (u *hfUploader) tokenRedirects(hc *http.Client) *http.Client {
+	c := *hc
+	next := hc.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		keep := u.onEndpoint(req.URL)
+		for _, v := range via {
+			keep = keep && u.onEndpoint(v.URL)
+		}
+		if !keep {
+			req.Header.Del("Authorization")
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
 }
 
 // pushHF uploads the bundle to a Hub repo (created if missing) through LFS and commits it.
@@ -266,7 +294,8 @@ func (o *Options) pushHF(ctx context.Context, path string, r Ref) (*Pushed, erro
 	if file == "" {
 		file = filepath.Base(path)
 	}
-	up := &hfUploader{o: o, endpoint: endpoint, token: c.Token, hc: o.httpClient()}
+	up := &hfUploader{o: o, endpoint: endpoint, token: c.Token}
+	up.hc = up.tokenRedirects(o.httpClient())
 	if err := up.createRepo(ctx, r.Repo); err != nil {
 		return nil, err
 	}
@@ -307,7 +336,7 @@ func (u *hfUploader) repoAPI(r Ref, op string) string {
 
 // preupload asks the Hub how the file must be stored ("lfs" or "regular").
 func (u *hfUploader) preupload(ctx context.Context, r Ref, file string, lb *localBundle) (string, error) {
-	f, err := os.Open(lb.path)
+	f, err := regfile.Open(lb.path)
 	if err != nil {
 		return "", err
 	}
@@ -399,7 +428,7 @@ func (u *hfUploader) lfsUpload(ctx context.Context, r Ref, file, oid string, lb 
 // retrying transient failures from the start of the slice.
 func (u *hfUploader) putFileETag(ctx context.Context, href string, header map[string]string, path string, off, n int64, prog func(int64)) (string, error) {
 	for attempt := 0; ; attempt++ {
-		f, err := os.Open(path)
+		f, err := regfile.Open(path)
 		if err != nil {
 			return "", err
 		}

@@ -17,6 +17,7 @@ import (
 	"oras.land/oras-go/v2/content"
 
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/internal/regfile"
 	"github.com/anepack/anepack/store"
 )
 
@@ -144,7 +145,7 @@ func (o *Options) pushOCI(ctx context.Context, path string, r Ref) (*Pushed, err
 	out := &Pushed{BundleDigest: lb.digest, Size: lb.size}
 	layer := ocispec.Descriptor{MediaType: LayerMediaType, Digest: godigest.Digest(lb.digest), Size: lb.size,
 		Annotations: map[string]string{ocispec.AnnotationTitle: filepath.Base(path)}}
-	open := func() (io.ReadCloser, error) { return os.Open(path) }
+	open := func() (io.ReadCloser, error) { return regfile.Open(path) }
 	compression := "none"
 	cfg := lb.cfg
 	if o.Compress != CompressNever {
@@ -162,7 +163,7 @@ func (o *Options) pushOCI(ctx context.Context, path string, r Ref) (*Pushed, err
 			cfg.Compression = c.index
 			layer = ocispec.Descriptor{MediaType: LayerMediaTypeZstdFrames, Digest: godigest.Digest(c.digest), Size: c.size,
 				Annotations: map[string]string{ocispec.AnnotationTitle: filepath.Base(path) + ".zstf", AnnotationDigest: lb.digest}}
-			open = func() (io.ReadCloser, error) { return os.Open(c.path) }
+			open = func() (io.ReadCloser, error) { return regfile.Open(c.path) }
 		} else {
 			o.logf("%s: zstd frames would save only %.1f%% (ratio %.3f); pushing the plain bundle", r, 100*saves, c.stats.Ratio())
 		}

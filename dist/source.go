@@ -148,6 +148,6 @@ func retryable(err error) bool {
 }
 
 var (
-	errStalled = errors.New("no data received for too long (stalled connection)")
+	errStalled = errors.New("stalled connection")
 	errShort   = errors.New("the server ended the response early")
 )

@@ -5,10 +5,11 @@ package format
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"runtime/debug"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/anepack/anepack/internal/regfile"
 )
 
 // Open opens the bundle at path by mapping it read-only into memory, and checks its header,
@@ -29,17 +30,15 @@ func Open(path string) (*Bundle, error) {
 }
 
 func openMapped(path string) (b *Bundle, err error) {
-	f, err := os.Open(path)
+	// regfile refuses a named pipe or a device before it can block the open or stream forever.
+	f, err := regfile.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, unwrapOpen(err)
 	}
 	defer f.Close() // the mapping outlives the descriptor
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%v)", fi.Mode().Type())
 	}
 	size := fi.Size()
 	if size < HeaderSize {

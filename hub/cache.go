@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -81,21 +82,38 @@ type treeEntry struct {
 
 // writeTree caches the full listing of an (immutable) commit. Python uses it
 // to skip per-file requests and to detect incomplete snapshots offline.
+//
+// It is written entry by entry: marshalling a map of a huge listing at once
+// cost several times the listing's size. files are sorted by path, which is
+// also the order json gives a map's keys, so the file reads back the same.
 func (rc repoCache) writeTree(commit string, files []FileInfo) error {
-	t := treeFile{FormatVersion: 1, Files: make(map[string]treeEntry, len(files))}
-	for _, f := range files {
-		e := treeEntry{Size: f.Size, BlobID: f.BlobID}
-		if f.LFS {
-			size := f.Size
-			e.LFSSHA256, e.LFSSize = f.SHA256, &size
+	return writeFileAtomicWith(rc.treePath(commit), func(w *bufio.Writer) error {
+		w.WriteString("{\n \"format_version\": 1,\n \"files\": {")
+		for i, f := range files {
+			e := treeEntry{Size: f.Size, BlobID: f.BlobID}
+			if f.LFS {
+				size := f.Size
+				e.LFSSHA256, e.LFSSize = f.SHA256, &size
+			}
+			key, err := json.Marshal(f.Path)
+			if err != nil {
+				return err
+			}
+			val, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			w.WriteString("\n  ")
+			w.Write(key)
+			w.WriteString(": ")
+			w.Write(val)
 		}
-		t.Files[f.Path] = e
-	}
-	data, err := json.MarshalIndent(t, "", " ")
-	if err != nil {
+		_, err := w.WriteString("\n }\n}\n")
 		return err
-	}
-	return writeFileAtomic(rc.treePath(commit), data)
+	})
 }
 
 // readTree loads trees/<commit>.json; ok is false when it is absent, of
@@ -210,6 +228,14 @@ func ensureCacheTag(root string) {
 // folder, fsyncs it and renames it into place, so readers never see a
 // partial file.
 func writeFileAtomic(path string, data []byte) error {
+	return writeFileAtomicWith(path, func(w *bufio.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeFileAtomicWith is writeFileAtomic for content produced by write.
+func writeFileAtomicWith(path string, write func(w *bufio.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return diskErr(err, path)
 	}
@@ -218,7 +244,11 @@ func writeFileAtomic(path string, data []byte) error {
 	if err != nil {
 		return diskErr(err, path)
 	}
-	_, err = f.Write(data)
+	bw := bufio.NewWriterSize(f, 64<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
 	if err == nil {
 		err = f.Sync()
 	}

@@ -67,8 +67,14 @@ type Client struct {
 	// progress (HF_HUB_ETAG_TIMEOUT). Default DefaultMetadataTimeout.
 	MetadataTimeout time.Duration
 	// StallTimeout aborts (and then resumes) a download that received no
-	// byte for this long (HF_HUB_DOWNLOAD_TIMEOUT). Default DefaultStallTimeout.
+	// byte for this long (HF_HUB_DOWNLOAD_TIMEOUT), or less than MinRate
+	// bytes a second over that long. Default DefaultStallTimeout.
 	StallTimeout time.Duration
+	// MinRate is the slowest transfer, in bytes a second averaged over
+	// StallTimeout (MetadataTimeout for API calls), that counts as progress:
+	// a server trickling a byte a second is treated as stalled. Default
+	// stall.DefaultMinRate (1 KiB/s); negative: any byte is progress.
+	MinRate int64
 	// ChecksumRetries is how many times a file whose content does not match
 	// its hash is downloaded again before giving up. Default
 	// DefaultChecksumRetries; negative means no retry.

@@ -9,19 +9,18 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"time"
+
+	"github.com/anepack/anepack/internal/stall"
 )
 
 // maxRedirects bounds the relative redirects followed on the Hub.
 const maxRedirects = 10
 
-// stallError is a request or a body that made no progress for the timeout.
-type stallError struct{ d time.Duration }
+// stallError is a request or a body that made too little progress (see stall.Policy).
+type stallError struct{ reason string }
 
-func (e *stallError) Error() string {
-	return fmt.Sprintf("connection stalled: no data for %v", e.d)
-}
+func (e *stallError) Error() string { return "connection stalled: " + e.reason }
 
 // newRequest builds a request; the token is attached only when auth is set,
 // which callers do only for URLs on the Hub endpoint's host.
@@ -43,62 +42,58 @@ func (c *Client) newRequest(ctx context.Context, method string, u *url.URL, auth
 
 // onEndpoint reports whether u is on the Hub endpoint's origin, the only place
 // the token may be sent.
-func (c *Client) onEndpoint(u *url.URL) bool {
-	return strings.EqualFold(u.Scheme, c.endpoint.Scheme) && strings.EqualFold(u.Host, c.endpoint.Host)
+func (c *Client) onEndpoint(u *url.URL) bool { return SameOrigin(u, c.endpoint) }
+
+// SameOrigin reports whether a and b have the same scheme, host and port,
+// compared as URLs compare them: without regard to case. It is the rule for
+// where a Hub token may go (dist's uploads use it too).
+func SameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
 }
 
-// watchdog cancels a request when no progress is seen for d: first while
-// waiting for the response headers, then between body reads.
-type watchdog struct {
-	d      time.Duration
-	t      *time.Timer
-	fired  atomic.Bool
-	cancel context.CancelFunc
-}
-
-// watchedBody resets the watchdog on every read and turns its firing into a
-// stallError.
+// watchedBody counts what the body brings into the request's stall meter and turns the
+// meter's firing into a stallError.
 type watchedBody struct {
 	rc     io.ReadCloser
-	wd     *watchdog
+	m      *stall.Meter
+	cancel context.CancelFunc
 	parent context.Context
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
-	if n > 0 {
-		b.wd.t.Reset(b.wd.d)
-	}
-	if err != nil && err != io.EOF && b.wd.fired.Load() && b.parent.Err() == nil {
-		err = &stallError{b.wd.d}
+	b.m.Add(n)
+	if err != nil && err != io.EOF && b.m.Fired() && b.parent.Err() == nil {
+		err = &stallError{b.m.Reason()}
 	}
 	return n, err
 }
 
 func (b *watchedBody) Close() error {
-	b.wd.t.Stop()
+	b.m.Stop()
 	err := b.rc.Close()
-	b.wd.cancel()
+	b.cancel()
 	return err
 }
 
-// send performs one request under a watchdog of d. The response body is
-// watched as well; closing it releases the request's resources.
+// send performs one request under a stall meter with window d and the client's MinRate: the
+// headers must come within d, then every window of d must bring MinRate bytes a second. The
+// response body is watched as well; closing it releases the request's resources.
 func (c *Client) send(req *http.Request, d time.Duration) (*http.Response, error) {
 	parent := req.Context()
 	ctx, cancel := context.WithCancel(parent)
-	wd := &watchdog{d: d, cancel: cancel}
-	wd.t = time.AfterFunc(d, func() { wd.fired.Store(true); cancel() })
+	m := stall.Start(stall.Policy{Window: d, MinRate: c.MinRate}, cancel)
 	resp, err := c.hc.Do(req.WithContext(ctx))
 	if err != nil {
-		wd.t.Stop()
+		m.Stop()
 		cancel()
-		if wd.fired.Load() && parent.Err() == nil {
-			return nil, &stallError{d}
+		if m.Fired() && parent.Err() == nil {
+			return nil, &stallError{m.Reason()}
 		}
 		return nil, err
 	}
-	resp.Body = &watchedBody{rc: resp.Body, wd: wd, parent: parent}
+	m.Restart() // the body gets whole windows of its own
+	resp.Body = &watchedBody{rc: resp.Body, m: m, cancel: cancel, parent: parent}
 	return resp, nil
 }
 

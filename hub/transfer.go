@@ -316,7 +316,8 @@ func (t *transfer) confirmRange() {
 }
 
 // fetchChunk downloads one chunk to its end, resuming after failures with
-// Range. The retry count restarts whenever bytes arrive.
+// Range. The retry count restarts whenever bytes arrive, unless the attempt
+// ended as stalled (too slow).
 func (t *transfer) fetchChunk(ctx context.Context, ch *chunk, pending *http.Response) error {
 	failures, renewals := 0, 0
 	for !ch.complete() {
@@ -340,8 +341,9 @@ func (t *transfer) fetchChunk(ctx context.Context, ch *chunk, pending *http.Resp
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if n > 0 {
-			failures = 0
+		var se *stallError
+		if n > 0 && !errors.As(err, &se) {
+			failures = 0 // progress; but a trickle that stalled is no progress, however many bytes it brought
 		}
 		var rs *restartError
 		var re *retryError
@@ -519,8 +521,13 @@ func (b *cancelBody) Close() error {
 }
 
 // contentGet sends a download request, following redirects of any kind (a
-// CDN may redirect again) and sending the token only to the Hub's host.
+// CDN may redirect again). The token goes only where the client or the Hub
+// itself sends it: a redirect keeps it only when the Hub answered it and it
+// points at the Hub. Once another host (the CDN) has answered, no later hop
+// carries it, even one that leads back to the Hub: a host that is not the
+// Hub must never choose where the token goes.
 func (c *Client) contentGet(req *http.Request) (*http.Response, error) {
+	auth := req.Header.Get("Authorization") != ""
 	for hop := 0; ; hop++ {
 		resp, err := c.send(req, c.StallTimeout)
 		if err != nil {
@@ -539,7 +546,8 @@ func (c *Client) contentGet(req *http.Request) (*http.Response, error) {
 			return nil, &Error{Kind: ErrProtocol, Status: resp.StatusCode,
 				Msg: fmt.Sprintf("download from %s: more than %d redirects (a redirect loop)", req.URL.Host, maxRedirects)}
 		}
-		nreq := c.newRequest(req.Context(), http.MethodGet, next, c.onEndpoint(next))
+		auth = auth && c.onEndpoint(req.URL) && c.onEndpoint(next)
+		nreq := c.newRequest(req.Context(), http.MethodGet, next, auth)
 		if r := req.Header.Get("Range"); r != "" {
 			nreq.Header.Set("Range", r)
 		}

@@ -6,8 +6,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/anepack/anepack/internal/regfile"
 )
 
 // ParseDigest checks a digest of the form "sha256:<64 lowercase hex digits>" and returns the
@@ -47,7 +48,7 @@ const hashBufSize = 4 << 20
 // reporting progress (bytes hashed, file size) as it goes; progress may be nil. It stops
 // when ctx is done.
 func HashFile(ctx context.Context, path string, progress func(done, total int64)) (string, int64, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path) // a named pipe would block here, a device never end
 	if err != nil {
 		return "", 0, err
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/anepack/anepack/internal/regfile"
 )
 
 // Install hashes tmp (a file in TempDir), checks that it matches e.Digest and moves it into
@@ -89,6 +91,12 @@ func (s *Store) InstallFrom(ctx context.Context, src string, e Entry) (string, e
 	if err != nil {
 		return "", err
 	}
+	// A hard link to a named pipe would succeed and then block the hashing.
+	if fi, err := os.Stat(src); err != nil {
+		return "", err
+	} else if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("store: cannot install %s: %w", src, regfile.NotRegular(fi.Mode()))
+	}
 	f, err := os.CreateTemp(s.TempDir(), "install-*")
 	if err != nil {
 		return "", diskErr(err, s.dir)
@@ -145,7 +153,7 @@ func (s *Store) installLinked(ctx context.Context, tmp string, e Entry) (string,
 }
 
 func copyFile(ctx context.Context, src, dst string) error {
-	in, err := os.Open(src)
+	in, err := regfile.Open(src)
 	if err != nil {
 		return err
 	}

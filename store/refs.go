@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -196,7 +197,7 @@ func (s *Store) writeFileAtomic(path string, data []byte) error {
 // List returns every reference (sorted), then every blob that no reference names (with an
 // empty Reference). A reference whose blob is gone has Missing set.
 func (s *Store) List() ([]Entry, error) {
-	names, err := os.ReadDir(s.refDir())
+	names, err := readDirIfAny(s.refDir())
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +217,7 @@ func (s *Store) List() ([]Entry, error) {
 		out = append(out, e)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Reference < out[j].Reference })
-	blobs, err := os.ReadDir(s.blobDir())
+	blobs, err := readDirIfAny(s.blobDir())
 	if err != nil {
 		return nil, err
 	}
@@ -232,6 +233,28 @@ func (s *Store) List() ([]Entry, error) {
 		out = append(out, Entry{Digest: dg, Size: fi.Size(), PulledAt: fi.ModTime().UTC()})
 	}
 	return out, nil
+}
+
+// readDirIfAny lists dir; a directory that does not exist (a store opened read-only before
+// anything was pulled) lists as empty, while one that cannot be read is an error naming it.
+func readDirIfAny(dir string) ([]os.DirEntry, error) {
+	ents, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("store: cannot read %s: %w", dir, unwrapPath(err))
+	}
+	return ents, nil
+}
+
+// unwrapPath drops the *PathError's own "open <path>:" so that messages name the path once.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 func (s *Store) lock(ctx context.Context) (func(), error) {

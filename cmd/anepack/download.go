@@ -71,6 +71,9 @@ func resolveModel(ctx context.Context, arg string, f *hubFlags, quiet bool) (*mo
 	if err != nil {
 		return nil, err
 	}
+	if err := checkCheckpoint(s); err != nil {
+		return nil, err
+	}
 	src := &modelSource{
 		Dir:          s.Dir,
 		Name:         path.Base(arg), // the snapshot folder is named by the commit
@@ -81,6 +84,18 @@ func resolveModel(ctx context.Context, arg string, f *hubFlags, quiet bool) (*mo
 		src.KnownDigests[file.Path] = file.SHA256
 	}
 	return src, nil
+}
+
+// checkCheckpoint refuses a repo that has no config.json at its top level: it
+// is not a transformers checkpoint (a GGUF-only repo, an adapter, a dataset
+// mirrored as a model), and packing would otherwise fail on a snapshot folder
+// that was never created.
+func checkCheckpoint(s *hub.Snapshot) error {
+	if _, ok := s.File("config.json"); ok {
+		return nil
+	}
+	return fmt.Errorf("%s at %s has no config.json, so it is not a transformers checkpoint anepack can pack (`anepack ls %s` lists its files)",
+		s.Repo, s.Commit[:min(12, len(s.Commit))], s.Repo)
 }
 
 // fetchRepo downloads what want accepts of repo into the cache and reports
@@ -139,6 +154,11 @@ the snapshot folder. Interrupted downloads resume; every file is checked against
 			s, err := fetchRepo(ctx, args[0], &hf, want, quiet)
 			if err != nil {
 				return err
+			}
+			if !all {
+				if err := checkCheckpoint(s); err != nil {
+					return err
+				}
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), s.Dir)
 			return nil

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -22,11 +24,7 @@ with its model, size, digest and when it was pulled; a bundle no reference names
 <none>, one that was found corrupt and deleted as (missing: pulled again on next use).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := store.OpenDefault()
-			if err != nil {
-				return err
-			}
-			list, err := st.List()
+			list, err := listStore()
 			if err != nil {
 				return err
 			}
@@ -61,4 +59,22 @@ with its model, size, digest and when it was pulled; a bundle no reference names
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the entries as JSON")
 	return cmd
+}
+
+// listStore lists the default store without creating or locking anything, so that listing
+// works on a read-only store; a store that does not exist yet holds no bundles, while one
+// that cannot be read is an error.
+func listStore() ([]store.Entry, error) {
+	dir, err := store.DefaultDir()
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.OpenReadOnly(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return st.List()
 }

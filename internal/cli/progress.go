@@ -105,12 +105,13 @@ func FormatBytes(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-// SignalContext returns a context cancelled by SIGINT or SIGTERM, so long tasks can stop
-// cleanly (removing temp files) instead of dying mid-write. A second signal exits at once.
+// SignalContext returns a context cancelled by SIGINT, SIGTERM or SIGHUP (a closed terminal or
+// a lost SSH session), so long tasks can stop cleanly (removing temp files) instead of dying
+// mid-write. A second signal exits at once.
 func SignalContext(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(parent)
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		select {
 		case <-ch:
