@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/internal/regfile"
 )
 
 // Checkpoint is an open Hugging Face safetensors checkpoint: one model.safetensors or the shards
@@ -97,7 +98,7 @@ func OpenCheckpoint(dir string) (*Checkpoint, error) {
 // readIndex reads model.safetensors.index.json's weight_map and checks that each shard is a
 // plain file name (never a path that could leave the checkpoint directory).
 func readIndex(path string) (map[string]string, error) {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

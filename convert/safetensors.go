@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/anepack/anepack/dtype"
+	"github.com/anepack/anepack/internal/regfile"
 	"github.com/nlpodyssey/safetensors"
 )
 
@@ -67,7 +68,7 @@ type stFile struct {
 // it, finds duplicate tensor names (which JSON decoding would silently merge) and unknown dtypes
 // (naming the tensor), and lets the safetensors package validate offsets and sizes.
 func openSafetensors(path string) (*stFile, []TensorRef, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}

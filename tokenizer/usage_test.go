@@ -15,7 +15,7 @@ import (
 func TestRealTemplateUsage(t *testing.T) {
 	tk := qwen(t)
 	var most TemplateUsage
-	for i, line := range chatRecords(t) {
+	for i, line := range chatRecords(t, "chat-public.jsonl") {
 		req, err := ParseObject(line)
 		if err != nil {
 			t.Fatal(err)
