@@ -130,6 +130,7 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 			Architecture: b.cfg.Architecture,
 			Config:       cfgJSON,
 			DType:        b.target.String(),
+			GroupSize:    b.groupSize(),
 			Parameters:   params,
 		},
 		Tokenizer: &format.Tokenizer{Section: TokenizerSection, Info: tokInfo},
@@ -142,6 +143,17 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 		}
 	}
 	return m, nil
+}
+
+// groupSize is the bundle's q4 group size, 0 for other types.
+func (b *builder) groupSize() int {
+	if b.target != dtype.Q4 {
+		return 0
+	}
+	if b.milOpts.GroupSize == 0 {
+		return mil.DefaultGroupSize
+	}
+	return b.milOpts.GroupSize
 }
 
 // storeDType is the dtype a tensor is stored in: norms and biases always F32, embeddings always
@@ -172,6 +184,21 @@ func (b *builder) writeTensor(w io.Writer, ref *convert.TensorRef, dt dtype.DTyp
 	}
 	b.ckpt.Done(ref)
 	b.done += convert.OutputSize(ref, dt)
+	if b.progress != nil {
+		b.progress(b.done, b.total)
+	}
+	return nil
+}
+
+// writeRaw writes already-converted bytes and reports progress.
+func (b *builder) writeRaw(w io.Writer, p []byte) error {
+	if err := b.ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := w.Write(p); err != nil {
+		return err
+	}
+	b.done += int64(len(p))
 	if b.progress != nil {
 		b.progress(b.done, b.total)
 	}
@@ -263,15 +290,30 @@ func (b *builder) writeBlob(spec mil.BlobSpec) (mil.Placement, error) {
 	if err != nil {
 		return mil.Placement{}, err
 	}
+	var q *quantized // the weight whose parts are being written
 	for i, r := range spec.Records {
 		rec, err := bw.Next()
 		if err != nil {
 			return mil.Placement{}, err
 		}
-		for k, ref := range sources[i] {
-			// LM-head chunks (RowEnd > 0) are row ranges of an embedding, never transposed.
-			if err := b.writeTensor(bw, ref, r.DType, b.specs[r.Tensors[k]].Transposed && r.RowEnd == 0); err != nil {
+		spec := b.specs[r.Tensors[0]]
+		// LM-head chunks (RowEnd > 0) are row ranges of an embedding, never transposed.
+		transposed := spec.Transposed && r.RowEnd == 0
+		switch {
+		case r.Part == mil.PartData:
+			if q, err = b.quantize(sources[i][0], transposed, r.Quant, r.Group); err != nil {
 				return mil.Placement{}, err
+			}
+			fallthrough
+		case r.Part != "":
+			if err := b.writeRaw(bw, q.part(r.Part)); err != nil {
+				return mil.Placement{}, err
+			}
+		default:
+			for _, ref := range sources[i] {
+				if err := b.writeTensor(bw, ref, r.DType, transposed); err != nil {
+					return mil.Placement{}, err
+				}
 			}
 		}
 		if r.Bias {
@@ -280,11 +322,22 @@ func (b *builder) writeBlob(spec mil.BlobSpec) (mil.Placement, error) {
 		name := r.Tensors[0]
 		v := b.views[name]
 		if v == nil {
-			spec := b.specs[name]
-			v = &format.Tensor{Name: name, DType: r.DType.String(), Shape: spec.Shape, Transposed: spec.Transposed}
+			dt := r.DType
+			if r.Quant != dtype.Invalid {
+				dt = r.Quant
+			}
+			v = &format.Tensor{Name: name, DType: dt.String(), Shape: spec.Shape, Transposed: spec.Transposed, GroupSize: r.Group}
 			b.views[name] = v
 		}
-		v.Parts = append(v.Parts, format.TensorPart{Section: section, Offset: rec.DataOffset, Rows: r.Shape[0], Size: rec.Size})
+		part := format.TensorPart{Section: section, Offset: rec.DataOffset, Rows: r.Shape[0], Size: rec.Size}
+		switch r.Part {
+		case mil.PartScale:
+			v.Scales = append(v.Scales, part)
+		case mil.PartOffset:
+			v.Offsets = append(v.Offsets, part)
+		default:
+			v.Parts = append(v.Parts, part)
+		}
 	}
 	if err := bw.Close(); err != nil {
 		return mil.Placement{}, err
