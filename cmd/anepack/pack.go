@@ -20,11 +20,13 @@ type packFlags struct {
 	buckets []int
 	noANE   bool
 	lmRows  int
+	group   int
 }
 
 func (f *packFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "bundle path (default: <model name>.aneb)")
-	cmd.Flags().StringVar(&f.dtype, "dtype", "f16", "storage type of linear weights: f16 or f32 (embeddings are always f16, norms and biases f32; f32 bundles run on the CPU only)")
+	cmd.Flags().StringVar(&f.dtype, "dtype", "f16", "storage type of linear weights: f16, f32 (CPU only), int8 or int4 (the LM head stays int8; untied embeddings f16, norms and biases f32)")
+	cmd.Flags().IntVar(&f.group, "group-size", 0, "int4: inputs per scale and offset, 32, 64 or 128 (default 32)")
 	cmd.Flags().BoolVar(&f.force, "force", false, "overwrite an existing output file")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors")
 	cmd.Flags().IntSliceVar(&f.buckets, "ane-buckets", nil, "sequence-length buckets of the ANE prefill kernels, multiples of 32 (default 32,64,128,256,512)")
@@ -51,6 +53,7 @@ func runPack(cmd *cobra.Command, model string, f *packFlags, hf *hubFlags) error
 		ANESeqs:      f.buckets,
 		NoKernels:    f.noANE,
 		LMHeadRows:   f.lmRows,
+		GroupSize:    f.group,
 		Progress: func(done, total int64) {
 			if prog == nil {
 				prog = cli.NewProgress("converting weights", total, true, f.quiet)
