@@ -76,7 +76,7 @@ values) between turns: Ctrl-C stops the current answer, Ctrl-C again or Ctrl-D e
 	f.BoolVar(&g.special, "special", false, "print special tokens (<|im_start|>, ...) in the output")
 	f.StringVar(&g.http, "http", "", "serve the OpenAI API on this port (loopback) or host:port instead of answering a prompt (see anerun serve)")
 
-	root.AddCommand(newBenchCmd(), newLogitsCmd(), newTokenizeCmd(), newTemplateCmd(),
+	root.AddCommand(newBenchCmd(), newPerplexityCmd(), newLogitsCmd(), newTokenizeCmd(), newTemplateCmd(),
 		newPullCmd(), newListCmd(), newRmCmd(), newServeCmd(), newDoctorCmd())
 	return root
 }
