@@ -44,7 +44,17 @@ type Options struct {
 	// BlobLayout is how weight files reach the compiler: mil.LayoutPacked (or "": the
 	// bundle's own files) or mil.LayoutSplit (one record per file, docs/ane.md).
 	BlobLayout string
+	// Constexpr is how quantized weights reach the compiler: ConstexprNative (or "": through
+	// the MIL constexpr ops, as the bundle stores them) or ConstexprExpand (expanded to dense
+	// fp16 at compile time, mil.ExpandConstexpr: for a compiler that refuses the ops in memory).
+	Constexpr string
 }
+
+// How quantized weights reach the ANE compiler (Options.Constexpr).
+const (
+	ConstexprNative = "native"
+	ConstexprExpand = "expand"
+)
 
 // Backend runs a bundle's ANE kernels for the projections of prefill (and decode), with the
 // rest of the runtime's one forward pass (embedding, norms, RoPE, attention, residuals) on the
@@ -85,6 +95,8 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("threads is %d; expected 0 (all cores) or a positive number", opts.Threads)
 	case opts.BlobLayout != "" && opts.BlobLayout != mil.LayoutPacked && opts.BlobLayout != mil.LayoutSplit:
 		return nil, fmt.Errorf("blob layout %q; expected %q or %q", opts.BlobLayout, mil.LayoutPacked, mil.LayoutSplit)
+	case opts.Constexpr != "" && opts.Constexpr != ConstexprNative && opts.Constexpr != ConstexprExpand:
+		return nil, fmt.Errorf("constexpr %q; expected %q or %q", opts.Constexpr, ConstexprNative, ConstexprExpand)
 	}
 	ks, err := readKernels(m)
 	if err != nil {
@@ -97,13 +109,13 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	var eval mil.Backend
 	switch opts.Eval {
 	case EvalSim:
-		eval = &simBackend{sim: mil.SimBackend{Cache: mil.NewWeightCache(), TrackRange: opts.Check}, budget: budget, layout: opts.BlobLayout}
+		eval = &simBackend{sim: mil.SimBackend{Cache: mil.NewWeightCache(), TrackRange: opts.Check}, budget: budget, layout: opts.BlobLayout, expand: opts.Constexpr == ConstexprExpand}
 	case EvalANE:
 		d, err := Open()
 		if err != nil {
 			return nil, fmt.Errorf("%w (`anerun doctor` reports the machine); the same kernels run in the simulator with --backend sim", err)
 		}
-		eval = &driverBackend{d: d, layout: opts.BlobLayout}
+		eval = &driverBackend{d: d, layout: opts.BlobLayout, expand: opts.Constexpr == ConstexprExpand}
 	}
 	if opts.Check {
 		// No weight cache: each kernel's float32 weights are freed once it has been checked.

@@ -73,3 +73,55 @@ func abs32(x float32) float32 {
 	}
 	return x
 }
+
+// TestConstexprExpand: the fallback that expands quantized weights to dense fp16 before
+// compiling gives the sim's output bit for bit (the values are the ones the constexpr ops
+// define), on int8 and int4 bundles.
+func TestConstexprExpand(t *testing.T) {
+	for _, dtype := range []string{"int8", "int4"} {
+		m, _, native := openBoth(t, "qwen2-tiny", dtype, Options{Eval: EvalSim})
+		_, _, expand := openBoth(t, "qwen2-tiny", dtype, Options{Eval: EvalSim, Constexpr: ConstexprExpand})
+		vocab := m.Config.VocabSize
+		ids := prompt(t, 40)
+		a, b := make([]float32, vocab), make([]float32, vocab)
+		for i, be := range []*Backend{native, expand} {
+			st, err := be.NewState(48)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := []([]float32){a, b}[i]
+			if err := st.Forward(ids, 0, out); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Forward([]int{7}, len(ids), out); err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+		}
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("%s: logit %d is %v expanded, %v through the constexpr ops", dtype, i, b[i], a[i])
+			}
+		}
+	}
+	if _, err := New(nil, Options{Constexpr: "lut"}); err == nil {
+		t.Error("an unknown constexpr mode was accepted")
+	}
+}
+
+// TestConstexprFinding reads the probe's int8/uint4 results.
+func TestConstexprFinding(t *testing.T) {
+	r := func(w string, ok bool) ProbeResult { return ProbeResult{Name: w, Weights: w, OK: ok} }
+	for _, tc := range []struct {
+		results []ProbeResult
+		want    string
+	}{
+		{[]ProbeResult{r("fp16", true)}, ""},
+		{[]ProbeResult{r("int8", true), r("uint4", true)}, ConstexprNative},
+		{[]ProbeResult{r("int8", true), r("uint4", false)}, ConstexprExpand},
+	} {
+		if got := ConstexprFinding(tc.results); got != tc.want {
+			t.Errorf("%+v: %q; want %q", tc.results, got, tc.want)
+		}
+	}
+}
