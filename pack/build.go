@@ -304,6 +304,7 @@ func (b *builder) writeBlob(spec mil.BlobSpec) (mil.Placement, error) {
 			if q, err = b.quantize(sources[i][0], transposed, r.Quant, r.Group); err != nil {
 				return mil.Placement{}, err
 			}
+			b.ckpt.Done(sources[i][0]) // drop the source pages, as writeTensor does
 			fallthrough
 		case r.Part != "":
 			if err := b.writeRaw(bw, q.part(r.Part)); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/cpu"
 
+	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/ane"
 	"github.com/anepack/anepack/runtime/kernels"
@@ -46,10 +47,12 @@ type doctorReport struct {
 		SelfTest     *ane.SelfTestRecord `json:"self_test,omitempty"`
 		SelfTestFile string              `json:"self_test_file,omitempty"`
 	} `json:"ane"`
-	Auto       string         `json:"auto"` // the backend --backend auto picks
-	AutoReason string         `json:"auto_reason"`
-	Bundle     *doctorBundle  `json:"bundle,omitempty"`
-	Backends   []doctorOption `json:"backends"`
+	Auto       string `json:"auto"` // the backend --backend auto picks
+	AutoReason string `json:"auto_reason"`
+	// Architectures lists the model families this anerun runs (config.json's architectures).
+	Architectures []string       `json:"architectures"`
+	Bundle        *doctorBundle  `json:"bundle,omitempty"`
+	Backends      []doctorOption `json:"backends"`
 }
 
 // doctorBundle describes a bundle's ANE kernels and the buckets a run would use.
@@ -193,6 +196,7 @@ func doctor() *doctorReport {
 		}
 	}
 	r.Auto, r.AutoReason = autoChoice(p, true, r.ANE.SelfTest)
+	r.Architectures = arch.Supported()
 	aneNote := "the bundle's kernels on the Neural Engine"
 	if !p.Available {
 		aneNote = "unavailable: " + p.Reason
@@ -281,6 +285,7 @@ func (r *doctorReport) print(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "auto:      %s (%s)\n", r.Auto, r.AutoReason)
+	fmt.Fprintf(w, "models:    %s\n", strings.Join(r.Architectures, ", "))
 }
 
 // cpuFeatures lists the features the CPU kernels (runtime/kernels) can use that this CPU
