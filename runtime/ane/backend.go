@@ -13,7 +13,7 @@ import (
 
 // Where decode steps (Forward of one token) run.
 const (
-	// DecodeANE runs decode through the S = 32 kernels with one live column (ane-facts §3.5:
+	// DecodeANE runs decode through the S = 32 kernels with one live column (docs/ane.md, "Inputs and outputs":
 	// narrower surfaces give zeros or garbage).
 	DecodeANE = "ane"
 	// DecodeCPU runs decode's projections as float32 GEMVs on the CPU over the same weights;
