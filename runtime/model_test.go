@@ -90,6 +90,12 @@ func TestOpenRejectsBadBundles(t *testing.T) {
 			m.Model.Config = []byte(strings.Replace(string(m.Model.Config), `"num_key_value_heads":2`, `"num_key_value_heads":3`, 1))
 		}, []string{"num_key_value_heads"}},
 		{"bad dtype", func(m *format.Manifest) { m.Model.DType = "q5_k" }, []string{"model.dtype", "q5_k", "a newer anepack"}},
+		{"2^40 layers", func(m *format.Manifest) {
+			m.Model.Config = []byte(strings.Replace(string(m.Model.Config), `"num_hidden_layers":2`, `"num_hidden_layers":1099511627776`, 1))
+		}, []string{"model.config.num_hidden_layers", "1099511627776 is outside [1, 4096]"}},
+		{"huge context", func(m *format.Manifest) {
+			m.Model.Config = []byte(strings.Replace(string(m.Model.Config), `"max_position_embeddings":32768`, `"max_position_embeddings":1099511627776`, 1))
+		}, []string{"model.config.max_position_embeddings"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), "bad.aneb")
