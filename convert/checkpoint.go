@@ -25,6 +25,8 @@ type Checkpoint struct {
 	// (GPT-2 without its "transformer." prefix); Check fills it.
 	alias  map[string]string
 	mapped []*stFile
+	// mlxGroup is the group size of an MLX 4-bit checkpoint's quantized weights (UseMLX4).
+	mlxGroup int
 }
 
 // Index file and single-file names Hugging Face uses.
@@ -168,6 +170,14 @@ func (c *Checkpoint) Check(cfg *arch.Config) (unused []string, err error) {
 			return nil, fmt.Errorf("%s: tensor %s is missing; %s with this config.json needs it (shape %v)", c.Dir, t.Name, cfg.Architecture, t.CheckpointShape())
 		}
 		used[name] = true
+		if side, ok, err := c.checkMLX4(t); err != nil {
+			return nil, err
+		} else if ok {
+			for _, n := range side {
+				used[c.nameOf(n)] = true
+			}
+			continue
+		}
 		if !r.DType.IsFloat() {
 			return nil, &FileError{File: r.File, Tensor: name, Msg: fmt.Sprintf("dtype %s; expected BF16, F16 or F32", r.RawDType)}
 		}
@@ -185,6 +195,14 @@ func (c *Checkpoint) Check(cfg *arch.Config) (unused []string, err error) {
 		}
 	}
 	return unused, nil
+}
+
+// nameOf returns the checkpoint's own name for an architecture name (through the alias).
+func (c *Checkpoint) nameOf(name string) string {
+	if a, ok := c.alias[name]; ok {
+		return a
+	}
+	return name
 }
 
 // ignored reports whether a checkpoint tensor is one of the family's non-weight buffers.

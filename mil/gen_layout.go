@@ -285,6 +285,9 @@ func BlobSpecs(cfg *arch.Config, opts Options) ([]BlobSpec, error) {
 		return nil, err
 	}
 	src, dt := lmHeadSource(fam, cfg, opts.WeightDType)
+	if opts.LMHeadDType != dtype.Invalid {
+		dt = opts.LMHeadDType
+	}
 	for i, ch := range chunks {
 		recs, err := weightRecords(RecordSpec{Name: "lm_head", Slot: arch.LMHead, Tensors: []string{src}, RowStart: ch[0], RowEnd: ch[1],
 			Shape: []int{ch[1] - ch[0], cfg.HiddenSize, 1, 1}, DType: dt}, dt, opts.GroupSize)

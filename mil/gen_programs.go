@@ -37,6 +37,10 @@ type Options struct {
 	// GroupSize is the number of inputs per scale and offset of Q4 weights (32, 64 or 128);
 	// 0 means DefaultGroupSize.
 	GroupSize int
+	// LMHeadDType overrides the LM head's storage (and, when tied, the embedding's); Invalid
+	// means the rule of lmHeadSource (q8 in quantized bundles). An MLX 4-bit checkpoint keeps
+	// its 4-bit head: dtype.Q4.
+	LMHeadDType dtype.DType
 	// MaxLMHeadRows bounds the rows of one LM-head chunk; 0 means DefaultLMHeadRows.
 	MaxLMHeadRows int
 }

@@ -1,6 +1,7 @@
 package pack
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -64,7 +65,7 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 		params += int64(arch.Elements(t.Shape))
 		b.order = append(b.order, t.Name)
 		if isSmall(t, b.cfg) {
-			b.total += convert.OutputSize(b.ckpt.Tensor(t.Name), b.storeDType(t))
+			b.total += int64(arch.Elements(t.Shape)) * int64(b.storeDType(t).Size())
 		}
 	}
 	for _, s := range blobs {
@@ -231,7 +232,15 @@ func (b *builder) writeSmallTensors(specs []arch.Tensor) error {
 		ref := b.ckpt.Tensor(t.Name)
 		dt := b.storeDType(t)
 		off := cw.n
-		if err := b.writeTensor(cw, ref, dt, t.Transposed); err != nil {
+		if q := b.ckpt.MLX4(t.Name); q != nil {
+			var buf bytes.Buffer
+			if err := b.writeMLXDense(&buf, q, b.milOpts.GroupSize); err != nil {
+				return err
+			}
+			if err := b.writeRaw(cw, buf.Bytes()); err != nil {
+				return err
+			}
+		} else if err := b.writeTensor(cw, ref, dt, t.Transposed); err != nil {
 			return err
 		}
 		b.views[t.Name] = &format.Tensor{Name: t.Name, DType: dt.String(), Shape: t.Shape,
@@ -301,7 +310,12 @@ func (b *builder) writeBlob(spec mil.BlobSpec) (mil.Placement, error) {
 		transposed := spec.Transposed && r.RowEnd == 0
 		switch {
 		case r.Part == mil.PartData:
-			if q, err = b.quantize(sources[i][0], transposed, r.Quant, r.Group); err != nil {
+			if mq := b.ckpt.MLX4(r.Tensors[0]); mq != nil {
+				q, err = fromMLX(mq, r.Group, r.RowStart, r.RowEnd) // the checkpoint's own codes
+			} else {
+				q, err = b.quantize(sources[i][0], transposed, r.Quant, r.Group)
+			}
+			if err != nil {
 				return mil.Placement{}, err
 			}
 			b.ckpt.Done(sources[i][0]) // drop the source pages, as writeTensor does

@@ -76,16 +76,26 @@ func DefaultOutput(name string) string { return name + ".aneb" }
 // Pack converts the checkpoint in dir into a bundle. On any error or when ctx is cancelled no
 // file is left at the output path (nor a temp file beside it).
 func Pack(ctx context.Context, dir string, opts Options) (*Result, error) {
-	target, err := targetDType(opts.DType)
+	src, err := readSource(dir)
 	if err != nil {
+		return nil, err
+	}
+	mlx, err := readMLXQuant(src.configJSON, filepath.Join(dir, ConfigFile))
+	if err != nil {
+		return nil, err
+	}
+	var target dtype.DType
+	lmHead := dtype.Invalid
+	if mlx != nil {
+		if target, err = mlxTarget(mlx, opts.DType, opts.GroupSize); err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		opts.GroupSize, lmHead = mlx.GroupSize, dtype.Q4
+	} else if target, err = targetDType(opts.DType); err != nil {
 		return nil, err
 	}
 	if opts.GroupSize != 0 && target != dtype.Q4 {
 		return nil, fmt.Errorf("group size %d applies to int4 weights; the dtype is %s", opts.GroupSize, opts.DType)
-	}
-	src, err := readSource(dir)
-	if err != nil {
-		return nil, err
 	}
 	gen, err := src.generation()
 	if err != nil {
@@ -114,6 +124,9 @@ func Pack(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer ckpt.Close()
+	if mlx != nil {
+		ckpt.UseMLX4(mlx.GroupSize)
+	}
 	unused, err := ckpt.Check(src.config)
 	if err != nil {
 		return nil, err
@@ -136,7 +149,7 @@ func Pack(ctx context.Context, dir string, opts Options) (*Result, error) {
 	b := &builder{
 		ctx: ctx, w: w, cfg: src.config, ckpt: ckpt, target: target,
 		progress:  opts.Progress,
-		milOpts:   mil.Options{Seqs: opts.ANESeqs, WeightDType: target, MaxLMHeadRows: opts.LMHeadRows, GroupSize: opts.GroupSize},
+		milOpts:   mil.Options{Seqs: opts.ANESeqs, WeightDType: target, MaxLMHeadRows: opts.LMHeadRows, GroupSize: opts.GroupSize, LMHeadDType: lmHead},
 		noKernels: opts.NoKernels || target == dtype.F32,
 	}
 	m, err := b.build(src, tok)
