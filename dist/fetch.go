@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/internal/stall"
 	"github.com/anepack/anepack/store"
 )
@@ -110,7 +111,7 @@ func (t *transfer) run(ctx context.Context) (result, error) {
 			return result{}, t.o.Store.DiskError(err)
 		}
 	} else {
-		t.logf("%s: resuming, %s of %s already here", t.label, formatBytes(resumed), formatBytes(t.size))
+		t.logf("%s: resuming, %s of %s already here", t.label, cli.FormatBytes(resumed), cli.FormatBytes(t.size))
 	}
 	if err := t.o.Store.CheckSpace(t.size - resumed); err != nil {
 		return result{}, err
@@ -515,16 +516,3 @@ func (t *transfer) logf(format string, args ...any) {
 
 // errChanged is a file that changed on the server during the download.
 var errChanged = errors.New("the file changed on the server during the download")
-
-func formatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}

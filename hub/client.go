@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/anepack/anepack/internal/fileutil"
 )
 
 // DefaultEndpoint is the Hugging Face Hub.
@@ -143,7 +145,7 @@ func (c *Client) init() error {
 		c.hc = &hc
 		c.streams = make(chan struct{}, c.Jobs)
 		if c.statFree == nil {
-			c.statFree = freeSpace
+			c.statFree = fileutil.FreeSpace
 		}
 	})
 	return c.initErr

@@ -3,6 +3,8 @@ package hub
 import (
 	"encoding/json"
 	"os"
+
+	"github.com/anepack/anepack/internal/cli"
 )
 
 // The .part file of a download and its chunk state. A single-stream
@@ -60,7 +62,7 @@ func (t *transfer) plan() error {
 		}
 	}
 	if done := t.doneBytes(); done > 0 {
-		t.c.logf("%s: resuming from %s already downloaded", t.what.file, formatBytes(done))
+		t.c.logf("%s: resuming from %s already downloaded", t.what.file, cli.FormatBytesSI(done))
 		t.prog.add(done)
 	}
 	return nil

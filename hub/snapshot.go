@@ -10,6 +10,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/fileutil"
 )
 
 // Snapshot is a repo at one commit, present in the cache.
@@ -150,7 +153,7 @@ func (c *Client) fetchFiles(ctx context.Context, rc repoCache, repo, revision st
 		if free, ok := c.statFree(rc.dir); ok && free < need {
 			return nil, &Error{Kind: ErrDiskFull, Repo: repo,
 				Msg: fmt.Sprintf("not enough disk space for %s: %s to download, %s free in %s; free some space or set HF_HUB_CACHE to a folder on a larger disk",
-					repo, formatBytes(need), formatBytes(free), c.CacheDir)}
+					repo, cli.FormatBytesSI(need), cli.FormatBytesSI(free), c.CacheDir)}
 		}
 	}
 	// Largest first, so the long transfer starts early and small files
@@ -238,11 +241,11 @@ func (c *Client) runJobs(ctx context.Context, rc repoCache, commit, repo string,
 func (c *Client) fetchBlob(ctx context.Context, rc repoCache, repo, commit string, j *blobJob, tr *tracker) error {
 	f := j.file
 	etag := f.etag()
-	unlock, err := lockFile(ctx, rc.lockPath(etag), func() {
+	unlock, err := fileutil.Lock(ctx, rc.lockPath(etag), func() {
 		c.logf("%s: another process is downloading it; waiting", f.Path)
 	})
 	if err != nil {
-		return err
+		return diskErr(err, rc.lockPath(etag))
 	}
 	defer unlock()
 	blob := rc.blobPath(etag)
@@ -287,7 +290,7 @@ func (c *Client) fetchBlob(ctx context.Context, rc repoCache, repo, commit strin
 				return diskErr(err, blob)
 			}
 			os.Remove(t.statePath)
-			syncDir(filepath.Dir(blob))
+			fileutil.SyncDir(filepath.Dir(blob))
 			j.sums = sums
 			return nil
 		}
