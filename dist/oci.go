@@ -21,6 +21,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/errcode"
 
 	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/transfer"
 	"github.com/anepack/anepack/store"
 )
 
@@ -202,7 +203,7 @@ func (o *Options) pullOCI(ctx context.Context, r Ref) (*Pulled, error) {
 		if layer.Digest.String() != cfg.Digest || layer.Size != cfg.Size {
 			return nil, fmt.Errorf("%s: the plain layer %s (%d bytes) is not the bundle %s (%d bytes) its config names", r, layer.Digest, layer.Size, cfg.Digest, cfg.Size)
 		}
-		spec.units = plainUnits(cfg.Size, o.chunkSize())
+		spec.units = transfer.Chunks(cfg.Size, o.chunkSize())
 	}
 	p, err := o.fetch(ctx, spec)
 	if err != nil {

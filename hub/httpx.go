@@ -12,15 +12,11 @@ import (
 	"time"
 
 	"github.com/anepack/anepack/internal/stall"
+	"github.com/anepack/anepack/internal/transfer"
 )
 
 // maxRedirects bounds the relative redirects followed on the Hub.
 const maxRedirects = 10
-
-// stallError is a request or a body that made too little progress (see stall.Policy).
-type stallError struct{ reason string }
-
-func (e *stallError) Error() string { return "connection stalled: " + e.reason }
 
 // newRequest builds a request; the token is attached only when auth is set,
 // which callers do only for URLs on the Hub endpoint's host.
@@ -51,31 +47,6 @@ func SameOrigin(a, b *url.URL) bool {
 	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
 }
 
-// watchedBody counts what the body brings into the request's stall meter and turns the
-// meter's firing into a stallError.
-type watchedBody struct {
-	rc     io.ReadCloser
-	m      *stall.Meter
-	cancel context.CancelFunc
-	parent context.Context
-}
-
-func (b *watchedBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	b.m.Add(n)
-	if err != nil && err != io.EOF && b.m.Fired() && b.parent.Err() == nil {
-		err = &stallError{b.m.Reason()}
-	}
-	return n, err
-}
-
-func (b *watchedBody) Close() error {
-	b.m.Stop()
-	err := b.rc.Close()
-	b.cancel()
-	return err
-}
-
 // send performs one request under a stall meter with window d and the client's MinRate: the
 // headers must come within d, then every window of d must bring MinRate bytes a second. The
 // response body is watched as well; closing it releases the request's resources.
@@ -88,12 +59,12 @@ func (c *Client) send(req *http.Request, d time.Duration) (*http.Response, error
 		m.Stop()
 		cancel()
 		if m.Fired() && parent.Err() == nil {
-			return nil, &stallError{m.Reason()}
+			return nil, fmt.Errorf("%w: %s", stall.ErrStalled, m.Reason())
 		}
 		return nil, err
 	}
 	m.Restart() // the body gets whole windows of its own
-	resp.Body = &watchedBody{rc: resp.Body, m: m, cancel: cancel, parent: parent}
+	resp.Body = stall.Body(resp.Body, m, cancel, parent)
 	return resp, nil
 }
 
@@ -127,7 +98,7 @@ func (c *Client) hubDo(ctx context.Context, method, rawURL string, what reqDesc)
 	var lastErr error
 	for attempt := 0; ; attempt++ {
 		resp, final, err := c.followRelative(ctx, method, start, what)
-		if err == nil && !retryableStatus(resp.StatusCode) {
+		if err == nil && !transfer.RetryableStatus(resp.StatusCode) {
 			return resp, final, nil
 		}
 		if ctx.Err() != nil {

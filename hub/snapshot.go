@@ -177,7 +177,7 @@ func (c *Client) fetchFiles(ctx context.Context, rc repoCache, repo, revision st
 	}
 	for i := range s.Files {
 		if s.Files[i].SHA256 == "" {
-			sum, err := hashFile(s.Files[i].LocalPath)
+			sum, _, err := fileutil.SHA256File(ctx, s.Files[i].LocalPath, nil)
 			if err != nil {
 				return nil, fmt.Errorf("hub: hashing the cached %s: %w", s.Files[i].LocalPath, err)
 			}
@@ -254,7 +254,7 @@ func (c *Client) fetchBlob(ctx context.Context, rc repoCache, repo, commit strin
 		tr.add(f.Size)
 		if f.LFS {
 			j.sums.sha256 = f.SHA256
-		} else if j.sums.sha256, err = hashFile(blob); err != nil {
+		} else if j.sums.sha256, _, err = fileutil.SHA256File(ctx, blob, nil); err != nil {
 			return err
 		}
 		return nil
@@ -266,7 +266,8 @@ func (c *Client) fetchBlob(ctx context.Context, rc repoCache, repo, commit strin
 	if err := checkMeta(meta, f, repo, commit); err != nil {
 		return err
 	}
-	src := &source{u: meta.location, refresh: func(ctx context.Context) (*url.URL, error) {
+	what := reqDesc{repo: repo, rev: commit, file: f.Path, kind: "download of"}
+	src := &cdnSource{c: c, what: what, size: f.Size, u: meta.location, refresh: func(ctx context.Context) (*url.URL, error) {
 		m, err := c.headFile(ctx, repo, commit, f.Path)
 		if err != nil {
 			return nil, err
@@ -275,9 +276,7 @@ func (c *Client) fetchBlob(ctx context.Context, rc repoCache, repo, commit strin
 	}}
 	part := rc.partPath(etag)
 	for attempt := 0; ; attempt++ {
-		t := &transfer{c: c, what: reqDesc{repo: repo, rev: commit, file: f.Path, kind: "download of"},
-			size: f.Size, gitBlob: !f.LFS, part: part, statePath: part + ".json", src: src, prog: tr}
-		sums, err := t.run(ctx)
+		sums, err := c.download(ctx, src, f, part, tr)
 		if err != nil {
 			return err
 		}
@@ -289,13 +288,12 @@ func (c *Client) fetchBlob(ctx context.Context, rc repoCache, repo, commit strin
 			if err := os.Rename(part, blob); err != nil {
 				return diskErr(err, blob)
 			}
-			os.Remove(t.statePath)
+			os.Remove(part + ".json")
 			fileutil.SyncDir(filepath.Dir(blob))
 			j.sums = sums
 			return nil
 		}
-		os.Remove(part)
-		os.Remove(t.statePath)
+		discardPart(part)
 		tr.add(-f.Size)
 		if attempt >= c.ChecksumRetries {
 			return &Error{Kind: ErrChecksum, Repo: repo, Revision: commit, File: f.Path,
@@ -304,6 +302,12 @@ func (c *Client) fetchBlob(ctx context.Context, rc repoCache, repo, commit strin
 		}
 		c.logf("%s: %s mismatch (expected %s, got %s); removed it and downloading again", f.Path, kind, etag, got)
 	}
+}
+
+// discardPart removes a download's part file and its progress record.
+func discardPart(part string) {
+	os.Remove(part)
+	os.Remove(part + ".json")
 }
 
 // checkMeta cross-checks the HEAD answer with the listing.
@@ -350,7 +354,7 @@ func (c *Client) fromCache(repo, revision string, want func(string) bool, needTr
 		}
 		f.Size, f.Cached = size, true
 		if !f.LFS || f.SHA256 == "" {
-			if f.SHA256, err = hashFile(f.LocalPath); err != nil {
+			if f.SHA256, _, err = fileutil.SHA256File(context.Background(), f.LocalPath, nil); err != nil {
 				return nil, fmt.Errorf("hub: hashing the cached %s: %w", f.LocalPath, err)
 			}
 		}
