@@ -25,7 +25,7 @@ import (
 // different kinds: the weight sections (tensors and blobs) go through a byte split first
 // (all low bytes of the 2-byte fp16 values, then all high bytes; 4 planes for f32), which
 // lets zstd's entropy coder see the exponent bytes together (0.76 → 0.66 for fp16 weights
-// converted from bf16, shared/go-deps.md §3).
+// converted from bf16; docs/distribution.md, "Compression").
 
 // Filters applied to a piece before compression: the byte-split width.
 const (

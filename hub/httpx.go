@@ -186,11 +186,8 @@ func (d reqDesc) String() string {
 func (c *Client) httpError(resp *http.Response, what reqDesc) *Error {
 	defer resp.Body.Close()
 	code := resp.Header.Get("X-Error-Code")
-	msg := resp.Header.Get("X-Error-Message")
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if serverMsg := bodyMessage(body); msg == "" {
-		msg = serverMsg
-	}
+	msg := serverMessage(resp.Header, body)
 	e := &Error{Repo: what.repo, Revision: what.rev, File: what.file, Status: resp.StatusCode,
 		RequestID: resp.Header.Get("X-Request-Id")}
 	page := c.repoURL(what.repo)
@@ -257,11 +254,16 @@ func (c *Client) fromSource() string {
 	return " from " + c.TokenSource
 }
 
-// bodyMessage extracts the Hub's JSON error ("error" as a string or list,
-// plus "error_description").
-func bodyMessage(body []byte) string {
+// serverMessage is what the Hub says about a failed request: the X-Error-Message header, else
+// its JSON error body ("error" as a string or a list, "message", "error_description"). The
+// download and upload sides both read errors this way.
+func serverMessage(h http.Header, body []byte) string {
+	if m := h.Get("X-Error-Message"); m != "" {
+		return m
+	}
 	var v struct {
 		Error       json.RawMessage `json:"error"`
+		Message     string          `json:"message"`
 		Description string          `json:"error_description"`
 	}
 	if json.Unmarshal(body, &v) != nil {
@@ -274,8 +276,10 @@ func bodyMessage(body []byte) string {
 	case json.Unmarshal(v.Error, &list) == nil:
 		s = strings.Join(list, "; ")
 	}
-	if v.Description != "" {
-		s = strings.TrimSpace(s + " " + v.Description)
+	for _, more := range []string{v.Message, v.Description} {
+		if more != "" {
+			s = strings.TrimSpace(s + " " + more)
+		}
 	}
 	return s
 }
