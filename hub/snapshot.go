@@ -55,16 +55,8 @@ func (c *Client) Snapshot(ctx context.Context, repo, revision string, want func(
 }
 
 func (c *Client) snapshot(ctx context.Context, repo, revision string, want func(string) bool) (*Snapshot, error) {
-	if err := c.init(); err != nil {
-		return nil, err
-	}
-	if revision == "" {
-		revision = "main"
-	}
-	if err := checkRepoID(repo); err != nil {
-		return nil, err
-	}
-	if err := checkRevision(revision); err != nil {
+	revision, err := c.prepare(repo, revision)
+	if err != nil {
 		return nil, err
 	}
 	if want == nil {

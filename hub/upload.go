@@ -160,14 +160,7 @@ func (u *uploader) wait(ctx context.Context, attempt int) error {
 	if u.opts.Sleep != nil {
 		return u.opts.Sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return transfer.Sleep(ctx, d)
 }
 
 func (u *uploader) delay(attempt int) time.Duration {

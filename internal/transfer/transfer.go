@@ -283,10 +283,16 @@ func (t *Transfer) sleep(ctx context.Context, d time.Duration) error {
 	if t.Sleep != nil {
 		return t.Sleep(ctx, d)
 	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
+	return Sleep(ctx, d)
+}
+
+// Sleep waits d, or until ctx is done (then it returns ctx's error): the wait between two
+// attempts, for every retry loop of the downloads and uploads.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
-	case <-tm.C:
+	case <-t.C:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
