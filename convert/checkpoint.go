@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/internal/fileutil"
 	"github.com/anepack/anepack/internal/regfile"
 )
 
@@ -252,7 +253,7 @@ func (c *Checkpoint) Done(r *TensorRef) {
 		lo := (start + page - 1) / page * page // only whole pages owned by this tensor
 		hi := end / page * page
 		if hi > lo {
-			dropPages(f.data[lo:hi])
+			fileutil.DropPages(f.data[lo:hi])
 		}
 	}
 }
@@ -261,7 +262,7 @@ func (c *Checkpoint) Done(r *TensorRef) {
 func (c *Checkpoint) Close() error {
 	var first error
 	for _, f := range c.mapped {
-		if err := unmapFile(f.data); err != nil && first == nil {
+		if err := fileutil.Unmap(f.data); err != nil && first == nil {
 			first = err
 		}
 	}

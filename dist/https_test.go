@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anepack/anepack/internal/stall"
 	"github.com/anepack/anepack/store"
 )
 
@@ -249,7 +250,7 @@ func TestHTTPSTrickle(t *testing.T) {
 	opts2.StallTimeout = 200 * time.Millisecond
 	start = time.Now()
 	_, err = Pull(ctx, fs.url(), opts2)
-	if err == nil || !errors.Is(err, errStalled) || ctx.Err() != nil {
+	if err == nil || !errors.Is(err, stall.ErrStalled) || ctx.Err() != nil {
 		t.Fatalf("got %v; want the pull to fail as stalled", err)
 	}
 	if took := time.Since(start); took > 20*time.Second {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/anepack/anepack/hub"
+	"github.com/anepack/anepack/internal/transfer"
 	"github.com/anepack/anepack/store"
 )
 
@@ -142,14 +143,7 @@ func (o *Options) wait(ctx context.Context, d time.Duration) error {
 	if o.sleep != nil {
 		return o.sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return transfer.Sleep(ctx, d)
 }
 
 func (o *Options) store() (*store.Store, error) {

@@ -7,8 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/anepack/anepack/internal/fileutil"
 	"github.com/anepack/anepack/internal/regfile"
 )
 
@@ -47,13 +46,13 @@ func openMapped(path string) (b *Bundle, err error) {
 	if uint64(size) > uint64(maxInt) {
 		return nil, fmt.Errorf("file is %d bytes, too large to map on this platform", size)
 	}
-	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	data, err := fileutil.Map(f, size)
 	if err != nil {
 		return nil, fmt.Errorf("mmap: %w", err)
 	}
 	defer func() {
 		if err != nil {
-			unix.Munmap(data)
+			fileutil.Unmap(data)
 		}
 	}()
 	defer catchFault(&err, debug.SetPanicOnFault(true)) // the file may shrink between Stat and the reads
@@ -63,6 +62,6 @@ func openMapped(path string) (b *Bundle, err error) {
 	}
 	b.data = data
 	b.name = path
-	b.closer = func() error { return unix.Munmap(data) }
+	b.closer = func() error { return fileutil.Unmap(data) }
 	return b, nil
 }

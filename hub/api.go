@@ -85,16 +85,8 @@ func (c *Client) Resolve(ctx context.Context, repo, revision string) (*RepoInfo,
 }
 
 func (c *Client) resolve(ctx context.Context, repo, revision string) (*RepoInfo, error) {
-	if err := c.init(); err != nil {
-		return nil, err
-	}
-	if revision == "" {
-		revision = "main"
-	}
-	if err := checkRepoID(repo); err != nil {
-		return nil, err
-	}
-	if err := checkRevision(revision); err != nil {
+	revision, err := c.prepare(repo, revision)
+	if err != nil {
 		return nil, err
 	}
 	what := reqDesc{repo: repo, rev: revision, kind: "model info of"}

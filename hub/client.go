@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/anepack/anepack/internal/fileutil"
+	"github.com/anepack/anepack/internal/transfer"
 )
 
 // DefaultEndpoint is the Hugging Face Hub.
@@ -143,7 +146,7 @@ func (c *Client) init() error {
 		c.hc = &hc
 		c.streams = make(chan struct{}, c.Jobs)
 		if c.statFree == nil {
-			c.statFree = freeSpace
+			c.statFree = fileutil.FreeSpace
 		}
 	})
 	return c.initErr
@@ -178,14 +181,22 @@ func (c *Client) sleep(ctx context.Context, d time.Duration) error {
 	if c.Backoff.Sleep != nil {
 		return c.Backoff.Sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	return transfer.Sleep(ctx, d)
+}
+
+// prepare initialises the client and checks a repo id and a revision ("" means main), which
+// it returns: what every call about a repo does first.
+func (c *Client) prepare(repo, revision string) (string, error) {
+	if err := c.init(); err != nil {
+		return "", err
 	}
+	if revision == "" {
+		revision = "main"
+	}
+	if err := checkRepoID(repo); err != nil {
+		return "", err
+	}
+	return revision, checkRevision(revision)
 }
 
 // repoURL is the model page, where gated models' licenses are accepted.

@@ -12,15 +12,11 @@ import (
 	"time"
 
 	"github.com/anepack/anepack/internal/stall"
+	"github.com/anepack/anepack/internal/transfer"
 )
 
 // maxRedirects bounds the relative redirects followed on the Hub.
 const maxRedirects = 10
-
-// stallError is a request or a body that made too little progress (see stall.Policy).
-type stallError struct{ reason string }
-
-func (e *stallError) Error() string { return "connection stalled: " + e.reason }
 
 // newRequest builds a request; the token is attached only when auth is set,
 // which callers do only for URLs on the Hub endpoint's host.
@@ -51,31 +47,6 @@ func SameOrigin(a, b *url.URL) bool {
 	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
 }
 
-// watchedBody counts what the body brings into the request's stall meter and turns the
-// meter's firing into a stallError.
-type watchedBody struct {
-	rc     io.ReadCloser
-	m      *stall.Meter
-	cancel context.CancelFunc
-	parent context.Context
-}
-
-func (b *watchedBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	b.m.Add(n)
-	if err != nil && err != io.EOF && b.m.Fired() && b.parent.Err() == nil {
-		err = &stallError{b.m.Reason()}
-	}
-	return n, err
-}
-
-func (b *watchedBody) Close() error {
-	b.m.Stop()
-	err := b.rc.Close()
-	b.cancel()
-	return err
-}
-
 // send performs one request under a stall meter with window d and the client's MinRate: the
 // headers must come within d, then every window of d must bring MinRate bytes a second. The
 // response body is watched as well; closing it releases the request's resources.
@@ -88,12 +59,12 @@ func (c *Client) send(req *http.Request, d time.Duration) (*http.Response, error
 		m.Stop()
 		cancel()
 		if m.Fired() && parent.Err() == nil {
-			return nil, &stallError{m.Reason()}
+			return nil, fmt.Errorf("%w: %s", stall.ErrStalled, m.Reason())
 		}
 		return nil, err
 	}
 	m.Restart() // the body gets whole windows of its own
-	resp.Body = &watchedBody{rc: resp.Body, m: m, cancel: cancel, parent: parent}
+	resp.Body = stall.Body(resp.Body, m, cancel, parent)
 	return resp, nil
 }
 
@@ -127,7 +98,7 @@ func (c *Client) hubDo(ctx context.Context, method, rawURL string, what reqDesc)
 	var lastErr error
 	for attempt := 0; ; attempt++ {
 		resp, final, err := c.followRelative(ctx, method, start, what)
-		if err == nil && !retryableStatus(resp.StatusCode) {
+		if err == nil && !transfer.RetryableStatus(resp.StatusCode) {
 			return resp, final, nil
 		}
 		if ctx.Err() != nil {
@@ -215,11 +186,8 @@ func (d reqDesc) String() string {
 func (c *Client) httpError(resp *http.Response, what reqDesc) *Error {
 	defer resp.Body.Close()
 	code := resp.Header.Get("X-Error-Code")
-	msg := resp.Header.Get("X-Error-Message")
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if serverMsg := bodyMessage(body); msg == "" {
-		msg = serverMsg
-	}
+	msg := serverMessage(resp.Header, body)
 	e := &Error{Repo: what.repo, Revision: what.rev, File: what.file, Status: resp.StatusCode,
 		RequestID: resp.Header.Get("X-Request-Id")}
 	page := c.repoURL(what.repo)
@@ -286,11 +254,16 @@ func (c *Client) fromSource() string {
 	return " from " + c.TokenSource
 }
 
-// bodyMessage extracts the Hub's JSON error ("error" as a string or list,
-// plus "error_description").
-func bodyMessage(body []byte) string {
+// serverMessage is what the Hub says about a failed request: the X-Error-Message header, else
+// its JSON error body ("error" as a string or a list, "message", "error_description"). The
+// download and upload sides both read errors this way.
+func serverMessage(h http.Header, body []byte) string {
+	if m := h.Get("X-Error-Message"); m != "" {
+		return m
+	}
 	var v struct {
 		Error       json.RawMessage `json:"error"`
+		Message     string          `json:"message"`
 		Description string          `json:"error_description"`
 	}
 	if json.Unmarshal(body, &v) != nil {
@@ -303,8 +276,10 @@ func bodyMessage(body []byte) string {
 	case json.Unmarshal(v.Error, &list) == nil:
 		s = strings.Join(list, "; ")
 	}
-	if v.Description != "" {
-		s = strings.TrimSpace(s + " " + v.Description)
+	for _, more := range []string{v.Message, v.Description} {
+		if more != "" {
+			s = strings.TrimSpace(s + " " + more)
+		}
 	}
 	return s
 }

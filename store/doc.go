@@ -35,6 +35,7 @@
 // flock on the lock file, held for milliseconds), so a removal never deletes a blob that a
 // concurrent pull has just named. A download holds a lock on its own part file
 // (tmp/<key>.lock) for as long as it writes it, so a second pull of the same bundle waits
-// and then finds it installed. On systems without flock (not Linux or macOS) the locks are
-// no-ops and only the rename guarantees hold.
+// and then finds it installed. On systems without flock (outside Unix) the locks are no-ops
+// and only the rename guarantees hold. The locks, atomic writes and copies are
+// internal/fileutil's; the download itself is internal/transfer's (see package dist).
 package store

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/anepack/anepack/internal/fileutil"
 )
 
 // Entry is what the store knows about one reference: the bundle it names and a summary for
@@ -166,31 +168,12 @@ func (s *Store) writeRefFile(e Entry) error {
 	if err != nil {
 		return err
 	}
-	return s.writeFileAtomic(s.refPath(e.Reference), append(data, '\n'))
-}
-
-// writeFileAtomic writes data beside the store's files through tmp/, fsyncs and renames.
-func (s *Store) writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(s.TempDir(), "write-*")
-	if err != nil {
-		return diskErr(err, s.dir)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	// The temporary file goes to tmp/, where RemoveTemp sweeps what an interrupted write left,
+	// rather than into refs/, where List would read it as a reference.
+	path := s.refPath(e.Reference)
+	if err := fileutil.WriteFileAtomic(path, s.TempDir(), append(data, '\n')); err != nil {
 		return diskErr(fmt.Errorf("store: writing %s: %w", path, err), s.dir)
 	}
-	syncDir(filepath.Dir(path))
 	return nil
 }
 
@@ -258,18 +241,9 @@ func unwrapPath(err error) error {
 }
 
 func (s *Store) lock(ctx context.Context) (func(), error) {
-	unlock, err := lockFile(ctx, s.lockPath(), func() { s.logf("waiting for another process using %s", s.dir) })
+	unlock, err := fileutil.Lock(ctx, s.lockPath(), func() { s.logf("waiting for another process using %s", s.dir) })
 	if err != nil {
 		return nil, diskErr(fmt.Errorf("store: locking %s: %w", s.lockPath(), err), s.dir)
 	}
 	return unlock, nil
-}
-
-// syncDir makes a rename durable; errors are ignored (not every OS or file system can fsync a
-// directory).
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }

@@ -45,7 +45,7 @@ func (f *hubFlags) client(quiet bool) (*hub.Client, error) {
 	c.Offline = c.Offline || f.offline
 	c.Jobs = f.jobs
 	if !quiet {
-		c.Progress, c.Log = hub.NewProgress(os.Stderr, env.ProgressBars)
+		c.Progress, c.Log = cli.NewDownloadProgress(os.Stderr, env.ProgressBars)
 	}
 	return c, nil
 }

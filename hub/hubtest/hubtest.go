@@ -1,6 +1,6 @@
 // Package hubtest runs a fake Hugging Face Hub on loopback for tests. It
 // speaks the parts of the real protocol that downloaders use (see
-// hub-facts.md §1), with the real endpoints and headers, and can inject the
+// docs/hub.md), with the real endpoints and headers, and can inject the
 // faults real networks and CDNs produce.
 //
 // Two servers are started: the Hub (Server.URL, what HF_ENDPOINT points

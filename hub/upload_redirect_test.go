@@ -1,4 +1,4 @@
-package dist
+package hub
 
 import (
 	"context"
@@ -46,8 +46,11 @@ func TestUploadTokenStaysOnTheHub(t *testing.T) {
 	hubURL = localhost(hubSrv.URL)
 	// The endpoint as configured, in capitals: the same origin as the URLs the calls use.
 	endpoint := strings.ToUpper(strings.TrimPrefix(hubURL, "http://"))
-	up := &hfUploader{o: &Options{Backoff: time.Millisecond}, endpoint: "http://" + endpoint, token: "hf_secret"}
-	up.hc = up.tokenRedirects(&http.Client{})
+	c := &Client{Endpoint: "http://" + endpoint, Token: "hf_secret", CacheDir: t.TempDir()}
+	if err := c.init(); err != nil {
+		t.Fatal(err)
+	}
+	up := c.uploader(UploadOptions{HTTP: &http.Client{}, Delay: func(int) time.Duration { return time.Millisecond }})
 	ctx := context.Background()
 	for _, path := range []string{"/api/start", "/api/hop"} {
 		if _, err := up.call(ctx, "test call", http.MethodPost, hubURL+path, "application/json", []byte(`{}`), nil); err != nil {
