@@ -32,7 +32,7 @@ The pushed reference, with its digest or commit, is printed on stdout.`,
 		Example: `  anepack push qwen.aneb oci://ghcr.io/me/qwen:0.5b
   echo "$TOKEN" | anepack push qwen.aneb oci://localhost:5000/me/qwen:v1 --plain-http --username me --password-stdin
   HF_TOKEN=hf_... anepack push qwen.aneb hf://me/qwen-aneb`,
-		Args: cobra.ExactArgs(2),
+		Args: cli.Args(0, "BUNDLE", "REF"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := cli.SignalContext(cmd.Context())
 			defer cancel()

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/cpu"
 
+	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/ane"
 	"github.com/anepack/anepack/runtime/kernels"
@@ -72,7 +73,7 @@ type doctorOption struct {
 func newDoctorCmd() *cobra.Command {
 	var asJSON, probe, clearCache, selfTest bool
 	cmd := &cobra.Command{
-		Use:   "doctor [MODEL.aneb] [--json] [--probe] [--clear-cache]",
+		Use:   "doctor [MODEL] [--json] [--probe] [--clear-cache]",
 		Short: "Report the machine: OS, chip, CPU kernels, whether the Apple Neural Engine can be used",
 		Long: `doctor reports the OS and chip, the CPU features the CPU kernels use, whether
 AppleNeuralEngine.framework loads and its private classes resolve (no program is compiled), the
@@ -89,7 +90,7 @@ and tested again.`,
   anerun doctor qwen.aneb --json
   anerun doctor --probe
   anerun doctor --clear-cache`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cli.Args(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case selfTest:
@@ -207,7 +208,11 @@ func doctor() *doctorReport {
 
 // doctorInspect opens a bundle and plans its kernels the way the ane backend would, without
 // loading any (the sim evaluator plans exactly as the ANE's does).
-func doctorInspect(path string) (*doctorBundle, error) {
+func doctorInspect(arg string) (*doctorBundle, error) {
+	path, err := (&modelFlags{}).resolve(arg)
+	if err != nil {
+		return nil, err
+	}
 	m, err := runtime.Open(path)
 	if err != nil {
 		return nil, err
