@@ -423,9 +423,10 @@ func TestChat(t *testing.T) {
 		t.Errorf("tokens reused per turn %v; want 0, then the first turn's", reused)
 	}
 
-	// A message that no longer fits the context is refused with advice; /reset recovers.
+	// A message that no longer fits the context is refused with advice; /clear recovers (and
+	// /reset, its older name).
 	r = anerun(t, "hello there my friend\nhi\n/reset\nhi\n", "-i", path, "--ctx", "16", "-n", "3", "--verbose")
-	if r.code != 0 || !strings.Contains(r.stderr, "do not fit the context of 16 tokens") || !strings.Contains(r.stderr, "/reset") {
+	if r.code != 0 || !strings.Contains(r.stderr, "do not fit the context of 16 tokens") || !strings.Contains(r.stderr, "/clear starts a new conversation") {
 		t.Errorf("context overflow in a chat: exit %d, stderr %s", r.code, r.stderr)
 	}
 	if n := strings.Count(r.stderr, "generated: "); n != 2 {
