@@ -120,7 +120,11 @@ func (o *modelFlags) fetchAndPack(ctx context.Context, n models.Name, revision s
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(cli.Stderr(), "anerun: %s is not in the store yet: fetching %s from the Hugging Face Hub and packing it (once; later runs start from the store)\n", n, n.Model)
+	from := "fetching " + n.Model + " from the Hugging Face Hub"
+	if c.Offline {
+		from = "taking " + n.Model + " from the Hugging Face cache (offline)"
+	}
+	fmt.Fprintf(cli.Stderr(), "anerun: %s is not in the store yet: %s and packing it (once; later runs start from the store)\n", n, from)
 	s, err := models.FetchAndPack(ctx, st, c, n, revision, false)
 	if err != nil {
 		return "", err

@@ -15,7 +15,8 @@ import (
 // the repo's files, a bar for the download, and a summary line. quiet shows nothing; errors
 // are returned either way. c's Progress and Log are set here.
 func Download(ctx context.Context, c *hub.Client, repo, revision string, want func(string) bool, quiet bool) (*hub.Snapshot, error) {
-	hp := cli.NewHubProgress(repo, quiet)
+	// Offline, nothing is asked of the Hub: no spinner for a listing that never comes.
+	hp := cli.NewHubProgress(repo, quiet || c.Offline)
 	c.Progress = hp
 	if !quiet {
 		c.Log = cli.Stderr()
