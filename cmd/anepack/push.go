@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -36,7 +35,7 @@ The pushed reference, with its digest or commit, is printed on stdout.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := cli.SignalContext(cmd.Context())
 			defer cancel()
-			opts, err := f.Options(cmd.InOrStdin(), os.Stderr)
+			opts, err := f.Options(cmd.InOrStdin(), cli.Stderr())
 			if err != nil {
 				return err
 			}
@@ -53,7 +52,7 @@ The pushed reference, with its digest or commit, is printed on stdout.`,
 				if p.Uploaded > 0 {
 					sent = fmt.Sprintf("%s uploaded (%s)", cli.FormatBytes(p.Uploaded), how)
 				}
-				fmt.Fprintf(os.Stderr, "pushed %s: %s, %s in %.1fs\n", args[0], p.BundleDigest, sent, p.Elapsed.Seconds())
+				fmt.Fprintf(cli.Stderr(), "pushed %s: %s, %s in %.1fs\n", args[0], p.BundleDigest, sent, p.Elapsed.Seconds())
 			}
 			out := p.Ref.String()
 			if p.Commit != "" {

@@ -155,8 +155,8 @@ func chatIDs(t *testing.T, tok *tokenizer.Tokenizer, msgs ...chatMessage) string
 	return formatIDs(ids)
 }
 
-// TestChatTerminal is the chat as a person at a terminal uses it: line editing (Ctrl-A,
-// Ctrl-E), a """ block of two lines, /set system, /set temperature (the answer is then the one
+// TestChatTerminal is the chat as a person at a terminal uses it: line editing (Ctrl-L,
+// Ctrl-A, Ctrl-E), a """ block of two lines, /set system, /set temperature (the answer is then the one
 // `anerun --temperature` gives with the same seed), /clear, an unknown command that is not
 // sent, Ctrl-C that stops an endless answer and leaves the chat running, Ctrl-C inside a block
 // that discards it, Ctrl-D that exits 0; then a second run that recalls the first run's
@@ -174,8 +174,11 @@ func TestChatTerminal(t *testing.T) {
 		t.Errorf("no banner pointing at /help:\n%q", tm.screen())
 	}
 
+	// Ctrl-L clears the screen and keeps what was typed.
+	tm.send("ello\x0c")
+	tm.waitFor("\x1b[H\x1b[2J")
 	// Line editing: "ello", Ctrl-A, "H", Ctrl-E, " there" is "Hello there".
-	tm.send("ello\x01H\x05 there\r")
+	tm.send("\x01H\x05 there\r")
 	s := tm.waitFor("generated: 4 tokens")
 	if got, want := lastPromptIDs(t, s), chatIDs(t, tok, user("Hello there")); got != want {
 		t.Errorf("edited line: prompt ids %s; want %s (Hello there)", got, want)

@@ -88,6 +88,9 @@ func firstTokenMs(b *testing.B, model string) (sinceStart, prefill float64) {
 	if r.code != 0 {
 		b.Fatalf("anerun %s: exit %d: %s", model, r.code, r.stderr)
 	}
+	if testing.Verbose() {
+		b.Logf("anerun %s:\n%s", model, r.stderr) // where the first run's time goes
+	}
 	m := ttftRE.FindStringSubmatch(r.stderr)
 	if m == nil {
 		b.Fatalf("no time to first token in:\n%s", r.stderr)

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/anepack/anepack/hub/hubtest"
@@ -126,6 +129,20 @@ func TestRunFromHub(t *testing.T) {
 	}
 	if r := anerun(t, "", "tokenize", "Org/Tiny-Model", "Hello"); r.code != 0 || !strings.HasPrefix(r.stdout, "[") {
 		t.Errorf("tokenize Org/Tiny-Model: exit %d, %q, %s", r.code, r.stdout, r.stderr)
+	}
+	p := start(t, "serve", "Org/Tiny-Model", "--port", "0", "--threads", "1", "--ctx", "128")
+	resp, err := http.Get("http://" + serverAddr(t, p) + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	models, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(models), "Org/Tiny-Model") {
+		t.Errorf("serve Org/Tiny-Model: /v1/models %d %s", resp.StatusCode, models)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(t); code != 0 {
+		t.Errorf("serve: exit %d after SIGTERM; stderr %s", code, p.stderr.String())
 	}
 
 	// Offline, with the Hub gone: the store answers; after rm, the Hugging Face cache does.
