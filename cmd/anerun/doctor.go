@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/cpu"
 
 	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/version"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/ane"
 	"github.com/anepack/anepack/runtime/kernels"
@@ -167,7 +167,7 @@ func formatBytes(n int64) string {
 func doctor() *doctorReport {
 	p := ane.Probe()
 	r := &doctorReport{OS: goruntime.GOOS, Arch: goruntime.GOARCH, OSVersion: p.OS, OSBuild: p.OSBuild, Chip: p.Chip,
-		CPUs: goruntime.NumCPU(), Go: goruntime.Version(), CPUFeatures: cpuFeatures(), CPUKernels: "go"}
+		CPUs: goruntime.NumCPU(), Go: goruntime.Version(), CPUFeatures: version.CPUFeatures(), CPUKernels: "go"}
 	if r.OSVersion == goruntime.GOOS+"/"+goruntime.GOARCH {
 		r.OSVersion = "" // the stub's placeholder says nothing more
 	}
@@ -286,26 +286,6 @@ func (r *doctorReport) print(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "auto:      %s (%s)\n", r.Auto, r.AutoReason)
-}
-
-// cpuFeatures lists the features the CPU kernels (runtime/kernels) can use that this CPU
-// has: AVX2, FMA and F16C on amd64, Advanced SIMD on arm64.
-func cpuFeatures() []string {
-	var f []string
-	add := func(has bool, name string) {
-		if has {
-			f = append(f, name)
-		}
-	}
-	switch goruntime.GOARCH {
-	case "amd64":
-		add(cpu.X86.HasAVX2, "avx2")
-		add(cpu.X86.HasFMA, "fma")
-		add(cpu.X86.HasF16C, "f16c")
-	case "arm64":
-		add(cpu.ARM64.HasASIMD, "asimd") // NEON; the fp16 weights are widened with FCVTL (ARMv8.0)
-	}
-	return nonNil(f)
 }
 
 // cpuModel reads the CPU's model name on Linux (macOS reports it through ane.Probe).
