@@ -16,6 +16,7 @@ import (
 
 // Stored is a bundle the store holds under a name.
 type Stored struct {
+	// Entry is what the store records: the name, digest, size, model summary and source.
 	Entry store.Entry
 	// Path is the verified bundle in the store.
 	Path string
