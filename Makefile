@@ -8,8 +8,13 @@ DEMO_CFG := configs/qwen2-tiny.json
 
 all: build
 
+# The commit goes into the binaries for `anerun version` (go build cannot record it where
+# GOFLAGS has -buildvcs=false).
+COMMIT   := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo +modified)
+LDFLAGS  := -X github.com/anepack/anepack/internal/version.Commit=$(COMMIT)
+
 build:
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 # The whole pipeline on a synthetic model: SYNTH-1 checkpoint -> .aneb -> inspect -> verify ->
 # generated text (gibberish: the weights are synthetic, but every step is the real one).
@@ -20,6 +25,9 @@ demo: build
 	$(BIN)/anepack inspect $(OUT)/qwen2-tiny.aneb
 	$(BIN)/anepack verify $(OUT)/qwen2-tiny.aneb
 	$(BIN)/anerun $(OUT)/qwen2-tiny.aneb "Hello! Who are you?" --max-tokens 32 --verbose
+	@echo
+	@echo "Next: $(BIN)/anerun -i $(OUT)/qwen2-tiny.aneb (a chat; /help lists its commands), or a real model:"
+	@echo "      $(BIN)/anerun Qwen/Qwen2.5-0.5B-Instruct \"Why is the sky blue?\" (fetched and packed once, then from the store)"
 
 vet:
 	$(GO) vet ./...

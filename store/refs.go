@@ -29,6 +29,11 @@ type Entry struct {
 	PulledAt  time.Time `json:"pulled_at"`
 	// Transfer says how it arrived, e.g. "oci zstd-frames 0.66" or "https"; informational.
 	Transfer string `json:"transfer,omitempty"`
+	// Source says where a bundle that was not pulled came from, for listings: "packed
+	// Org/Name@<commit>" for a model packed from the Hugging Face Hub, "packed <dir>" for a
+	// local checkpoint, "imported <file>" for a bundle file added to the store. Empty for a
+	// pulled bundle, whose Reference says where it came from.
+	Source string `json:"source,omitempty"`
 	// Missing is set by List when the blob is no longer present (it was found corrupt
 	// and deleted); the next use pulls it again.
 	Missing bool `json:"-"`

@@ -11,9 +11,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/cpu"
 
 	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/version"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/ane"
 	"github.com/anepack/anepack/runtime/kernels"
@@ -75,7 +76,7 @@ type doctorOption struct {
 func newDoctorCmd() *cobra.Command {
 	var asJSON, probe, clearCache, selfTest bool
 	cmd := &cobra.Command{
-		Use:   "doctor [MODEL.aneb] [--json] [--probe] [--clear-cache]",
+		Use:   "doctor [MODEL] [--json] [--probe] [--clear-cache]",
 		Short: "Report the machine: OS, chip, CPU kernels, whether the Apple Neural Engine can be used",
 		Long: `doctor reports the OS and chip, the CPU features the CPU kernels use, whether
 AppleNeuralEngine.framework loads and its private classes resolve (no program is compiled), the
@@ -92,7 +93,7 @@ and tested again.`,
   anerun doctor qwen.aneb --json
   anerun doctor --probe
   anerun doctor --clear-cache`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cli.Args(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case selfTest:
@@ -169,7 +170,7 @@ func formatBytes(n int64) string {
 func doctor() *doctorReport {
 	p := ane.Probe()
 	r := &doctorReport{OS: goruntime.GOOS, Arch: goruntime.GOARCH, OSVersion: p.OS, OSBuild: p.OSBuild, Chip: p.Chip,
-		CPUs: goruntime.NumCPU(), Go: goruntime.Version(), CPUFeatures: cpuFeatures(), CPUKernels: "go"}
+		CPUs: goruntime.NumCPU(), Go: goruntime.Version(), CPUFeatures: version.CPUFeatures(), CPUKernels: "go"}
 	if r.OSVersion == goruntime.GOOS+"/"+goruntime.GOARCH {
 		r.OSVersion = "" // the stub's placeholder says nothing more
 	}
@@ -211,7 +212,11 @@ func doctor() *doctorReport {
 
 // doctorInspect opens a bundle and plans its kernels the way the ane backend would, without
 // loading any (the sim evaluator plans exactly as the ANE's does).
-func doctorInspect(path string) (*doctorBundle, error) {
+func doctorInspect(arg string) (*doctorBundle, error) {
+	path, err := (&modelFlags{}).resolve(arg)
+	if err != nil {
+		return nil, err
+	}
 	m, err := runtime.Open(path)
 	if err != nil {
 		return nil, err
@@ -286,26 +291,6 @@ func (r *doctorReport) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "auto:      %s (%s)\n", r.Auto, r.AutoReason)
 	fmt.Fprintf(w, "models:    %s\n", strings.Join(r.Architectures, ", "))
-}
-
-// cpuFeatures lists the features the CPU kernels (runtime/kernels) can use that this CPU
-// has: AVX2, FMA and F16C on amd64, Advanced SIMD on arm64.
-func cpuFeatures() []string {
-	var f []string
-	add := func(has bool, name string) {
-		if has {
-			f = append(f, name)
-		}
-	}
-	switch goruntime.GOARCH {
-	case "amd64":
-		add(cpu.X86.HasAVX2, "avx2")
-		add(cpu.X86.HasFMA, "fma")
-		add(cpu.X86.HasF16C, "f16c")
-	case "arm64":
-		add(cpu.ARM64.HasASIMD, "asimd") // NEON; the fp16 weights are widened with FCVTL (ARMv8.0)
-	}
-	return nonNil(f)
 }
 
 // cpuModel reads the CPU's model name on Linux (macOS reports it through ane.Probe).

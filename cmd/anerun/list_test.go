@@ -19,7 +19,7 @@ func TestListStoreStates(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "never-pulled")
 	t.Setenv("ANEPACK_HOME", missing)
 	r := anerun(t, "", "list")
-	if r.code != 0 || strings.TrimSpace(r.stdout) != "REFERENCE  MODEL  SIZE  DIGEST  PULLED" {
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "NAME  DTYPE  SIZE  SOURCE  ID  ADDED" {
 		t.Errorf("missing store: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	if r := anerun(t, "", "list", "--json"); r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
@@ -44,7 +44,7 @@ func TestListStoreStates(t *testing.T) {
 	os.Remove(filepath.Join(home, "lock"))
 	t.Setenv("ANEPACK_HOME", home)
 	r = anerun(t, "", "list")
-	if r.code != 0 || !strings.Contains(r.stdout, "https://example.com/m.aneb") || !strings.Contains(r.stdout, digest[:19]) {
+	if r.code != 0 || !strings.Contains(r.stdout, "https://example.com/m.aneb") || !strings.Contains(r.stdout, shortID(digest)) {
 		t.Errorf("read-only store: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	for _, p := range []string{"tmp", "lock"} {
