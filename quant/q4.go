@@ -57,9 +57,10 @@ func quantizeRowQ4(data []byte, scale, offset []uint16, w []float32, group int, 
 		return err
 	}
 	var q [128]uint8
+	var f q4Fit
 	for g := 0; g < cols/group; g++ {
 		wg := w[g*group : (g+1)*group]
-		scale[g], offset[g] = fitGroupQ4(q[:group], wg, fit)
+		scale[g], offset[g] = f.fitGroup(q[:group], wg, fit)
 		for i := 0; i < group; i += 2 {
 			data[(g*group+i)/2] = q[i] | q[i+1]<<4
 		}

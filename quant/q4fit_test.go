@@ -140,6 +140,39 @@ func TestQ4FitMatchesReference(t *testing.T) {
 				t.Fatalf("G=%d group %d (kind %d): scale %#04x offset %#04x levels %v, reference %#04x %#04x %v\nweights %v",
 					n, gi, gi%16, s1, o1, q1, s2, o2, q2, w)
 			}
+			// The slow path, which the fast one falls back to, must agree as well.
+			if gi%8 == 0 {
+				s1, o1 = fitGroupQ4Slow(q1, w, fitBest)
+				if s1 != s2 || o1 != o2 || string(q1) != string(q2) {
+					t.Fatalf("G=%d group %d (kind %d): slow fit scale %#04x offset %#04x levels %v, reference %#04x %#04x %v",
+						n, gi, gi%16, s1, o1, q1, s2, o2, q2)
+				}
+			}
 		}
+	}
+}
+
+// TestRoundF16 checks the fit's inline fp16 rounding against package half on every float32
+// whose exponent is near fp16's range (all mantissas of the exponents from 2^-26 to 2^17, both
+// signs, sampled) and on the edges: the subnormal boundary, 65504, 65519, 65520, Inf, 0.
+func TestRoundF16(t *testing.T) {
+	check := func(f float32) {
+		h, v := roundF16(f)
+		wh := half.F32ToF16Scalar(f)
+		wv := half.F16ToF32Scalar(wh)
+		if h != wh || math.Float32bits(v) != math.Float32bits(wv) {
+			t.Fatalf("roundF16(%g = %#08x) = %#04x %g, want %#04x %g", f, math.Float32bits(f), h, v, wh, wv)
+		}
+	}
+	for e := uint32(127 - 26); e <= 127+17; e++ {
+		for m := uint32(0); m < 1<<23; m += 1 + m%97 {
+			for _, s := range []uint32{0, 1 << 31} {
+				check(math.Float32frombits(s | e<<23 | m))
+			}
+		}
+	}
+	for _, f := range []float32{0, 1, 0x1p-14, 0x1.ffcp-15, 0x1.fffp-15, 65504, 65519, 65519.99, 65520, 65536, float32(math.Inf(1)), 1e-8} {
+		check(f)
+		check(-f)
 	}
 }
