@@ -44,21 +44,21 @@ func BenchmarkQuantizeFrom(b *testing.B) {
 	b.Run("q8", func(b *testing.B) {
 		data, scale := make([]int8, rows*cols), make([]uint16, rows)
 		b.SetBytes(int64(len(raw)))
-		for b.Loop() {
+		cpuLoop(b, func() {
 			if err := QuantizeQ8From(data, scale, raw, dtype.BF16, rows, cols); err != nil {
 				b.Fatal(err)
 			}
-		}
+		})
 	})
 	for _, g := range []int{32, 64, 128} {
 		b.Run("q4/G="+strconv.Itoa(g), func(b *testing.B) {
 			data, scale, offset := make([]byte, rows*cols/2), make([]uint16, rows*cols/g), make([]uint16, rows*cols/g)
 			b.SetBytes(int64(len(raw)))
-			for b.Loop() {
+			cpuLoop(b, func() {
 				if err := QuantizeQ4From(data, scale, offset, raw, dtype.BF16, rows, cols, g); err != nil {
 					b.Fatal(err)
 				}
-			}
+			})
 		})
 	}
 }
@@ -73,20 +73,20 @@ func BenchmarkQ4Fit(b *testing.B) {
 		q := make([]uint8, g)
 		b.Run("ref/G="+strconv.Itoa(g), func(b *testing.B) {
 			b.SetBytes(4 * rows * cols)
-			for b.Loop() {
+			cpuLoop(b, func() {
 				for i := 0; i < len(w); i += g {
 					refFitGroupQ4(q, w[i:i+g])
 				}
-			}
+			})
 		})
 		b.Run("fast/G="+strconv.Itoa(g), func(b *testing.B) {
 			var f q4Fit
 			b.SetBytes(4 * rows * cols)
-			for b.Loop() {
+			cpuLoop(b, func() {
 				for i := 0; i < len(w); i += g {
 					f.fitGroup(q, w[i:i+g], fitBest)
 				}
-			}
+			})
 		})
 	}
 }

@@ -37,23 +37,30 @@ const maxLevelArg = 0x1p50
 // q4MaxCands is the most candidates of one round: two min/max fits and the sweep.
 const q4MaxCands = 2 + sweepSteps + 1
 
+// useQ4Asm selects the assembly kernels (q4fit_amd64.s) where the CPU has them; the tests turn
+// it off to run the Go kernels on the same data.
+var useQ4Asm = hasQ4Asm
+
 // q4Fit is the working memory of the fast fit of one group (at most 128 weights). The row
 // quantizer keeps one for all its groups, so fitting allocates and clears nothing.
 type q4Fit struct {
 	wd [128]float64 // the weights as float64
 	dl [128]float64 // wd - float64(lo), the sweep's input
 
-	// The sweep's sums per inverse scale: levels, squared levels, levels times weights.
-	sl, sll [sweepSteps + 1]int64
-	slw     [sweepSteps + 1]float64
+	// The sweep's sums per inverse scale (lane i of 12, 11 used): levels, squared levels,
+	// levels times weights, at sums[i], sums[12+i], sums[24+i].
+	sums [36]float64
 
-	// The candidates being evaluated, in the order the search tries them.
-	k     int
-	cand  [q4MaxCands]candidate
-	inv   [q4MaxCands]float64     // 1/s
-	z     [q4MaxCands]float64     // the offset's value
-	recon [q4MaxCands][16]float64 // float64(s*(float32(l)-z)) for each level l
-	errs  [q4MaxCands]float64
+	// The candidates being evaluated, in the order the search tries them, and their
+	// parameters as lanes of 16 (the kernels read whole vectors of 4; unused lanes are 0).
+	k      int
+	cand   [q4MaxCands]candidate
+	inv, z [16]float64 // 1/s and the offset's value
+	sf, zf [16]float32 // s and the offset's value
+	errs   [16]float64
+
+	// For the Go kernel: float64(s*(float32(l)-z)) for each candidate and level l.
+	recon [q4MaxCands][16]float64
 }
 
 // fit is fitGroupQ4(q, w, fitBest) for the groups it handles, reporting ok; it declines
@@ -61,10 +68,7 @@ type q4Fit struct {
 // exceed the integer rounding's range.
 func (f *q4Fit) fit(q []uint8, w []float32) (scale, offset uint16, ok bool) {
 	n := len(w)
-	lo, hi := w[0], w[0]
-	for _, v := range w[1:] {
-		lo, hi = min(lo, v), max(hi, v)
-	}
+	lo, hi := minMaxF32(w)
 	if !(hi > lo) {
 		return 0, 0, false
 	}
@@ -90,25 +94,33 @@ func (f *q4Fit) fit(q []uint8, w []float32) (scale, offset uint16, ok bool) {
 		return 0, 0, false
 	}
 	rng := float64(hi) - float64(lo)
-	var iscale [sweepSteps + 1]float64
-	for i := range iscale {
+	var iscale [12]float64 // lane 11 is padding: scale 0, levels 0
+	for i := range sweepSteps + 1 {
 		iscale[i] = sweepNum[i] / rng
 	}
-	f.sweepSums(&iscale, n)
+	if useQ4Asm {
+		f.sweepSumsAsm(&iscale, n)
+	} else {
+		f.sweepSums(&iscale, n)
+	}
 	fn := float64(n)
-	for i := range iscale {
-		a, b, lsOK := solveLS(fn, float64(f.sl[i]), sw, float64(f.sll[i]), f.slw[i])
+	for i := range sweepSteps + 1 {
+		a, b, lsOK := solveLS(fn, f.sums[i], sw, f.sums[12+i], f.sums[24+i])
 		if lsOK && !f.add(a, b, lim) {
 			return 0, 0, false
 		}
 	}
-	f.evalErrs(n)
-	best := candidate{err: math.Inf(1)}
-	for c := 0; c < f.k; c++ {
-		if f.errs[c] < best.err {
-			best = f.cand[c]
-			best.err = f.errs[c]
+	f.evalAll(n)
+	bi, berr := -1, math.Inf(1)
+	for c, e := range f.errs[:f.k] {
+		if e < berr {
+			bi, berr = c, e
 		}
+	}
+	best := candidate{err: berr}
+	if bi >= 0 {
+		best = f.cand[bi]
+		best.err = berr
 	}
 	if best.s == 0 {
 		// No candidate survived the fp16 rounding: the slow search keeps its zero candidate,
@@ -143,7 +155,7 @@ func (f *q4Fit) fit(q []uint8, w []float32) (scale, offset uint16, ok bool) {
 	if r.s == best.s && r.z == best.z {
 		return best.scale, best.offset, true // the same fit: the same error, so no better
 	}
-	f.evalErrs(n)
+	f.evalAll(n)
 	if !(f.errs[0] < best.err) {
 		return best.scale, best.offset, true
 	}
@@ -178,20 +190,38 @@ func (f *q4Fit) add(a, b, lim float64) bool {
 		return false
 	}
 	k := f.k
-	f.cand[k], f.inv[k], f.z[k] = c, inv, z
-	for l := range f.recon[k] {
-		f.recon[k][l] = float64(c.s * (float32(l) - c.z))
+	f.cand[k], f.inv[k], f.z[k], f.sf[k], f.zf[k] = c, inv, z, c.s, c.z
+	if !useQ4Asm {
+		for l := range f.recon[k] {
+			f.recon[k][l] = float64(c.s * (float32(l) - c.z))
+		}
 	}
 	f.k++
 	return true
 }
 
-// sweepSums sets, for each inverse scale is[i], f.sl[i], f.sll[i] and f.slw[i] to the sums over
-// the group of l, l*l and l*w, where l = min(15, round(is[i]*dl[j])) is the weight's level in
-// the sweep (dl >= 0). slw is accumulated in the weights' order, like leastSquares.
-func (f *q4Fit) sweepSums(is *[sweepSteps + 1]float64, n int) {
-	f.sl, f.sll, f.slw = [sweepSteps + 1]int64{}, [sweepSteps + 1]int64{}, [sweepSteps + 1]float64{}
-	sl, sll, slw := &f.sl, &f.sll, &f.slw
+// evalAll sets f.errs[:f.k] (see evalErrs), with the assembly kernel where there is one.
+func (f *q4Fit) evalAll(n int) {
+	if !useQ4Asm {
+		f.evalErrs(n)
+		return
+	}
+	// Zero the lanes past the last candidate up to the vector's end: they are computed too,
+	// and must not hold stale values that could overflow or trap (they never do harm: the
+	// results of those lanes are ignored).
+	for c := f.k; c < (f.k+3)&^3; c++ {
+		f.inv[c], f.z[c], f.sf[c], f.zf[c] = 0, 0, 0, 0
+	}
+	f.evalErrsAsm(n)
+}
+
+// sweepSums sets, for each inverse scale is[i], the sums over the group of l, l*l and l*w
+// (f.sums[i], f.sums[12+i], f.sums[24+i]), where l = min(15, round(is[i]*dl[j])) is the
+// weight's level in the sweep (dl >= 0). l*w is summed in the weights' order, like
+// leastSquares; the other two are sums of small integers, exact in any order.
+func (f *q4Fit) sweepSums(is *[12]float64, n int) {
+	var sl, sll [12]int64
+	var slw [12]float64
 	wd := f.wd[:n]
 	for j, d := range f.dl[:n] {
 		x := wd[j]
@@ -201,6 +231,9 @@ func (f *q4Fit) sweepSums(is *[sweepSteps + 1]float64, n int) {
 			sll[i] += l * l
 			slw[i] += float64(float64(l) * x)
 		}
+	}
+	for i := range is {
+		f.sums[i], f.sums[12+i], f.sums[24+i] = float64(sl[i]), float64(sll[i]), slw[i]
 	}
 }
 
@@ -219,4 +252,23 @@ func (f *q4Fit) evalErrs(n int) {
 			errs[c] += float64(d * d)
 		}
 	}
+}
+
+// minMaxF32 returns min and max of w (finite, not empty) exactly as the builtins min and max
+// would, signed zeros included (-0 is below +0), but without their NaN handling, which costs
+// more than the comparison itself. It compares the bits mapped to integers in the order of
+// the floats they encode.
+func minMaxF32(w []float32) (lo, hi float32) {
+	key := func(v float32) int32 {
+		b := int32(math.Float32bits(v))
+		return b ^ (b >> 31 & 0x7fffffff) // negative floats: reverse the order of their bits
+	}
+	kl := key(w[0])
+	kh := kl
+	for _, v := range w[1:] {
+		k := key(v)
+		kl, kh = min(kl, k), max(kh, k)
+	}
+	unkey := func(k int32) float32 { return math.Float32frombits(uint32(k ^ (k >> 31 & 0x7fffffff))) }
+	return unkey(kl), unkey(kh)
 }

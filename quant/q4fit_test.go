@@ -124,8 +124,27 @@ func fitCorpus(r *rand.Rand, n, count int) [][]float32 {
 }
 
 // TestQ4FitMatchesReference holds the q4 fit to the reference (q4ref_test.go) bit for bit:
-// scale, offset and every level of every corpus group, in all three group sizes.
+// scale, offset and every level of every corpus group, in all three group sizes, with the Go
+// kernels and (where the CPU has them) the assembly ones.
 func TestQ4FitMatchesReference(t *testing.T) {
+	forEachQ4Kernel(t, testQ4FitMatchesReference)
+}
+
+// forEachQ4Kernel runs test with the Go kernels of the fast q4 fit and, where the CPU can run
+// them, again with the assembly kernels.
+func forEachQ4Kernel(t *testing.T, test func(t *testing.T)) {
+	defer func(v bool) { useQ4Asm = v }(useQ4Asm)
+	useQ4Asm = false
+	t.Run("go", test)
+	if hasQ4Asm {
+		useQ4Asm = true
+		t.Run("asm", test)
+	} else {
+		t.Log("no q4 assembly on this machine: Go kernels only")
+	}
+}
+
+func testQ4FitMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	count := 6000
 	if testing.Short() {
@@ -174,5 +193,30 @@ func TestRoundF16(t *testing.T) {
 	for _, f := range []float32{0, 1, 0x1p-14, 0x1.ffcp-15, 0x1.fffp-15, 65504, 65519, 65519.99, 65520, 65536, float32(math.Inf(1)), 1e-8} {
 		check(f)
 		check(-f)
+	}
+}
+
+// TestMinMaxF32 checks the fit's min/max against the builtins, signed zeros included.
+func TestMinMaxF32(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	negZero := float32(math.Copysign(0, -1))
+	pool := []float32{0, negZero, 1, -1, 0x1p-149, -0x1p-149, math.MaxFloat32, -math.MaxFloat32, 3.5, -2.25}
+	for range 20000 {
+		w := make([]float32, 1+r.IntN(6))
+		for i := range w {
+			if r.IntN(3) == 0 {
+				w[i] = float32(r.NormFloat64())
+			} else {
+				w[i] = pool[r.IntN(len(pool))]
+			}
+		}
+		lo, hi := w[0], w[0]
+		for _, v := range w[1:] {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		gl, gh := minMaxF32(w)
+		if math.Float32bits(gl) != math.Float32bits(lo) || math.Float32bits(gh) != math.Float32bits(hi) {
+			t.Fatalf("minMaxF32(%v) = %v, %v; builtins give %v, %v", w, gl, gh, lo, hi)
+		}
 	}
 }

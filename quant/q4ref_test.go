@@ -115,3 +115,22 @@ func refLeastSquares(l []float64, w []float32) (a, b float64, ok bool) {
 	b = (sw - a*sl) / n
 	return a, b, a > 0
 }
+
+// refQuantizeRowQ8 is QuantizeRowQ8 as it was before the fast row quantizer (commit 2500f7d),
+// the oracle TestQ8MatchesReference holds it to.
+func refQuantizeRowQ8(q []int8, w []float32) uint16 {
+	var amax float32
+	for _, v := range w {
+		amax = max(amax, float32(math.Abs(float64(v))))
+	}
+	sb := half.F32ToF16Scalar(amax / 127)
+	s := float64(half.F16ToF32Scalar(sb))
+	if s == 0 {
+		clear(q)
+		return 0
+	}
+	for i, v := range w {
+		q[i] = int8(max(-127, min(127, math.RoundToEven(float64(v)/s))))
+	}
+	return sb
+}

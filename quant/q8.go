@@ -24,13 +24,16 @@ func QuantizeRowQ8(q []int8, w []float32) (uint16, error) {
 	if len(q) != len(w) {
 		return 0, fmt.Errorf("quant: QuantizeRowQ8: %d outputs for %d weights", len(q), len(w))
 	}
-	if err := checkFinite(w); err != nil {
-		return 0, err
-	}
-	var amax float32
+	// max |w| and the finite check in one pass over the bits: with the sign cleared, finite
+	// floats order like their bits, and NaN and Inf lie above every finite value.
+	var m uint32
 	for _, v := range w {
-		amax = max(amax, float32(math.Abs(float64(v))))
+		m = max(m, math.Float32bits(v)&0x7fffffff)
 	}
+	if m >= 0x7f800000 {
+		return 0, checkFinite(w)
+	}
+	amax := math.Float32frombits(m)
 	sb := half.F32ToF16Scalar(amax / 127)
 	s := float64(half.F16ToF32Scalar(sb))
 	if math.IsInf(s, 0) {
@@ -42,8 +45,20 @@ func QuantizeRowQ8(q []int8, w []float32) (uint16, error) {
 		clear(q)
 		return 0, nil
 	}
+	// q = roundEven(w/s), computed as w*(1/s): one multiplication instead of a division per
+	// weight. The product is within |w/s|*2^-52 of the quotient, so both round to the same
+	// integer unless the product lies within 2^-40 of a half-integer; those rare weights (ties
+	// on a grid, mostly) are divided exactly as the definition says. Beyond ±127.5 both clamp.
+	r := 1 / s
+	q = q[:len(w)]
 	for i, v := range w {
-		q[i] = int8(max(-127, min(127, math.RoundToEven(float64(v)/s))))
+		x := float64(v) * r
+		y := x + roundMagic
+		k := int64(math.Float64bits(y)) - roundMagicBits
+		if f := x - (y - roundMagic); f > 0.5-0x1p-40 || f < -0.5+0x1p-40 {
+			k = int64(math.RoundToEven(max(-128, min(128, float64(v)/s))))
+		}
+		q[i] = int8(min(max(k, -127), 127))
 	}
 	return sb, nil
 }

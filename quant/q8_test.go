@@ -163,3 +163,59 @@ func TestQ8From(t *testing.T) {
 		t.Fatalf("unknown dtype: %v", err)
 	}
 }
+
+// TestQ8MatchesReference holds QuantizeRowQ8 to the reference (q4ref_test.go) bit for bit on
+// rows built to hit its corners: trained-like weights at many magnitudes, bf16- and
+// fp16-rounded weights, weights on the q8 grid and exactly halfway between grid points (ties),
+// fp16-subnormal scales, and rows whose largest value rounds the scale down.
+func TestQ8MatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for k := range 4000 {
+		n := 1 + r.IntN(300)
+		w := make([]float32, n)
+		mag := math.Pow(10, -9+12*r.Float64())
+		for i := range w {
+			w[i] = float32(r.NormFloat64() * mag)
+		}
+		switch k % 6 {
+		case 1:
+			for i := range w {
+				w[i] = half.BF16ToF32Scalar(half.F32ToBF16Scalar(w[i]))
+			}
+		case 2:
+			for i := range w {
+				w[i] = half.F16ToF32Scalar(half.F32ToF16Scalar(w[i]))
+			}
+		case 3, 4: // on the grid of the row's own scale, or halfway between its points
+			s := half.F16ToF32Scalar(half.F32ToF16Scalar(float32(mag)))
+			for i := range w {
+				w[i] = s * float32(r.IntN(255)-127)
+				if k%6 == 4 && r.IntN(2) == 0 {
+					w[i] = s * (float32(r.IntN(254)-127) + 0.5)
+				}
+			}
+			w[r.IntN(n)] = 127 * s
+		case 5: // the largest value just above a multiple of 127 fp16 steps
+			s := half.F16ToF32Scalar(half.F32ToF16Scalar(float32(mag)))
+			w[0] = 127 * s * (1 + float32(r.IntN(8))*0x1p-12)
+		}
+		q1, q2 := make([]int8, n), make([]int8, n)
+		s1, err := QuantizeRowQ8(q1, w)
+		if err != nil {
+			t.Fatalf("row %d: %v", k, err) // |w| stays far below what overflows an fp16 scale
+		}
+		s2 := refQuantizeRowQ8(q2, w)
+		if s1 != s2 || string(int8Bytes(q1)) != string(int8Bytes(q2)) {
+			t.Fatalf("row %d (kind %d): scale %#04x q %v, reference %#04x %v\nw %v", k, k%6, s1, q1, s2, q2, w)
+		}
+	}
+}
+
+// int8Bytes copies int8s into bytes, for comparing rows.
+func int8Bytes(q []int8) []byte {
+	b := make([]byte, len(q))
+	for i, v := range q {
+		b[i] = byte(v)
+	}
+	return b
+}
