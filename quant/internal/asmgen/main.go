@@ -123,7 +123,7 @@ func eval(nv int) {
 	Label("evalloop")
 	VBROADCASTSD(Mem{Base: wd, Index: j, Scale: 8}, x)
 	for v := range nv {
-		VMULPD(Mem{Base: inv, Disp: 32 * v}, x, t[v]) // w*inv, rounded
+		VMULPD(Mem{Base: inv, Disp: 32 * v}, x, t[v])  // w*inv, rounded
 		VADDPD(Mem{Base: z, Disp: 32 * v}, t[v], t[v]) // + z, rounded: no FMA
 		VROUNDPD(U8(0), t[v], t[v])
 		VMAXPD(zero, t[v], t[v])
