@@ -37,9 +37,9 @@ const maxLevelArg = 0x1p50
 // q4MaxCands is the most candidates of one round: two min/max fits and the sweep.
 const q4MaxCands = 2 + sweepSteps + 1
 
-// useQ4Asm selects the assembly kernels (q4fit_amd64.s) where the CPU has them; the tests turn
-// it off to run the Go kernels on the same data.
-var useQ4Asm = hasQ4Asm
+// useQ4Asm and useQ8Asm select the assembly kernels (q4fit_amd64.s) where the CPU has them;
+// the tests turn them off to run the Go code on the same data.
+var useQ4Asm, useQ8Asm = hasQ4Asm, hasQ8Asm
 
 // q4Fit is the working memory of the fast fit of one group (at most 128 weights). The row
 // quantizer keeps one for all its groups, so fitting allocates and clears nothing.

@@ -6,8 +6,12 @@ import "golang.org/x/sys/cpu"
 
 //go:generate go run -C internal/asmgen . -pkg quant -out ../../q4fit_amd64.s -stubs ../../stubs_amd64.go
 
-// hasQ4Asm is true when the CPU (and OS) can run q4fit_amd64.s: AVX2 and FMA3.
+// hasQ4Asm is true when the CPU (and OS) can run the q4 fit kernels of q4fit_amd64.s: AVX2
+// and FMA3.
 var hasQ4Asm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// hasQ8Asm is true when the CPU can run the q8 kernels (maxAbsBitsAVX2, q8RowAVX2): AVX2.
+var hasQ8Asm = cpu.X86.HasAVX2
 
 // sweepSumsAsm is sweepSums in assembly.
 func (f *q4Fit) sweepSumsAsm(is *[12]float64, n int) {

@@ -317,3 +317,100 @@ evaldone:
 	VMOVUPD Y6, 96(R8)
 	VZEROUPPER
 	RET
+
+// func maxAbsBitsAVX2(w []float32) uint32
+// Requires: AVX, AVX2, SSE2
+TEXT ·maxAbsBitsAVX2(SB), NOSPLIT, $0-28
+	MOVQ         w_base+0(FP), AX
+	MOVQ         w_len+8(FP), CX
+	MOVL         $0x7fffffff, DX
+	MOVD         DX, X0
+	VPBROADCASTD X0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	TESTQ        CX, CX
+	JZ           maxdone
+
+maxloop:
+	VPAND   (AX), Y0, Y5
+	VPMAXUD Y5, Y1, Y1
+	VPAND   32(AX), Y0, Y5
+	VPMAXUD Y5, Y2, Y2
+	VPAND   64(AX), Y0, Y5
+	VPMAXUD Y5, Y3, Y3
+	VPAND   96(AX), Y0, Y5
+	VPMAXUD Y5, Y4, Y4
+	ADDQ    $0x00000080, AX
+	SUBQ    $0x00000020, CX
+	JNZ     maxloop
+
+maxdone:
+	VPMAXUD      Y2, Y1, Y1
+	VPMAXUD      Y4, Y3, Y3
+	VPMAXUD      Y3, Y1, Y1
+	VEXTRACTI128 $0x01, Y1, X0
+	VPMAXUD      X0, X1, X1
+	VPSHUFD      $0x4e, X1, X0
+	VPMAXUD      X0, X1, X1
+	VPSHUFD      $0xb1, X1, X0
+	VPMAXUD      X0, X1, X1
+	VMOVD        X1, AX
+	MOVL         AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func q8RowAVX2(q []int8, w []float32, r float32) bool
+// Requires: AVX, AVX2, SSE2
+TEXT ·q8RowAVX2(SB), NOSPLIT, $0-57
+	MOVQ         q_base+0(FP), AX
+	MOVQ         w_base+24(FP), CX
+	MOVQ         w_len+32(FP), DX
+	VBROADCASTSS r+48(FP), Y0
+	MOVL         $0x42fe0000, BX
+	MOVD         BX, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0xc2fe0000, BX
+	MOVD         BX, X2
+	VPBROADCASTD X2, Y2
+	MOVL         $0xc3000000, BX
+	MOVD         BX, X3
+	VPBROADCASTD X3, Y3
+	MOVL         $0x3efff800, BX
+	MOVD         BX, X4
+	VPBROADCASTD X4, Y4
+	MOVL         $0x7fffffff, BX
+	MOVD         BX, X5
+	VPBROADCASTD X5, Y5
+	VXORPS       Y6, Y6, Y6
+	TESTQ        DX, DX
+	JZ           q8done
+
+q8loop:
+	VMULPS       (CX), Y0, Y7
+	VROUNDPS     $0x00, Y7, Y8
+	VSUBPS       Y8, Y7, Y7
+	VANDPS       Y5, Y7, Y7
+	VCMPPS       $0x1d, Y4, Y7, Y7
+	VORPS        Y7, Y6, Y6
+	VMINPS       Y1, Y8, Y8
+	VMAXPS       Y2, Y8, Y8
+	VBLENDVPS    Y7, Y3, Y8, Y8
+	VCVTPS2DQ    Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X7
+	VPACKSSDW    X7, X8, X7
+	VPACKSSWB    X7, X7, X7
+	VMOVQ        X7, (AX)
+	ADDQ         $0x00000020, CX
+	ADDQ         $0x00000008, AX
+	SUBQ         $0x00000008, DX
+	JNZ          q8loop
+
+q8done:
+	VMOVMSKPS Y6, AX
+	TESTL     AX, AX
+	SETNE     AL
+	MOVB      AL, ret+56(FP)
+	VZEROUPPER
+	RET

@@ -127,20 +127,20 @@ func fitCorpus(r *rand.Rand, n, count int) [][]float32 {
 // scale, offset and every level of every corpus group, in all three group sizes, with the Go
 // kernels and (where the CPU has them) the assembly ones.
 func TestQ4FitMatchesReference(t *testing.T) {
-	forEachQ4Kernel(t, testQ4FitMatchesReference)
+	forEachKernel(t, testQ4FitMatchesReference)
 }
 
-// forEachQ4Kernel runs test with the Go kernels of the fast q4 fit and, where the CPU can run
+// forEachKernel runs test with the Go code of the quantizers and, where the CPU can run
 // them, again with the assembly kernels.
-func forEachQ4Kernel(t *testing.T, test func(t *testing.T)) {
-	defer func(v bool) { useQ4Asm = v }(useQ4Asm)
-	useQ4Asm = false
+func forEachKernel(t *testing.T, test func(t *testing.T)) {
+	defer func(q4, q8 bool) { useQ4Asm, useQ8Asm = q4, q8 }(useQ4Asm, useQ8Asm)
+	useQ4Asm, useQ8Asm = false, false
 	t.Run("go", test)
-	if hasQ4Asm {
-		useQ4Asm = true
+	if hasQ4Asm || hasQ8Asm {
+		useQ4Asm, useQ8Asm = hasQ4Asm, hasQ8Asm
 		t.Run("asm", test)
 	} else {
-		t.Log("no q4 assembly on this machine: Go kernels only")
+		t.Log("no quantizer assembly on this machine: Go only")
 	}
 }
 

@@ -169,6 +169,10 @@ func TestQ8From(t *testing.T) {
 // fp16-rounded weights, weights on the q8 grid and exactly halfway between grid points (ties),
 // fp16-subnormal scales, and rows whose largest value rounds the scale down.
 func TestQ8MatchesReference(t *testing.T) {
+	forEachKernel(t, testQ8MatchesReference)
+}
+
+func testQ8MatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	for k := range 4000 {
 		n := 1 + r.IntN(300)
@@ -177,7 +181,7 @@ func TestQ8MatchesReference(t *testing.T) {
 		for i := range w {
 			w[i] = float32(r.NormFloat64() * mag)
 		}
-		switch k % 6 {
+		switch k % 7 {
 		case 1:
 			for i := range w {
 				w[i] = half.BF16ToF32Scalar(half.F32ToBF16Scalar(w[i]))
@@ -190,7 +194,7 @@ func TestQ8MatchesReference(t *testing.T) {
 			s := half.F16ToF32Scalar(half.F32ToF16Scalar(float32(mag)))
 			for i := range w {
 				w[i] = s * float32(r.IntN(255)-127)
-				if k%6 == 4 && r.IntN(2) == 0 {
+				if k%7 == 4 && r.IntN(2) == 0 {
 					w[i] = s * (float32(r.IntN(254)-127) + 0.5)
 				}
 			}
@@ -198,6 +202,13 @@ func TestQ8MatchesReference(t *testing.T) {
 		case 5: // the largest value just above a multiple of 127 fp16 steps
 			s := half.F16ToF32Scalar(half.F32ToF16Scalar(float32(mag)))
 			w[0] = 127 * s * (1 + float32(r.IntN(8))*0x1p-12)
+		case 6: // near ties: w/s within about 2^-20..2^-13 of a half-integer, both sides
+			s := half.F16ToF32Scalar(half.F32ToF16Scalar(float32(mag)))
+			for i := range w {
+				d := math.Ldexp(float64(r.IntN(2)*2-1), -13-r.IntN(8))
+				w[i] = float32((float64(r.IntN(254)-127) + 0.5 + d) * float64(s))
+			}
+			w[r.IntN(n)] = 127 * s
 		}
 		q1, q2 := make([]int8, n), make([]int8, n)
 		s1, err := QuantizeRowQ8(q1, w)
@@ -206,7 +217,7 @@ func TestQ8MatchesReference(t *testing.T) {
 		}
 		s2 := refQuantizeRowQ8(q2, w)
 		if s1 != s2 || string(int8Bytes(q1)) != string(int8Bytes(q2)) {
-			t.Fatalf("row %d (kind %d): scale %#04x q %v, reference %#04x %v\nw %v", k, k%6, s1, q1, s2, q2, w)
+			t.Fatalf("row %d (kind %d): scale %#04x q %v, reference %#04x %v\nw %v", k, k%7, s1, q1, s2, q2, w)
 		}
 	}
 }

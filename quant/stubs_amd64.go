@@ -37,3 +37,14 @@ func q4Eval3AVX2(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32,
 //
 //go:noescape
 func q4Eval4AVX2(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64)
+
+// maxAbsBitsAVX2 returns the largest bits&0x7fffffff over w; len(w) is a multiple of 32.
+//
+//go:noescape
+func maxAbsBitsAVX2(w []float32) uint32
+
+// q8RowAVX2 sets q[i] = clamp(roundEven(w[i]*r), -127, 127) for the len(w) weights (a multiple
+// of 8), except where w[i]*r lies within 2^-14 of a half-integer: there q[i] = -128 and it returns true.
+//
+//go:noescape
+func q8RowAVX2(q []int8, w []float32, r float32) bool

@@ -12,6 +12,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -24,7 +25,18 @@ func main() {
 	for nv := 1; nv <= 4; nv++ {
 		eval(nv)
 	}
+	maxAbsBits()
+	q8Row()
 	Generate()
+}
+
+// broadcastSS fills y with 8 copies of the 32-bit constant v.
+func broadcastSS(v uint32, y VecVirtual) {
+	t := GP32()
+	MOVL(U32(v), t)
+	x := XMM()
+	MOVD(t, x)
+	VPBROADCASTD(x, y)
 }
 
 // broadcastSD fills y with 4 copies of the float64 constant whose bits are v.
@@ -36,9 +48,8 @@ func broadcastSD(v uint64, y VecVirtual) {
 	VBROADCASTSD(x, y)
 }
 
-const (
-	bits15 = 0x402e000000000000 // 15.0
-)
+// bits15 is 15.0 as float64 bits.
+var bits15 = math.Float64bits(15)
 
 // sweep writes q4SweepAVX2: the least-squares sums of the 12 (11 used) inverse scales of the
 // sweep, three vectors of four lanes.
@@ -144,6 +155,105 @@ func eval(nv int) {
 	for v := range nv {
 		VMOVUPD(acc[v], Mem{Base: out, Disp: 32 * v})
 	}
+	VZEROUPPER()
+	RET()
+}
+
+// maxAbsBits writes maxAbsBitsAVX2: the largest |w| of a row as float32 bits with the sign
+// cleared, which is also the finite check (NaN and Inf lie above every finite value).
+func maxAbsBits() {
+	TEXT("maxAbsBitsAVX2", NOSPLIT, "func(w []float32) uint32")
+	Pragma("noescape")
+	Doc("maxAbsBitsAVX2 returns the largest bits&0x7fffffff over w; len(w) is a multiple of 32.")
+	w := Load(Param("w").Base(), GP64())
+	n := Load(Param("w").Len(), GP64())
+	mask := YMM()
+	broadcastSS(0x7fffffff, mask)
+	var acc [4]VecVirtual
+	for k := range acc {
+		acc[k] = YMM()
+		VPXOR(acc[k], acc[k], acc[k])
+	}
+	t := YMM()
+	TESTQ(n, n)
+	JZ(LabelRef("maxdone"))
+	Label("maxloop")
+	for k := range acc {
+		VPAND(Mem{Base: w, Disp: 32 * k}, mask, t)
+		VPMAXUD(t, acc[k], acc[k])
+	}
+	ADDQ(U32(128), w)
+	SUBQ(U32(32), n)
+	JNZ(LabelRef("maxloop"))
+	Label("maxdone")
+	VPMAXUD(acc[1], acc[0], acc[0])
+	VPMAXUD(acc[3], acc[2], acc[2])
+	VPMAXUD(acc[2], acc[0], acc[0])
+	x, y := acc[0].AsX(), XMM()
+	VEXTRACTI128(U8(1), acc[0], y)
+	VPMAXUD(y, x, x)
+	VPSHUFD(U8(0x4e), x, y)
+	VPMAXUD(y, x, x)
+	VPSHUFD(U8(0xb1), x, y)
+	VPMAXUD(y, x, x)
+	r := GP32()
+	VMOVD(x, r)
+	Store(r, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// q8Row writes q8RowAVX2, the bulk of QuantizeRowQ8: q = clamp(roundEven(w*r), -127, 127) in
+// float32, eight weights at a time. float32 is exact enough except near ties: w*r is within
+// 2^-16 of w/s for |w/s| <= 128, so a product farther than 2^-14 from a half-integer rounds
+// as the quotient does; the others are marked with -128 (never a q8 value) for the caller to
+// divide exactly.
+func q8Row() {
+	TEXT("q8RowAVX2", NOSPLIT, "func(q []int8, w []float32, r float32) bool")
+	Pragma("noescape")
+	Doc("q8RowAVX2 sets q[i] = clamp(roundEven(w[i]*r), -127, 127) for the len(w) weights (a multiple",
+		"of 8), except where w[i]*r lies within 2^-14 of a half-integer: there q[i] = -128 and it returns true.")
+	q := Load(Param("q").Base(), GP64())
+	w := Load(Param("w").Base(), GP64())
+	n := Load(Param("w").Len(), GP64())
+	rv, c127, cm127, cm128, tol, abs, flags := YMM(), YMM(), YMM(), YMM(), YMM(), YMM(), YMM()
+	VBROADCASTSS(NewParamAddr("r", 48), rv)
+	broadcastSS(math.Float32bits(127), c127)
+	broadcastSS(math.Float32bits(-127), cm127)
+	broadcastSS(math.Float32bits(-128), cm128)
+	broadcastSS(math.Float32bits(0.5-0x1p-14), tol)
+	broadcastSS(0x7fffffff, abs)
+	VXORPS(flags, flags, flags)
+	x, k, f, m := YMM(), YMM(), YMM(), YMM()
+	hi, lo := XMM(), XMM()
+	TESTQ(n, n)
+	JZ(LabelRef("q8done"))
+	Label("q8loop")
+	VMULPS(Mem{Base: w}, rv, x)
+	VROUNDPS(U8(0), x, k) // to nearest, ties to even
+	VSUBPS(k, x, f)       // the distance to the rounded value, exact
+	VANDPS(abs, f, f)
+	VCMPPS(U8(0x1d), tol, f, m) // |f| >= 0.5 - 2^-14 (GE, ordered)
+	VORPS(m, flags, flags)
+	VMINPS(c127, k, k)
+	VMAXPS(cm127, k, k)
+	VBLENDVPS(m, cm128, k, k)
+	VCVTPS2DQ(k, k)
+	VEXTRACTI128(U8(1), k, hi)
+	VPACKSSDW(hi, k.AsX(), lo)
+	VPACKSSWB(lo, lo, lo)
+	VMOVQ(lo, Mem{Base: q})
+	ADDQ(U32(32), w)
+	ADDQ(U32(8), q)
+	SUBQ(U32(8), n)
+	JNZ(LabelRef("q8loop"))
+	Label("q8done")
+	mb := GP32()
+	VMOVMSKPS(flags, mb)
+	TESTL(mb, mb)
+	ret := GP8()
+	SETNE(ret)
+	Store(ret, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
 }
