@@ -8,19 +8,21 @@ import (
 // TestQ4FitMatchesReference holds it to a frozen copy of the original), and is fast because it
 // changes only how the same numbers are computed:
 //
-//   - The candidates of one round are independent, so they are evaluated together: the loops
-//     run over the weights, and inside over the candidates, each candidate keeping its own sums.
-//     Each sum is still accumulated over the weights in their order, with the same roundings,
-//     so every candidate's error and least-squares sums are the very float64 values the
-//     one-at-a-time search computes; only the latency chains are interleaved (and, with SIMD,
-//     the candidates are the vector lanes).
+//   - The 13 candidates of the first round (the two min/max fits and the 11 sweep fits) do
+//     not depend on each other, so they are computed together as 16 lanes, in the order the
+//     search tries them: the loops run over the weights, and inside over the lanes, each lane
+//     keeping its own sums. Each sum is still accumulated over the weights in their order,
+//     with the same roundings, so every lane's error and least-squares sums are the very
+//     float64 values the one-at-a-time search computes; only the latency chains are
+//     interleaved. With AVX2 or AVX-512 (q4fit_amd64.s) the lanes are vector lanes.
+//   - The winner is the first lane with the least error, as the strict "<" of the sequential
+//     search makes it. The refit on the winner's levels takes their least-squares sums from
+//     the same pass that computed the errors.
 //   - A level is rounded with the 1.5*2^52 trick instead of math.RoundToEven and clamped as an
-//     integer: the same round-half-even result for |x| < 2^51, which fit checks per candidate.
-//   - A candidate's reconstruction s*(float32(l)-z) takes 16 values, so it is tabulated per
-//     candidate instead of being computed per weight.
-//   - A candidate whose rounded (scale, offset) equals an earlier one's has the same error, so
-//     it can not win (a later candidate must be strictly better) and is not evaluated.
-//   - The refit on the winner's levels reuses the levels pass that writes them.
+//     integer: the same round-half-even result for |x| < 2^51, which is checked per candidate
+//     (a group where it could fail goes to fitGroupQ4Slow; none does in practice).
+//   - A candidate's reconstruction s*(float32(l)-z) takes 16 values, so the Go kernel
+//     tabulates it per candidate instead of computing it per weight.
 
 // roundMagic is 1.5*2^52: adding it to a float64 x with |x| < 2^51 leaves round(x) (half to
 // even, the hardware's rounding) in the low bits of the sum's mantissa, so
@@ -34,38 +36,61 @@ const roundMagicBits = 0x4338000000000000
 // for the rounding of the bound itself.
 const maxLevelArg = 0x1p50
 
-// q4MaxCands is the most candidates of one round: two min/max fits and the sweep.
-const q4MaxCands = 2 + sweepSteps + 1
+// The lanes of the first round: lane 0 is the min/max fit of the range widened to include 0,
+// lane 1 the plain min/max fit, lanes 2..12 the sweep, lanes 13..15 unused (never valid).
+const (
+	laneSweep = 2  // the lane of sweep candidate 0
+	sumsLanes = 18 // lanes per array of q4Fit.sums (the AVX-512 sweep writes lanes 2..17)
+)
 
-// useQ4Asm and useQ8Asm select the assembly kernels (q4fit_amd64.s) where the CPU has them;
-// the tests turn them off to run the Go code on the same data.
-var useQ4Asm, useQ8Asm = hasQ4Asm, hasQ8Asm
+// The kernel sets of the fast fit, best last.
+const (
+	q4Go = iota
+	q4AVX2
+	q4AVX512
+)
+
+// q4Kernels selects the kernels of the fast fit: the best the CPU has (q4Best), or lower for
+// the tests, which run every level on the same data.
+var q4Kernels = q4Best
+
+// useQ8Asm selects the q8 assembly kernels where the CPU has them; the tests turn it off to run
+// the Go code on the same data.
+var useQ8Asm = hasQ8Asm
 
 // q4Fit is the working memory of the fast fit of one group (at most 128 weights). The row
-// quantizer keeps one for all its groups, so fitting allocates and clears nothing.
+// quantizer keeps one for all its groups, so fitting allocates and clears nothing per group.
 type q4Fit struct {
 	wd [128]float64 // the weights as float64
 	dl [128]float64 // wd - float64(lo), the sweep's input
 
-	// The sweep's sums per inverse scale (lane i of 12, 11 used): levels, squared levels,
-	// levels times weights, at sums[i], sums[12+i], sums[24+i].
-	sums [36]float64
+	is     [16]float64 // the sweep's inverse scales, is[i] for sweep candidate i (is[11:] = 0)
+	direct [4]float64  // a and b of lanes 0 and 1: a0, a1, b0, b1
 
-	// The candidates being evaluated, in the order the search tries them, and their
-	// parameters as lanes of 16 (the kernels read whole vectors of 4; unused lanes are 0).
-	k      int
-	cand   [q4MaxCands]candidate
-	inv, z [16]float64 // 1/s and the offset's value
-	sf, zf [16]float32 // s and the offset's value
+	// The lanes' sums of l, l*l and l*w, three arrays of sumsLanes: from the sweep (its
+	// levels), then from the evaluation (the levels under the rounded candidate).
+	sums [3 * sumsLanes]float64
+
+	// The lanes' rounded candidates: 1/s and z as float64, s and z as float32, the fp16 bits
+	// scale | offset<<16, and after the evaluation their squared errors.
+	inv, z [16]float64
+	sf, zf [16]float32
+	bits   [16]uint32
 	errs   [16]float64
 
-	// For the Go kernel: float64(s*(float32(l)-z)) for each candidate and level l.
-	recon [q4MaxCands][16]float64
+	// The refit's single candidate in lane 0 of vectors of 16 (lanes 1..15 stay 0), for the
+	// one-vector assembly kernel.
+	rinv, rz   [16]float64
+	rsf, rzf   [16]float32
+	rerrs      [16]float64
+	recon      [16][16]float64 // Go kernel: float64(s*(float32(l)-z)) per lane and level
+	sl, sll    [16]int64       // Go kernels' integer sums
+	slw, errGo [16]float64     // Go kernels' float sums
 }
 
 // fit is fitGroupQ4(q, w, fitBest) for the groups it handles, reporting ok; it declines
-// (ok false, q untouched) a constant group and a group where some candidate's levels could
-// exceed the integer rounding's range.
+// (ok false) a constant group and a group where some candidate's levels could exceed the
+// integer rounding's range, which fitGroupQ4Slow then fits.
 func (f *q4Fit) fit(q []uint8, w []float32) (scale, offset uint16, ok bool) {
 	n := len(w)
 	lo, hi := minMaxF32(w)
@@ -81,147 +106,75 @@ func (f *q4Fit) fit(q []uint8, w []float32) (scale, offset uint16, ok bool) {
 		dl[j] = x - float64(lo)
 		sw += x
 	}
+	fn := float64(n)
 
-	// Round 1: the min/max fits and the sweep, in the order the slow search tries them.
-	f.k = 0
-	{
-		l, h := min(lo, 0), max(hi, 0)
-		if !f.add(float64(h-l)/15, float64(l), lim) {
-			return 0, 0, false
-		}
+	// Round 1: the min/max fits and the sweep, as lanes.
+	l, h := min(lo, 0), max(hi, 0)
+	f.direct = [4]float64{float64(h-l) / 15, float64(hi-lo) / 15, float64(l), float64(lo)}
+	rng := float64(hi) - float64(lo)
+	for i := range sweepSteps + 1 {
+		f.is[i] = sweepNum[i] / rng
 	}
-	if !f.add(float64(hi-lo)/15, float64(lo), lim) {
+	f.sweep(n)
+	valid, risky := f.prep(sw, fn, lim)
+	// Lanes 13..15 hold no candidate (their sums may be left over from the last evaluation).
+	valid, risky = valid&(1<<13-1), risky&(1<<13-1)
+	if risky != 0 {
 		return 0, 0, false
 	}
-	rng := float64(hi) - float64(lo)
-	var iscale [12]float64 // lane 11 is padding: scale 0, levels 0
-	for i := range sweepSteps + 1 {
-		iscale[i] = sweepNum[i] / rng
-	}
-	if useQ4Asm {
-		f.sweepSumsAsm(&iscale, n)
-	} else {
-		f.sweepSums(&iscale, n)
-	}
-	fn := float64(n)
-	for i := range sweepSteps + 1 {
-		a, b, lsOK := solveLS(fn, f.sums[i], sw, f.sums[12+i], f.sums[24+i])
-		if lsOK && !f.add(a, b, lim) {
-			return 0, 0, false
-		}
-	}
-	f.evalAll(n)
-	bi, berr := -1, math.Inf(1)
-	for c, e := range f.errs[:f.k] {
-		if e < berr {
-			bi, berr = c, e
-		}
-	}
-	best := candidate{err: berr}
-	if bi >= 0 {
-		best = f.cand[bi]
-		best.err = berr
-	}
-	if best.s == 0 {
+	if valid == 0 {
 		// No candidate survived the fp16 rounding: the slow search keeps its zero candidate,
 		// whose levels are all 0, and the refit on them is degenerate.
 		clear(q[:n])
-		return best.scale, best.offset, true
+		return 0, 0, true
 	}
+	f.eval(n, valid)
+	best, berr := -1, math.Inf(1)
+	for c := range 16 {
+		if valid>>c&1 != 0 && f.errs[c] < berr {
+			best, berr = c, f.errs[c]
+		}
+	}
+	scale, offset = uint16(f.bits[best]), uint16(f.bits[best]>>16)
+	inv, z := f.inv[best], f.z[best]
 
-	// Round 2: the refit on the winner's levels, which are also the answer unless it wins.
-	inv, z := 1/float64(best.s), float64(best.z)
-	var sl, sll int64
-	var slw float64
-	for j, x := range wd {
-		l := min(max(int64(math.Float64bits(float64(x*inv)+z+roundMagic))-roundMagicBits, 0), 15)
-		q[j] = uint8(l)
-		sl += l
-		sll += l * l
-		slw += float64(float64(l) * x)
+	// Round 2: the refit on the winner's levels.
+	if a, b, lsOK := solveLS(fn, f.sums[best], sw, f.sums[sumsLanes+best], f.sums[2*sumsLanes+best]); lsOK && a < math.Inf(1) {
+		r := candidate{}
+		r.scale, r.offset, r.s, r.z = roundCandidate(a, b)
+		if r.s != 0 && !math.IsInf(float64(r.s), 0) && !math.IsInf(float64(r.z), 0) &&
+			(r.s != f.sf[best] || r.z != f.zf[best]) { // the same fit has the same error: no better
+			rinv, rz := 1/float64(r.s), float64(r.z)
+			if !(lim*rinv+math.Abs(rz) < maxLevelArg) {
+				return 0, 0, false
+			}
+			if f.evalOne(n, r.s, r.z, rinv, rz) < berr {
+				scale, offset, inv, z = r.scale, r.offset, rinv, rz
+			}
+		}
 	}
-	a, b, lsOK := solveLS(fn, float64(sl), sw, float64(sll), slw)
-	if !lsOK {
-		return best.scale, best.offset, true
-	}
-	f.k = 0
-	if !f.add(a, b, lim) {
-		return 0, 0, false
-	}
-	if f.k == 0 {
-		return best.scale, best.offset, true // rounded to nothing usable
-	}
-	r := f.cand[0]
-	if r.s == best.s && r.z == best.z {
-		return best.scale, best.offset, true // the same fit: the same error, so no better
-	}
-	f.evalAll(n)
-	if !(f.errs[0] < best.err) {
-		return best.scale, best.offset, true
-	}
-	inv, z = f.inv[0], f.z[0]
 	for j, x := range wd {
 		q[j] = uint8(min(max(int64(math.Float64bits(float64(x*inv)+z+roundMagic))-roundMagicBits, 0), 15))
 	}
-	return r.scale, r.offset, true
+	return scale, offset, true
 }
 
-// add rounds the candidate w ≈ a*level + b to its stored form and queues it for evaluation,
-// unless it can not win: a scale that is not positive and finite or rounds to 0 or Inf, an
-// infinite offset (the slow search gives those an infinite error), or the same (s, z) as a
-// candidate already queued. It returns false if the candidate's levels could leave the range
-// of the integer rounding (the caller then declines the group); lim is the group's max |w|.
-func (f *q4Fit) add(a, b, lim float64) bool {
-	if !(a > 0) || math.IsInf(a, 0) {
-		return true
-	}
-	var c candidate
-	c.scale, c.offset, c.s, c.z = roundCandidate(a, b)
-	if c.s == 0 || math.IsInf(float64(c.s), 0) || math.IsInf(float64(c.z), 0) {
-		return true
-	}
-	for _, p := range f.cand[:f.k] {
-		if p.s == c.s && p.z == c.z {
-			return true
-		}
-	}
-	inv, z := 1/float64(c.s), float64(c.z)
-	if !(lim*inv+math.Abs(z) < maxLevelArg) {
-		return false
-	}
-	k := f.k
-	f.cand[k], f.inv[k], f.z[k], f.sf[k], f.zf[k] = c, inv, z, c.s, c.z
-	if !useQ4Asm {
-		for l := range f.recon[k] {
-			f.recon[k][l] = float64(c.s * (float32(l) - c.z))
-		}
-	}
-	f.k++
-	return true
-}
-
-// evalAll sets f.errs[:f.k] (see evalErrs), with the assembly kernel where there is one.
-func (f *q4Fit) evalAll(n int) {
-	if !useQ4Asm {
-		f.evalErrs(n)
+// sweep sets lanes laneSweep+i of f.sums to the sums over the group of l, l*l and l*w, where
+// l = min(15, round(f.is[i]*dl[j])) is the weight's level for inverse scale i (dl >= 0). l*w
+// is summed in the weights' order, like leastSquares; the other two are sums of small
+// integers, exact in any order.
+func (f *q4Fit) sweep(n int) {
+	switch q4Kernels {
+	case q4AVX512:
+		q4SweepAVX512(f.dl[:n], f.wd[:n], &f.is, &f.sums)
+		return
+	case q4AVX2:
+		q4SweepAVX2(f.dl[:n], f.wd[:n], &f.is, &f.sums)
 		return
 	}
-	// Zero the lanes past the last candidate up to the vector's end: they are computed too,
-	// and must not hold stale values that could overflow or trap (they never do harm: the
-	// results of those lanes are ignored).
-	for c := f.k; c < (f.k+3)&^3; c++ {
-		f.inv[c], f.z[c], f.sf[c], f.zf[c] = 0, 0, 0, 0
-	}
-	f.evalErrsAsm(n)
-}
-
-// sweepSums sets, for each inverse scale is[i], the sums over the group of l, l*l and l*w
-// (f.sums[i], f.sums[12+i], f.sums[24+i]), where l = min(15, round(is[i]*dl[j])) is the
-// weight's level in the sweep (dl >= 0). l*w is summed in the weights' order, like
-// leastSquares; the other two are sums of small integers, exact in any order.
-func (f *q4Fit) sweepSums(is *[12]float64, n int) {
-	var sl, sll [12]int64
-	var slw [12]float64
+	var sl, sll [sweepSteps + 1]int64
+	var slw [sweepSteps + 1]float64
+	is := (*[sweepSteps + 1]float64)(f.is[:])
 	wd := f.wd[:n]
 	for j, d := range f.dl[:n] {
 		x := wd[j]
@@ -233,25 +186,110 @@ func (f *q4Fit) sweepSums(is *[12]float64, n int) {
 		}
 	}
 	for i := range is {
-		f.sums[i], f.sums[12+i], f.sums[24+i] = float64(sl[i]), float64(sll[i]), slw[i]
+		c := laneSweep + i
+		f.sums[c], f.sums[sumsLanes+c], f.sums[2*sumsLanes+c] = float64(sl[i]), float64(sll[i]), slw[i]
 	}
 }
 
-// evalErrs sets f.errs[c] to the squared error of the reconstruction of the group under each
-// queued candidate c, each weight taking its nearest level, summed in the weights' order like
-// evalQ4.
-func (f *q4Fit) evalErrs(n int) {
-	k := f.k
-	errs := f.errs[:k]
-	clear(errs)
-	inv, z, recon := f.inv[:k], f.z[:k], f.recon[:k]
-	for _, x := range f.wd[:n] {
-		for c := range errs {
-			l := min(max(int64(math.Float64bits(float64(x*inv[c])+z[c]+roundMagic))-roundMagicBits, 0), 15)
-			d := recon[c][l&15] - x
-			errs[c] += float64(d * d)
+// prep rounds the 16 lanes' fits to candidates (q4PrepAVX2 has the details): lanes 0 and 1
+// from f.direct, the sweep lanes by least squares from their sums. It returns the mask of the
+// valid lanes (those the slow search would evaluate) and of the valid lanes whose levels could
+// exceed the integer rounding's range.
+func (f *q4Fit) prep(sw, n, lim float64) (valid, risky uint32) {
+	if q4Kernels >= q4AVX2 {
+		return q4PrepAVX2(&f.sums, &f.direct, sw, n, lim, &f.inv, &f.z, &f.sf, &f.zf, &f.bits)
+	}
+	for c := range 16 {
+		var a, b float64
+		switch c {
+		case 0, 1:
+			a, b = f.direct[c], f.direct[2+c]
+		default:
+			var lsOK bool
+			a, b, lsOK = solveLS(n, f.sums[c], sw, f.sums[sumsLanes+c], f.sums[2*sumsLanes+c])
+			if !lsOK {
+				continue
+			}
+		}
+		if !(a > 0) || math.IsInf(a, 0) {
+			continue
+		}
+		var cd candidate
+		cd.scale, cd.offset, cd.s, cd.z = roundCandidate(a, b)
+		if cd.s == 0 || math.IsInf(float64(cd.s), 0) || math.IsInf(float64(cd.z), 0) {
+			continue
+		}
+		f.inv[c], f.z[c], f.sf[c], f.zf[c] = 1/float64(cd.s), float64(cd.z), cd.s, cd.z
+		f.bits[c] = uint32(cd.scale) | uint32(cd.offset)<<16
+		valid |= 1 << c
+		if !(lim*f.inv[c]+math.Abs(f.z[c]) < maxLevelArg) {
+			risky |= 1 << c
 		}
 	}
+	return valid, risky
+}
+
+// eval sets, for the valid lanes c, f.errs[c] to the squared error of the reconstruction of the
+// group under lane c's rounded candidate, each weight taking its nearest level, summed in the
+// weights' order like evalQ4, and lane c of f.sums to the sums of those levels l, l*l and l*w
+// (the refit's least squares). The assembly computes invalid lanes too, harmlessly.
+func (f *q4Fit) eval(n int, valid uint32) {
+	switch q4Kernels {
+	case q4AVX512:
+		q4EvalAVX512(f.wd[:n], &f.inv, &f.z, &f.sf, &f.zf, &f.errs, &f.sums)
+		return
+	case q4AVX2:
+		q4EvalAVX2(f.wd[:n], &f.inv, &f.z, &f.sf, &f.zf, &f.errs, &f.sums)
+		return
+	}
+	var lanes [16]uint8
+	k := 0
+	for c := range 16 {
+		if valid>>c&1 != 0 {
+			lanes[k] = uint8(c)
+			k++
+			for l := range f.recon[c] {
+				f.recon[c][l] = float64(f.sf[c] * (float32(l) - f.zf[c]))
+			}
+			f.sl[c], f.sll[c], f.slw[c], f.errGo[c] = 0, 0, 0, 0
+		}
+	}
+	for _, x := range f.wd[:n] {
+		for _, c := range lanes[:k] {
+			c &= 15
+			l := min(max(int64(math.Float64bits(float64(x*f.inv[c])+f.z[c]+roundMagic))-roundMagicBits, 0), 15)
+			d := f.recon[c][l&15] - x
+			f.errGo[c] += float64(d * d)
+			f.sl[c] += l
+			f.sll[c] += l * l
+			f.slw[c] += float64(float64(l) * x)
+		}
+	}
+	for _, c := range lanes[:k] {
+		f.errs[c] = f.errGo[c]
+		f.sums[c], f.sums[sumsLanes+c], f.sums[2*sumsLanes+c] = float64(f.sl[c]), float64(f.sll[c]), f.slw[c]
+	}
+}
+
+// evalOne returns the squared error of the group's reconstruction under one candidate (s, z
+// its values, inv = 1/s, zd = z as float64), as eval computes it for a lane.
+func (f *q4Fit) evalOne(n int, s, z float32, inv, zd float64) float64 {
+	if q4Kernels >= q4AVX2 {
+		f.rinv[0], f.rz[0], f.rsf[0], f.rzf[0] = inv, zd, s, z
+		q4Eval1AVX2(f.wd[:n], &f.rinv, &f.rz, &f.rsf, &f.rzf, &f.rerrs)
+		return f.rerrs[0]
+	}
+	var recon [16]float64
+	for l := range recon {
+		recon[l] = float64(s * (float32(l) - z))
+	}
+	var e float64
+	for _, x := range f.wd[:n] {
+		l := min(max(int64(math.Float64bits(float64(x*inv)+zd+roundMagic))-roundMagicBits, 0), 15)
+		d := recon[l&15] - x
+		e += float64(d * d)
+	}
+	return e
 }
 
 // minMaxF32 returns min and max of w (finite, not empty) exactly as the builtins min and max

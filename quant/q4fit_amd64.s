@@ -4,7 +4,7 @@
 
 #include "textflag.h"
 
-// func q4SweepAVX2(dl []float64, wd []float64, is *[12]float64, sums *[36]float64)
+// func q4SweepAVX2(dl []float64, wd []float64, is *[16]float64, sums *[54]float64)
 // Requires: AVX, AVX2, FMA3, SSE2
 TEXT ·q4SweepAVX2(SB), NOSPLIT, $0-64
 	MOVQ         dl_base+0(FP), AX
@@ -26,9 +26,9 @@ TEXT ·q4SweepAVX2(SB), NOSPLIT, $0-64
 	VXORPD       Y10, Y10, Y10
 	XORQ         DI, DI
 	TESTQ        DX, DX
-	JZ           sweepdone
+	JZ           done
 
-sweeploop:
+loop:
 	VBROADCASTSD (AX)(DI*8), Y11
 	VBROADCASTSD (CX)(DI*8), Y12
 	VMULPD       (BX), Y11, Y4
@@ -51,18 +51,543 @@ sweeploop:
 	VFMADD231PD  Y4, Y12, Y10
 	INCQ         DI
 	CMPQ         DI, DX
-	JB           sweeploop
+	JB           loop
 
-sweepdone:
-	VMOVUPD Y1, (SI)
-	VMOVUPD Y2, 96(SI)
-	VMOVUPD Y3, 192(SI)
-	VMOVUPD Y5, 32(SI)
-	VMOVUPD Y6, 128(SI)
-	VMOVUPD Y7, 224(SI)
-	VMOVUPD Y8, 64(SI)
-	VMOVUPD Y9, 160(SI)
-	VMOVUPD Y10, 256(SI)
+done:
+	VMOVUPD Y1, 16(SI)
+	VMOVUPD Y2, 160(SI)
+	VMOVUPD Y3, 304(SI)
+	VMOVUPD Y5, 48(SI)
+	VMOVUPD Y6, 192(SI)
+	VMOVUPD Y7, 336(SI)
+	VMOVUPD Y8, 80(SI)
+	VMOVUPD Y9, 224(SI)
+	VMOVUPD Y10, 368(SI)
+	VZEROUPPER
+	RET
+
+// func q4SweepAVX512(dl []float64, wd []float64, is *[16]float64, sums *[54]float64)
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
+TEXT ·q4SweepAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dl_base+0(FP), AX
+	MOVQ         wd_base+24(FP), CX
+	MOVQ         dl_len+8(FP), DX
+	MOVQ         is+48(FP), BX
+	MOVQ         sums+56(FP), SI
+	MOVQ         $0x402e000000000000, DI
+	MOVQ         DI, X0
+	VBROADCASTSD X0, Z0
+	VXORPD       Z1, Z1, Z1
+	VXORPD       Z2, Z2, Z2
+	VXORPD       Z3, Z3, Z3
+	VXORPD       Z5, Z5, Z5
+	VXORPD       Z6, Z6, Z6
+	VXORPD       Z7, Z7, Z7
+	XORQ         DI, DI
+	TESTQ        DX, DX
+	JZ           done
+
+loop:
+	VBROADCASTSD (AX)(DI*8), Z8
+	VBROADCASTSD (CX)(DI*8), Z9
+	VMULPD       (BX), Z8, Z4
+	VRNDSCALEPD  $0x00, Z4, Z4
+	VMINPD       Z0, Z4, Z4
+	VADDPD       Z4, Z1, Z1
+	VFMADD231PD  Z4, Z4, Z2
+	VFMADD231PD  Z4, Z9, Z3
+	VMULPD       64(BX), Z8, Z4
+	VRNDSCALEPD  $0x00, Z4, Z4
+	VMINPD       Z0, Z4, Z4
+	VADDPD       Z4, Z5, Z5
+	VFMADD231PD  Z4, Z4, Z6
+	VFMADD231PD  Z4, Z9, Z7
+	INCQ         DI
+	CMPQ         DI, DX
+	JB           loop
+
+done:
+	VMOVUPD Z1, 16(SI)
+	VMOVUPD Z2, 160(SI)
+	VMOVUPD Z3, 304(SI)
+	VMOVUPD Z5, 80(SI)
+	VMOVUPD Z6, 224(SI)
+	VMOVUPD Z7, 368(SI)
+	VZEROUPPER
+	RET
+
+// func q4PrepAVX2(sums *[54]float64, direct *[4]float64, sw float64, n float64, lim float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, bits *[16]uint32) (valid uint32, risky uint32)
+// Requires: AVX, AVX2, F16C, SSE2
+TEXT ·q4PrepAVX2(SB), NOSPLIT, $0-88
+	MOVQ         sums+0(FP), AX
+	MOVQ         direct+8(FP), CX
+	MOVQ         inv+40(FP), DX
+	MOVQ         z+48(FP), BX
+	MOVQ         s+56(FP), SI
+	MOVQ         zf+64(FP), DI
+	MOVQ         bits+72(FP), R8
+	VBROADCASTSD sw+16(FP), Y0
+	VBROADCASTSD n+24(FP), Y1
+	VBROADCASTSD lim+32(FP), Y2
+	VXORPD       Y3, Y3, Y3
+	MOVQ         $0x7ff0000000000000, R9
+	MOVQ         R9, X4
+	VBROADCASTSD X4, Y4
+	MOVQ         $0x3ff0000000000000, R9
+	MOVQ         R9, X5
+	VBROADCASTSD X5, Y5
+	MOVQ         $0x8000000000000000, R9
+	MOVQ         R9, X6
+	VBROADCASTSD X6, Y6
+	MOVQ         $0x4310000000000000, R9
+	MOVQ         R9, X7
+	VBROADCASTSD X7, Y7
+	MOVL         $0x7fffffff, R9
+	MOVD         R9, X8
+	VPBROADCASTD X8, X8
+	MOVL         $0x7f800000, R9
+	MOVD         R9, X9
+	VPBROADCASTD X9, X9
+	XORL         R9, R9
+	XORL         R10, R10
+	VMOVUPD      (AX), Y13
+	VMOVUPD      144(AX), Y10
+	VMOVUPD      288(AX), Y12
+	VMULPD       Y10, Y1, Y10
+	VMULPD       Y13, Y13, Y11
+	VSUBPD       Y11, Y10, Y10
+	VMULPD       Y12, Y1, Y12
+	VMULPD       Y0, Y13, Y11
+	VSUBPD       Y11, Y12, Y12
+	VDIVPD       Y10, Y12, Y12
+	VMULPD       Y13, Y12, Y11
+	VSUBPD       Y11, Y0, Y11
+	VDIVPD       Y1, Y11, Y11
+	VBLENDPD     $0x03, (CX), Y12, Y12
+	VBLENDPD     $0x03, 16(CX), Y11, Y11
+	VBLENDPD     $0x03, Y5, Y10, Y10
+	VCMPPD       $0x1e, Y3, Y10, Y10
+	VCMPPD       $0x1e, Y3, Y12, Y13
+	VANDPD       Y13, Y10, Y10
+	VCMPPD       $0x11, Y4, Y12, Y13
+	VANDPD       Y13, Y10, Y10
+	VMOVMSKPD    Y10, CX
+	VCVTPD2PSY   Y12, X13
+	VCVTPS2PH    $0x00, X13, X10
+	VCVTPH2PS    X10, X13
+	VXORPD       Y6, Y11, Y11
+	VDIVPD       Y12, Y11, Y11
+	VCVTPD2PSY   Y11, X12
+	VCVTPS2PH    $0x00, X12, X11
+	VCVTPH2PS    X11, X12
+	VCMPPS       $0x1e, X3, X13, X14
+	VCMPPS       $0x11, X9, X13, X15
+	VANDPS       X15, X14, X14
+	VANDPS       X8, X12, X15
+	VCMPPS       $0x11, X9, X15, X15
+	VANDPS       X15, X14, X14
+	VMOVMSKPS    X14, R11
+	ANDL         CX, R11
+	VMOVUPS      X13, (SI)
+	VMOVUPS      X12, (DI)
+	VPUNPCKLWD   X11, X10, X10
+	VMOVDQU      X10, (R8)
+	VCVTPS2PD    X13, Y10
+	VDIVPD       Y10, Y5, Y10
+	VMOVUPD      Y10, (DX)
+	VCVTPS2PD    X12, Y11
+	VMOVUPD      Y11, (BX)
+	VMULPD       Y10, Y2, Y10
+	VANDNPD      Y11, Y6, Y11
+	VADDPD       Y11, Y10, Y10
+	VCMPPD       $0x11, Y7, Y10, Y10
+	VMOVMSKPD    Y10, CX
+	NOTL         CX
+	ANDL         R11, CX
+	ORL          R11, R9
+	ORL          CX, R10
+	VMOVUPD      32(AX), Y13
+	VMOVUPD      176(AX), Y10
+	VMOVUPD      320(AX), Y12
+	VMULPD       Y10, Y1, Y10
+	VMULPD       Y13, Y13, Y11
+	VSUBPD       Y11, Y10, Y10
+	VMULPD       Y12, Y1, Y12
+	VMULPD       Y0, Y13, Y11
+	VSUBPD       Y11, Y12, Y12
+	VDIVPD       Y10, Y12, Y12
+	VMULPD       Y13, Y12, Y11
+	VSUBPD       Y11, Y0, Y11
+	VDIVPD       Y1, Y11, Y11
+	VCMPPD       $0x1e, Y3, Y10, Y10
+	VCMPPD       $0x1e, Y3, Y12, Y13
+	VANDPD       Y13, Y10, Y10
+	VCMPPD       $0x11, Y4, Y12, Y13
+	VANDPD       Y13, Y10, Y10
+	VMOVMSKPD    Y10, CX
+	VCVTPD2PSY   Y12, X13
+	VCVTPS2PH    $0x00, X13, X10
+	VCVTPH2PS    X10, X13
+	VXORPD       Y6, Y11, Y11
+	VDIVPD       Y12, Y11, Y11
+	VCVTPD2PSY   Y11, X12
+	VCVTPS2PH    $0x00, X12, X11
+	VCVTPH2PS    X11, X12
+	VCMPPS       $0x1e, X3, X13, X14
+	VCMPPS       $0x11, X9, X13, X15
+	VANDPS       X15, X14, X14
+	VANDPS       X8, X12, X15
+	VCMPPS       $0x11, X9, X15, X15
+	VANDPS       X15, X14, X14
+	VMOVMSKPS    X14, R11
+	ANDL         CX, R11
+	VMOVUPS      X13, 16(SI)
+	VMOVUPS      X12, 16(DI)
+	VPUNPCKLWD   X11, X10, X10
+	VMOVDQU      X10, 16(R8)
+	VCVTPS2PD    X13, Y10
+	VDIVPD       Y10, Y5, Y10
+	VMOVUPD      Y10, 32(DX)
+	VCVTPS2PD    X12, Y11
+	VMOVUPD      Y11, 32(BX)
+	VMULPD       Y10, Y2, Y10
+	VANDNPD      Y11, Y6, Y11
+	VADDPD       Y11, Y10, Y10
+	VCMPPD       $0x11, Y7, Y10, Y10
+	VMOVMSKPD    Y10, CX
+	NOTL         CX
+	ANDL         R11, CX
+	SHLL         $0x04, R11
+	SHLL         $0x04, CX
+	ORL          R11, R9
+	ORL          CX, R10
+	VMOVUPD      64(AX), Y13
+	VMOVUPD      208(AX), Y10
+	VMOVUPD      352(AX), Y12
+	VMULPD       Y10, Y1, Y10
+	VMULPD       Y13, Y13, Y11
+	VSUBPD       Y11, Y10, Y10
+	VMULPD       Y12, Y1, Y12
+	VMULPD       Y0, Y13, Y11
+	VSUBPD       Y11, Y12, Y12
+	VDIVPD       Y10, Y12, Y12
+	VMULPD       Y13, Y12, Y11
+	VSUBPD       Y11, Y0, Y11
+	VDIVPD       Y1, Y11, Y11
+	VCMPPD       $0x1e, Y3, Y10, Y10
+	VCMPPD       $0x1e, Y3, Y12, Y13
+	VANDPD       Y13, Y10, Y10
+	VCMPPD       $0x11, Y4, Y12, Y13
+	VANDPD       Y13, Y10, Y10
+	VMOVMSKPD    Y10, CX
+	VCVTPD2PSY   Y12, X13
+	VCVTPS2PH    $0x00, X13, X10
+	VCVTPH2PS    X10, X13
+	VXORPD       Y6, Y11, Y11
+	VDIVPD       Y12, Y11, Y11
+	VCVTPD2PSY   Y11, X12
+	VCVTPS2PH    $0x00, X12, X11
+	VCVTPH2PS    X11, X12
+	VCMPPS       $0x1e, X3, X13, X14
+	VCMPPS       $0x11, X9, X13, X15
+	VANDPS       X15, X14, X14
+	VANDPS       X8, X12, X15
+	VCMPPS       $0x11, X9, X15, X15
+	VANDPS       X15, X14, X14
+	VMOVMSKPS    X14, R11
+	ANDL         CX, R11
+	VMOVUPS      X13, 32(SI)
+	VMOVUPS      X12, 32(DI)
+	VPUNPCKLWD   X11, X10, X10
+	VMOVDQU      X10, 32(R8)
+	VCVTPS2PD    X13, Y10
+	VDIVPD       Y10, Y5, Y10
+	VMOVUPD      Y10, 64(DX)
+	VCVTPS2PD    X12, Y11
+	VMOVUPD      Y11, 64(BX)
+	VMULPD       Y10, Y2, Y10
+	VANDNPD      Y11, Y6, Y11
+	VADDPD       Y11, Y10, Y10
+	VCMPPD       $0x11, Y7, Y10, Y10
+	VMOVMSKPD    Y10, CX
+	NOTL         CX
+	ANDL         R11, CX
+	SHLL         $0x08, R11
+	SHLL         $0x08, CX
+	ORL          R11, R9
+	ORL          CX, R10
+	VMOVUPD      96(AX), Y13
+	VMOVUPD      240(AX), Y10
+	VMOVUPD      384(AX), Y12
+	VMULPD       Y10, Y1, Y10
+	VMULPD       Y13, Y13, Y11
+	VSUBPD       Y11, Y10, Y10
+	VMULPD       Y12, Y1, Y12
+	VMULPD       Y0, Y13, Y11
+	VSUBPD       Y11, Y12, Y12
+	VDIVPD       Y10, Y12, Y12
+	VMULPD       Y13, Y12, Y11
+	VSUBPD       Y11, Y0, Y0
+	VDIVPD       Y1, Y0, Y0
+	VCMPPD       $0x1e, Y3, Y10, Y1
+	VCMPPD       $0x1e, Y3, Y12, Y10
+	VANDPD       Y10, Y1, Y1
+	VCMPPD       $0x11, Y4, Y12, Y10
+	VANDPD       Y10, Y1, Y1
+	VMOVMSKPD    Y1, AX
+	VCVTPD2PSY   Y12, X4
+	VCVTPS2PH    $0x00, X4, X1
+	VCVTPH2PS    X1, X4
+	VXORPD       Y6, Y0, Y0
+	VDIVPD       Y12, Y0, Y0
+	VCVTPD2PSY   Y0, X10
+	VCVTPS2PH    $0x00, X10, X0
+	VCVTPH2PS    X0, X10
+	VCMPPS       $0x1e, X3, X4, X3
+	VCMPPS       $0x11, X9, X4, X11
+	VANDPS       X11, X3, X3
+	VANDPS       X8, X10, X11
+	VCMPPS       $0x11, X9, X11, X11
+	VANDPS       X11, X3, X3
+	VMOVMSKPS    X3, CX
+	ANDL         AX, CX
+	VMOVUPS      X4, 48(SI)
+	VMOVUPS      X10, 48(DI)
+	VPUNPCKLWD   X0, X1, X1
+	VMOVDQU      X1, 48(R8)
+	VCVTPS2PD    X4, Y0
+	VDIVPD       Y0, Y5, Y0
+	VMOVUPD      Y0, 96(DX)
+	VCVTPS2PD    X10, Y1
+	VMOVUPD      Y1, 96(BX)
+	VMULPD       Y0, Y2, Y0
+	VANDNPD      Y1, Y6, Y1
+	VADDPD       Y1, Y0, Y0
+	VCMPPD       $0x11, Y7, Y0, Y0
+	VMOVMSKPD    Y0, AX
+	NOTL         AX
+	ANDL         CX, AX
+	SHLL         $0x0c, CX
+	SHLL         $0x0c, AX
+	ORL          CX, R9
+	ORL          AX, R10
+	MOVL         R9, valid+80(FP)
+	MOVL         R10, risky+84(FP)
+	VZEROUPPER
+	RET
+
+// func q4EvalAVX2(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64, sums *[54]float64)
+// Requires: AVX, AVX2, FMA3, SSE2
+TEXT ·q4EvalAVX2(SB), NOSPLIT, $0-72
+	MOVQ         wd_base+0(FP), AX
+	MOVQ         wd_len+8(FP), CX
+	MOVQ         inv+24(FP), DX
+	MOVQ         z+32(FP), BX
+	MOVQ         s+40(FP), SI
+	MOVQ         zf+48(FP), DI
+	MOVQ         errs+56(FP), R8
+	MOVQ         sums+64(FP), R9
+	VXORPD       Y0, Y0, Y0
+	MOVQ         $0x402e000000000000, R10
+	MOVQ         R10, X1
+	VBROADCASTSD X1, Y1
+	VXORPD       Y2, Y2, Y2
+	VXORPD       Y3, Y3, Y3
+	VXORPD       Y4, Y4, Y4
+	VXORPD       Y5, Y5, Y5
+	VXORPD       Y7, Y7, Y7
+	VXORPD       Y8, Y8, Y8
+	VXORPD       Y9, Y9, Y9
+	VXORPD       Y10, Y10, Y10
+	XORQ         R10, R10
+	TESTQ        CX, CX
+	JZ           done0
+
+loop0:
+	VBROADCASTSD (AX)(R10*8), Y11
+	VMULPD       (DX), Y11, Y6
+	VADDPD       (BX), Y6, Y6
+	VROUNDPD     $0x00, Y6, Y6
+	VMAXPD       Y0, Y6, Y6
+	VMINPD       Y1, Y6, Y6
+	VADDPD       Y6, Y3, Y3
+	VFMADD231PD  Y6, Y6, Y4
+	VFMADD231PD  Y6, Y11, Y5
+	VCVTPD2PSY   Y6, X6
+	VSUBPS       (DI), X6, X6
+	VMULPS       (SI), X6, X6
+	VCVTPS2PD    X6, Y6
+	VSUBPD       Y11, Y6, Y6
+	VMULPD       Y6, Y6, Y6
+	VADDPD       Y6, Y2, Y2
+	VMULPD       32(DX), Y11, Y6
+	VADDPD       32(BX), Y6, Y6
+	VROUNDPD     $0x00, Y6, Y6
+	VMAXPD       Y0, Y6, Y6
+	VMINPD       Y1, Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VFMADD231PD  Y6, Y6, Y9
+	VFMADD231PD  Y6, Y11, Y10
+	VCVTPD2PSY   Y6, X6
+	VSUBPS       16(DI), X6, X6
+	VMULPS       16(SI), X6, X6
+	VCVTPS2PD    X6, Y6
+	VSUBPD       Y11, Y6, Y6
+	VMULPD       Y6, Y6, Y6
+	VADDPD       Y6, Y7, Y7
+	INCQ         R10
+	CMPQ         R10, CX
+	JB           loop0
+
+done0:
+	VMOVUPD Y2, (R8)
+	VMOVUPD Y3, (R9)
+	VMOVUPD Y4, 144(R9)
+	VMOVUPD Y5, 288(R9)
+	VMOVUPD Y7, 32(R8)
+	VMOVUPD Y8, 32(R9)
+	VMOVUPD Y9, 176(R9)
+	VMOVUPD Y10, 320(R9)
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	XORQ    R10, R10
+	TESTQ   CX, CX
+	JZ      done1
+
+loop1:
+	VBROADCASTSD (AX)(R10*8), Y11
+	VMULPD       64(DX), Y11, Y6
+	VADDPD       64(BX), Y6, Y6
+	VROUNDPD     $0x00, Y6, Y6
+	VMAXPD       Y0, Y6, Y6
+	VMINPD       Y1, Y6, Y6
+	VADDPD       Y6, Y3, Y3
+	VFMADD231PD  Y6, Y6, Y4
+	VFMADD231PD  Y6, Y11, Y5
+	VCVTPD2PSY   Y6, X6
+	VSUBPS       32(DI), X6, X6
+	VMULPS       32(SI), X6, X6
+	VCVTPS2PD    X6, Y6
+	VSUBPD       Y11, Y6, Y6
+	VMULPD       Y6, Y6, Y6
+	VADDPD       Y6, Y2, Y2
+	VMULPD       96(DX), Y11, Y6
+	VADDPD       96(BX), Y6, Y6
+	VROUNDPD     $0x00, Y6, Y6
+	VMAXPD       Y0, Y6, Y6
+	VMINPD       Y1, Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VFMADD231PD  Y6, Y6, Y9
+	VFMADD231PD  Y6, Y11, Y10
+	VCVTPD2PSY   Y6, X6
+	VSUBPS       48(DI), X6, X6
+	VMULPS       48(SI), X6, X6
+	VCVTPS2PD    X6, Y6
+	VSUBPD       Y11, Y6, Y6
+	VMULPD       Y6, Y6, Y6
+	VADDPD       Y6, Y7, Y7
+	INCQ         R10
+	CMPQ         R10, CX
+	JB           loop1
+
+done1:
+	VMOVUPD Y2, 64(R8)
+	VMOVUPD Y3, 64(R9)
+	VMOVUPD Y4, 208(R9)
+	VMOVUPD Y5, 352(R9)
+	VMOVUPD Y7, 96(R8)
+	VMOVUPD Y8, 96(R9)
+	VMOVUPD Y9, 240(R9)
+	VMOVUPD Y10, 384(R9)
+	VZEROUPPER
+	RET
+
+// func q4EvalAVX512(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64, sums *[54]float64)
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
+TEXT ·q4EvalAVX512(SB), NOSPLIT, $0-72
+	MOVQ         wd_base+0(FP), AX
+	MOVQ         wd_len+8(FP), CX
+	MOVQ         inv+24(FP), DX
+	MOVQ         z+32(FP), BX
+	MOVQ         s+40(FP), SI
+	MOVQ         zf+48(FP), DI
+	MOVQ         errs+56(FP), R8
+	MOVQ         sums+64(FP), R9
+	VXORPD       Z0, Z0, Z0
+	MOVQ         $0x402e000000000000, R10
+	MOVQ         R10, X1
+	VBROADCASTSD X1, Z1
+	VMOVUPD      (DX), Z2
+	VMOVUPD      (BX), Z3
+	VMOVUPS      (SI), Y4
+	VMOVUPS      (DI), Y5
+	VXORPD       Z6, Z6, Z6
+	VXORPD       Z7, Z7, Z7
+	VXORPD       Z8, Z8, Z8
+	VXORPD       Z9, Z9, Z9
+	VMOVUPD      64(DX), Z11
+	VMOVUPD      64(BX), Z12
+	VMOVUPS      32(SI), Y13
+	VMOVUPS      32(DI), Y14
+	VXORPD       Z15, Z15, Z15
+	VXORPD       Z16, Z16, Z16
+	VXORPD       Z17, Z17, Z17
+	VXORPD       Z18, Z18, Z18
+	XORQ         DX, DX
+	TESTQ        CX, CX
+	JZ           done
+
+loop:
+	VBROADCASTSD (AX)(DX*8), Z19
+	VMULPD       Z2, Z19, Z10
+	VADDPD       Z3, Z10, Z10
+	VRNDSCALEPD  $0x00, Z10, Z10
+	VMAXPD       Z0, Z10, Z10
+	VMINPD       Z1, Z10, Z10
+	VADDPD       Z10, Z7, Z7
+	VFMADD231PD  Z10, Z10, Z8
+	VFMADD231PD  Z10, Z19, Z9
+	VCVTPD2PS    Z10, Y10
+	VSUBPS       Y5, Y10, Y10
+	VMULPS       Y4, Y10, Y10
+	VCVTPS2PD    Y10, Z10
+	VSUBPD       Z19, Z10, Z10
+	VMULPD       Z10, Z10, Z10
+	VADDPD       Z10, Z6, Z6
+	VMULPD       Z11, Z19, Z10
+	VADDPD       Z12, Z10, Z10
+	VRNDSCALEPD  $0x00, Z10, Z10
+	VMAXPD       Z0, Z10, Z10
+	VMINPD       Z1, Z10, Z10
+	VADDPD       Z10, Z16, Z16
+	VFMADD231PD  Z10, Z10, Z17
+	VFMADD231PD  Z10, Z19, Z18
+	VCVTPD2PS    Z10, Y10
+	VSUBPS       Y14, Y10, Y10
+	VMULPS       Y13, Y10, Y10
+	VCVTPS2PD    Y10, Z10
+	VSUBPD       Z19, Z10, Z10
+	VMULPD       Z10, Z10, Z10
+	VADDPD       Z10, Z15, Z15
+	INCQ         DX
+	CMPQ         DX, CX
+	JB           loop
+
+done:
+	VMOVUPD Z6, (R8)
+	VMOVUPD Z7, (R9)
+	VMOVUPD Z8, 144(R9)
+	VMOVUPD Z9, 288(R9)
+	VMOVUPD Z15, 64(R8)
+	VMOVUPD Z16, 64(R9)
+	VMOVUPD Z17, 208(R9)
+	VMOVUPD Z18, 352(R9)
 	VZEROUPPER
 	RET
 
@@ -83,9 +608,9 @@ TEXT ·q4Eval1AVX2(SB), NOSPLIT, $0-64
 	VXORPD       Y2, Y2, Y2
 	XORQ         R9, R9
 	TESTQ        CX, CX
-	JZ           evaldone
+	JZ           done
 
-evalloop:
+loop:
 	VBROADCASTSD (AX)(R9*8), Y4
 	VMULPD       (DX), Y4, Y3
 	VADDPD       (BX), Y3, Y3
@@ -101,220 +626,10 @@ evalloop:
 	VADDPD       Y3, Y2, Y2
 	INCQ         R9
 	CMPQ         R9, CX
-	JB           evalloop
+	JB           loop
 
-evaldone:
+done:
 	VMOVUPD Y2, (R8)
-	VZEROUPPER
-	RET
-
-// func q4Eval2AVX2(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64)
-// Requires: AVX, AVX2, SSE2
-TEXT ·q4Eval2AVX2(SB), NOSPLIT, $0-64
-	MOVQ         wd_base+0(FP), AX
-	MOVQ         wd_len+8(FP), CX
-	MOVQ         inv+24(FP), DX
-	MOVQ         z+32(FP), BX
-	MOVQ         s+40(FP), SI
-	MOVQ         zf+48(FP), DI
-	MOVQ         errs+56(FP), R8
-	VXORPD       Y0, Y0, Y0
-	MOVQ         $0x402e000000000000, R9
-	MOVQ         R9, X1
-	VBROADCASTSD X1, Y1
-	VXORPD       Y2, Y2, Y2
-	VXORPD       Y4, Y4, Y4
-	XORQ         R9, R9
-	TESTQ        CX, CX
-	JZ           evaldone
-
-evalloop:
-	VBROADCASTSD (AX)(R9*8), Y5
-	VMULPD       (DX), Y5, Y3
-	VADDPD       (BX), Y3, Y3
-	VROUNDPD     $0x00, Y3, Y3
-	VMAXPD       Y0, Y3, Y3
-	VMINPD       Y1, Y3, Y3
-	VCVTPD2PSY   Y3, X3
-	VSUBPS       (DI), X3, X3
-	VMULPS       (SI), X3, X3
-	VCVTPS2PD    X3, Y3
-	VSUBPD       Y5, Y3, Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VMULPD       32(DX), Y5, Y3
-	VADDPD       32(BX), Y3, Y3
-	VROUNDPD     $0x00, Y3, Y3
-	VMAXPD       Y0, Y3, Y3
-	VMINPD       Y1, Y3, Y3
-	VCVTPD2PSY   Y3, X3
-	VSUBPS       16(DI), X3, X3
-	VMULPS       16(SI), X3, X3
-	VCVTPS2PD    X3, Y3
-	VSUBPD       Y5, Y3, Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y4, Y4
-	INCQ         R9
-	CMPQ         R9, CX
-	JB           evalloop
-
-evaldone:
-	VMOVUPD Y2, (R8)
-	VMOVUPD Y4, 32(R8)
-	VZEROUPPER
-	RET
-
-// func q4Eval3AVX2(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64)
-// Requires: AVX, AVX2, SSE2
-TEXT ·q4Eval3AVX2(SB), NOSPLIT, $0-64
-	MOVQ         wd_base+0(FP), AX
-	MOVQ         wd_len+8(FP), CX
-	MOVQ         inv+24(FP), DX
-	MOVQ         z+32(FP), BX
-	MOVQ         s+40(FP), SI
-	MOVQ         zf+48(FP), DI
-	MOVQ         errs+56(FP), R8
-	VXORPD       Y0, Y0, Y0
-	MOVQ         $0x402e000000000000, R9
-	MOVQ         R9, X1
-	VBROADCASTSD X1, Y1
-	VXORPD       Y2, Y2, Y2
-	VXORPD       Y4, Y4, Y4
-	VXORPD       Y5, Y5, Y5
-	XORQ         R9, R9
-	TESTQ        CX, CX
-	JZ           evaldone
-
-evalloop:
-	VBROADCASTSD (AX)(R9*8), Y6
-	VMULPD       (DX), Y6, Y3
-	VADDPD       (BX), Y3, Y3
-	VROUNDPD     $0x00, Y3, Y3
-	VMAXPD       Y0, Y3, Y3
-	VMINPD       Y1, Y3, Y3
-	VCVTPD2PSY   Y3, X3
-	VSUBPS       (DI), X3, X3
-	VMULPS       (SI), X3, X3
-	VCVTPS2PD    X3, Y3
-	VSUBPD       Y6, Y3, Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VMULPD       32(DX), Y6, Y3
-	VADDPD       32(BX), Y3, Y3
-	VROUNDPD     $0x00, Y3, Y3
-	VMAXPD       Y0, Y3, Y3
-	VMINPD       Y1, Y3, Y3
-	VCVTPD2PSY   Y3, X3
-	VSUBPS       16(DI), X3, X3
-	VMULPS       16(SI), X3, X3
-	VCVTPS2PD    X3, Y3
-	VSUBPD       Y6, Y3, Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y4, Y4
-	VMULPD       64(DX), Y6, Y3
-	VADDPD       64(BX), Y3, Y3
-	VROUNDPD     $0x00, Y3, Y3
-	VMAXPD       Y0, Y3, Y3
-	VMINPD       Y1, Y3, Y3
-	VCVTPD2PSY   Y3, X3
-	VSUBPS       32(DI), X3, X3
-	VMULPS       32(SI), X3, X3
-	VCVTPS2PD    X3, Y3
-	VSUBPD       Y6, Y3, Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y5, Y5
-	INCQ         R9
-	CMPQ         R9, CX
-	JB           evalloop
-
-evaldone:
-	VMOVUPD Y2, (R8)
-	VMOVUPD Y4, 32(R8)
-	VMOVUPD Y5, 64(R8)
-	VZEROUPPER
-	RET
-
-// func q4Eval4AVX2(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64)
-// Requires: AVX, AVX2, SSE2
-TEXT ·q4Eval4AVX2(SB), NOSPLIT, $0-64
-	MOVQ         wd_base+0(FP), AX
-	MOVQ         wd_len+8(FP), CX
-	MOVQ         inv+24(FP), DX
-	MOVQ         z+32(FP), BX
-	MOVQ         s+40(FP), SI
-	MOVQ         zf+48(FP), DI
-	MOVQ         errs+56(FP), R8
-	VXORPD       Y0, Y0, Y0
-	MOVQ         $0x402e000000000000, R9
-	MOVQ         R9, X1
-	VBROADCASTSD X1, Y1
-	VXORPD       Y2, Y2, Y2
-	VXORPD       Y4, Y4, Y4
-	VXORPD       Y5, Y5, Y5
-	VXORPD       Y6, Y6, Y6
-	XORQ         R9, R9
-	TESTQ        CX, CX
-	JZ           evaldone
-
-evalloop:
-	VBROADCASTSD (AX)(R9*8), Y7
-	VMULPD       (DX), Y7, Y3
-	VADDPD       (BX), Y3, Y3
-	VROUNDPD     $0x00, Y3, Y3
-	VMAXPD       Y0, Y3, Y3
-	VMINPD       Y1, Y3, Y3
-	VCVTPD2PSY   Y3, X3
-	VSUBPS       (DI), X3, X3
-	VMULPS       (SI), X3, X3
-	VCVTPS2PD    X3, Y3
-	VSUBPD       Y7, Y3, Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VMULPD       32(DX), Y7, Y3
-	VADDPD       32(BX), Y3, Y3
-	VROUNDPD     $0x00, Y3, Y3
-	VMAXPD       Y0, Y3, Y3
-	VMINPD       Y1, Y3, Y3
-	VCVTPD2PSY   Y3, X3
-	VSUBPS       16(DI), X3, X3
-	VMULPS       16(SI), X3, X3
-	VCVTPS2PD    X3, Y3
-	VSUBPD       Y7, Y3, Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y4, Y4
-	VMULPD       64(DX), Y7, Y3
-	VADDPD       64(BX), Y3, Y3
-	VROUNDPD     $0x00, Y3, Y3
-	VMAXPD       Y0, Y3, Y3
-	VMINPD       Y1, Y3, Y3
-	VCVTPD2PSY   Y3, X3
-	VSUBPS       32(DI), X3, X3
-	VMULPS       32(SI), X3, X3
-	VCVTPS2PD    X3, Y3
-	VSUBPD       Y7, Y3, Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y5, Y5
-	VMULPD       96(DX), Y7, Y3
-	VADDPD       96(BX), Y3, Y3
-	VROUNDPD     $0x00, Y3, Y3
-	VMAXPD       Y0, Y3, Y3
-	VMINPD       Y1, Y3, Y3
-	VCVTPD2PSY   Y3, X3
-	VSUBPS       48(DI), X3, X3
-	VMULPS       48(SI), X3, X3
-	VCVTPS2PD    X3, Y3
-	VSUBPD       Y7, Y3, Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y6, Y6
-	INCQ         R9
-	CMPQ         R9, CX
-	JB           evalloop
-
-evaldone:
-	VMOVUPD Y2, (R8)
-	VMOVUPD Y4, 32(R8)
-	VMOVUPD Y5, 64(R8)
-	VMOVUPD Y6, 96(R8)
 	VZEROUPPER
 	RET
 

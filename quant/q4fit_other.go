@@ -2,14 +2,26 @@
 
 package quant
 
-// hasQ4Asm is false: there is no assembly for the q4 fit on this platform, and the Go kernels
-// do all the work.
-const hasQ4Asm = false
+// Without assembly the fit and the q8 rows are Go; these stand in for the amd64 kernels, which
+// are never called here.
 
-// hasQ8Asm is false: the q8 row quantizer is Go on this platform.
+const q4Best = q4Go
+
 const hasQ8Asm = false
 
-func (f *q4Fit) sweepSumsAsm(is *[12]float64, n int)  { panic("quant: no q4 assembly") }
-func (f *q4Fit) evalErrsAsm(n int)                    { panic("quant: no q4 assembly") }
-func maxAbsBitsAVX2(w []float32) uint32               { panic("quant: no q8 assembly") }
-func q8RowAVX2(q []int8, w []float32, r float32) bool { panic("quant: no q8 assembly") }
+func q4SweepAVX2(dl, wd []float64, is *[16]float64, sums *[54]float64)   { panic("quant: no asm") }
+func q4SweepAVX512(dl, wd []float64, is *[16]float64, sums *[54]float64) { panic("quant: no asm") }
+func q4PrepAVX2(sums *[54]float64, direct *[4]float64, sw, n, lim float64, inv, z *[16]float64, s, zf *[16]float32, bits *[16]uint32) (valid, risky uint32) {
+	panic("quant: no asm")
+}
+func q4EvalAVX2(wd []float64, inv, z *[16]float64, s, zf *[16]float32, errs *[16]float64, sums *[54]float64) {
+	panic("quant: no asm")
+}
+func q4EvalAVX512(wd []float64, inv, z *[16]float64, s, zf *[16]float32, errs *[16]float64, sums *[54]float64) {
+	panic("quant: no asm")
+}
+func q4Eval1AVX2(wd []float64, inv, z *[16]float64, s, zf *[16]float32, errs *[16]float64) {
+	panic("quant: no asm")
+}
+func maxAbsBitsAVX2(w []float32) uint32               { panic("quant: no asm") }
+func q8RowAVX2(q []int8, w []float32, r float32) bool { panic("quant: no asm") }

@@ -130,17 +130,22 @@ func TestQ4FitMatchesReference(t *testing.T) {
 	forEachKernel(t, testQ4FitMatchesReference)
 }
 
-// forEachKernel runs test with the Go code of the quantizers and, where the CPU can run
-// them, again with the assembly kernels.
+// forEachKernel runs test with the Go code of the quantizers and with every assembly kernel
+// set the CPU can run.
 func forEachKernel(t *testing.T, test func(t *testing.T)) {
-	defer func(q4, q8 bool) { useQ4Asm, useQ8Asm = q4, q8 }(useQ4Asm, useQ8Asm)
-	useQ4Asm, useQ8Asm = false, false
+	defer func(q4 int, q8 bool) { q4Kernels, useQ8Asm = q4, q8 }(q4Kernels, useQ8Asm)
+	q4Kernels, useQ8Asm = q4Go, false
 	t.Run("go", test)
-	if hasQ4Asm || hasQ8Asm {
-		useQ4Asm, useQ8Asm = hasQ4Asm, hasQ8Asm
-		t.Run("asm", test)
-	} else {
-		t.Log("no quantizer assembly on this machine: Go only")
+	if q4Best >= q4AVX2 {
+		q4Kernels, useQ8Asm = q4AVX2, hasQ8Asm
+		t.Run("avx2", test)
+	}
+	if q4Best >= q4AVX512 {
+		q4Kernels = q4AVX512
+		t.Run("avx512", test)
+	}
+	if q4Best < q4AVX512 {
+		t.Logf("this CPU runs q4 kernel set %d of %d: the others are untested here", q4Best, q4AVX512)
 	}
 }
 
@@ -152,8 +157,9 @@ func testQ4FitMatchesReference(t *testing.T) {
 	}
 	for _, n := range []int{32, 64, 128} {
 		q1, q2 := make([]uint8, n), make([]uint8, n)
+		var f q4Fit // one for all groups, as the row quantizer keeps it: nothing may leak between groups
 		for gi, w := range fitCorpus(r, n, count) {
-			s1, o1 := fitGroupQ4(q1, w, fitBest)
+			s1, o1 := f.fitGroup(q1, w, fitBest)
 			s2, o2 := refFitGroupQ4(q2, w)
 			if s1 != s2 || o1 != o2 || string(q1) != string(q2) {
 				t.Fatalf("G=%d group %d (kind %d): scale %#04x offset %#04x levels %v, reference %#04x %#04x %v\nweights %v",

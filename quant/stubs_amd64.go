@@ -4,39 +4,42 @@
 
 package quant
 
-// q4SweepAVX2 sets sums[i], sums[12+i] and sums[24+i] to the sums over j of l, l*l and
-// l*wd[j], l = min(15, roundEven(is[i]*dl[j])), each summed in j order; len(wd) >= len(dl).
+// q4SweepAVX2 sets, for i < 12, the sums over j of l, l*l and l*wd[j], where
+// l = min(15, roundEven(is[i]*dl[j])), each summed in j order, into lane 2+i of the three
+// 18-lane arrays of sums; len(wd) >= len(dl).
 //
 //go:noescape
-func q4SweepAVX2(dl []float64, wd []float64, is *[12]float64, sums *[36]float64)
+func q4SweepAVX2(dl []float64, wd []float64, is *[16]float64, sums *[54]float64)
 
-// q4Eval1AVX2 sets errs[c] for c < 4 to the sum over j, in j order, of d*d, where
+// q4SweepAVX512 is q4SweepAVX2 for 16 lanes (2..17 of sums).
+//
+//go:noescape
+func q4SweepAVX512(dl []float64, wd []float64, is *[16]float64, sums *[54]float64)
+
+// q4PrepAVX2 rounds the fits of the 16 lanes (see q4Fit) to candidates: 1/s and z as float64,
+// s and z as float32, their fp16 bits (scale | offset<<16), and the masks of the valid lanes
+// and of the valid lanes whose levels could exceed 2^50.
+//
+//go:noescape
+func q4PrepAVX2(sums *[54]float64, direct *[4]float64, sw float64, n float64, lim float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, bits *[16]uint32) (valid uint32, risky uint32)
+
+// q4EvalAVX2 sets errs[c], for the 16 lanes c, to the sum over j, in j order, of d*d, where
 // l = clamp(roundEven(wd[j]*inv[c] + z[c]), 0, 15) (each operation rounded) and
-// d = float64(s[c]*(float32(l)-zf[c])) - wd[j].
+// d = float64(s[c]*(float32(l)-zf[c])) - wd[j], and lane c of the three 18-lane arrays of
+// sums to the sums of l, l*l and l*wd[j] (the last in j order).
+//
+//go:noescape
+func q4EvalAVX2(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64, sums *[54]float64)
+
+// q4EvalAVX512 is q4EvalAVX2 with AVX-512.
+//
+//go:noescape
+func q4EvalAVX512(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64, sums *[54]float64)
+
+// q4Eval1AVX2 sets errs[c] for c < 4 as q4EvalAVX2 does.
 //
 //go:noescape
 func q4Eval1AVX2(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64)
-
-// q4Eval2AVX2 sets errs[c] for c < 8 to the sum over j, in j order, of d*d, where
-// l = clamp(roundEven(wd[j]*inv[c] + z[c]), 0, 15) (each operation rounded) and
-// d = float64(s[c]*(float32(l)-zf[c])) - wd[j].
-//
-//go:noescape
-func q4Eval2AVX2(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64)
-
-// q4Eval3AVX2 sets errs[c] for c < 12 to the sum over j, in j order, of d*d, where
-// l = clamp(roundEven(wd[j]*inv[c] + z[c]), 0, 15) (each operation rounded) and
-// d = float64(s[c]*(float32(l)-zf[c])) - wd[j].
-//
-//go:noescape
-func q4Eval3AVX2(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64)
-
-// q4Eval4AVX2 sets errs[c] for c < 16 to the sum over j, in j order, of d*d, where
-// l = clamp(roundEven(wd[j]*inv[c] + z[c]), 0, 15) (each operation rounded) and
-// d = float64(s[c]*(float32(l)-zf[c])) - wd[j].
-//
-//go:noescape
-func q4Eval4AVX2(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64)
 
 // maxAbsBitsAVX2 returns the largest bits&0x7fffffff over w; len(w) is a multiple of 32.
 //

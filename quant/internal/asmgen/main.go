@@ -21,17 +21,19 @@ import (
 
 func main() {
 	ConstraintExpr("!noasm")
-	sweep()
-	for nv := 1; nv <= 4; nv++ {
-		eval(nv)
-	}
+	sweepAVX2()
+	sweepAVX512()
+	prep()
+	evalAVX2()
+	evalAVX512()
+	eval1()
 	maxAbsBits()
 	q8Row()
 	Generate()
 }
 
-// broadcastSS fills y with 8 copies of the 32-bit constant v.
-func broadcastSS(v uint32, y VecVirtual) {
+// broadcastSS fills y (an XMM or YMM register) with copies of the 32-bit constant v.
+func broadcastSS(v uint32, y Op) {
 	t := GP32()
 	MOVL(U32(v), t)
 	x := XMM()
@@ -39,7 +41,8 @@ func broadcastSS(v uint32, y VecVirtual) {
 	VPBROADCASTD(x, y)
 }
 
-// broadcastSD fills y with 4 copies of the float64 constant whose bits are v.
+// broadcastSD fills y (a YMM or ZMM register) with copies of the float64 constant whose bits
+// are v.
 func broadcastSD(v uint64, y VecVirtual) {
 	t := GP64()
 	MOVQ(U64(v), t)
@@ -51,13 +54,33 @@ func broadcastSD(v uint64, y VecVirtual) {
 // bits15 is 15.0 as float64 bits.
 var bits15 = math.Float64bits(15)
 
-// sweep writes q4SweepAVX2: the least-squares sums of the 12 (11 used) inverse scales of the
-// sweep, three vectors of four lanes.
-func sweep() {
-	TEXT("q4SweepAVX2", NOSPLIT, "func(dl, wd []float64, is *[12]float64, sums *[36]float64)")
+// The q4 fit's lanes (see quant.q4Fit): 16 candidates, lane 0 the min/max fit of the range
+// widened to 0, lane 1 the plain min/max fit, lanes 2..12 the sweep, 13..15 unused. The sweep
+// kernels read the inverse scales is[0..10] (is[11..15] are 0) and write the sums of lanes
+// 2..13 (AVX2) or 2..17 (AVX-512): sums holds sl, sll and slw as three arrays of 18 lanes.
+const (
+	sumsLanes = 18
+	sweepOff  = 2 * 8 // the byte offset of sweep candidate 0's lane
+)
+
+// sweepLane is the body of the sweep for one vector t of inverse scales loaded from is: the
+// level l = min(15, roundEven(is*dl)) and the sums of l, l*l and l*w. round rounds in place.
+func sweepLane(is Mem, d, x, fifteen, t, sl, sll, slw VecVirtual, round func(VecVirtual)) {
+	VMULPD(is, d, t) // is*dl, rounded
+	round(t)         // to nearest, ties to even (dl >= 0)
+	VMINPD(fifteen, t, t)
+	VADDPD(t, sl, sl)
+	VFMADD231PD(t, t, sll) // l*l is exact
+	VFMADD231PD(t, x, slw) // l*w is exact: the sum rounds once, as in Go
+}
+
+// sweepAVX2 writes q4SweepAVX2: the sweep's sums for 12 lanes in three YMM vectors.
+func sweepAVX2() {
+	TEXT("q4SweepAVX2", NOSPLIT, "func(dl, wd []float64, is *[16]float64, sums *[54]float64)")
 	Pragma("noescape")
-	Doc("q4SweepAVX2 sets sums[i], sums[12+i] and sums[24+i] to the sums over j of l, l*l and",
-		"l*wd[j], l = min(15, roundEven(is[i]*dl[j])), each summed in j order; len(wd) >= len(dl).")
+	Doc("q4SweepAVX2 sets, for i < 12, the sums over j of l, l*l and l*wd[j], where",
+		"l = min(15, roundEven(is[i]*dl[j])), each summed in j order, into lane 2+i of the three",
+		"18-lane arrays of sums; len(wd) >= len(dl).")
 	dl := Load(Param("dl").Base(), GP64())
 	wd := Load(Param("wd").Base(), GP64())
 	n := Load(Param("dl").Len(), GP64())
@@ -77,39 +100,338 @@ func sweep() {
 	j := GP64()
 	XORQ(j, j)
 	TESTQ(n, n)
-	JZ(LabelRef("sweepdone"))
-	Label("sweeploop")
+	JZ(LabelRef("done"))
+	Label("loop")
 	VBROADCASTSD(Mem{Base: dl, Index: j, Scale: 8}, d)
 	VBROADCASTSD(Mem{Base: wd, Index: j, Scale: 8}, x)
 	for v := range 3 {
-		VMULPD(Mem{Base: is, Disp: 32 * v}, d, t[v]) // is*dl, rounded
-		VROUNDPD(U8(0), t[v], t[v])                  // to nearest, ties to even (dl >= 0)
-		VMINPD(fifteen, t[v], t[v])
-		VADDPD(t[v], sl[v], sl[v])
-		VFMADD231PD(t[v], t[v], sll[v]) // l*l is exact
-		VFMADD231PD(t[v], x, slw[v])    // l*w is exact: the sum rounds once, as in Go
+		sweepLane(Mem{Base: is, Disp: 32 * v}, d, x, fifteen, t[v], sl[v], sll[v], slw[v],
+			func(t VecVirtual) { VROUNDPD(U8(0), t, t) })
 	}
 	INCQ(j)
 	CMPQ(j, n)
-	JB(LabelRef("sweeploop"))
-	Label("sweepdone")
+	JB(LabelRef("loop"))
+	Label("done")
 	for v := range 3 {
-		VMOVUPD(sl[v], Mem{Base: out, Disp: 32 * v})
-		VMOVUPD(sll[v], Mem{Base: out, Disp: 96 + 32*v})
-		VMOVUPD(slw[v], Mem{Base: out, Disp: 192 + 32*v})
+		VMOVUPD(sl[v], Mem{Base: out, Disp: sweepOff + 32*v})
+		VMOVUPD(sll[v], Mem{Base: out, Disp: 8*sumsLanes + sweepOff + 32*v})
+		VMOVUPD(slw[v], Mem{Base: out, Disp: 16*sumsLanes + sweepOff + 32*v})
 	}
 	VZEROUPPER()
 	RET()
 }
 
-// eval writes q4EvalNAVX2 (N = nv): the squared reconstruction errors of 4*nv candidates.
-func eval(nv int) {
-	name := fmt.Sprintf("q4Eval%dAVX2", nv)
-	TEXT(name, NOSPLIT, "func(wd []float64, inv, z *[16]float64, s, zf *[16]float32, errs *[16]float64)")
+// sweepAVX512 writes q4SweepAVX512: the same for 16 lanes in two ZMM vectors.
+func sweepAVX512() {
+	TEXT("q4SweepAVX512", NOSPLIT, "func(dl, wd []float64, is *[16]float64, sums *[54]float64)")
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s sets errs[c] for c < %d to the sum over j, in j order, of d*d, where", name, 4*nv),
+	Doc("q4SweepAVX512 is q4SweepAVX2 for 16 lanes (2..17 of sums).")
+	dl := Load(Param("dl").Base(), GP64())
+	wd := Load(Param("wd").Base(), GP64())
+	n := Load(Param("dl").Len(), GP64())
+	is := Load(Param("is"), GP64())
+	out := Load(Param("sums"), GP64())
+
+	fifteen := ZMM()
+	broadcastSD(bits15, fifteen)
+	var sl, sll, slw, t [2]VecVirtual
+	for v := range 2 {
+		sl[v], sll[v], slw[v], t[v] = ZMM(), ZMM(), ZMM(), ZMM()
+		VXORPD(sl[v], sl[v], sl[v])
+		VXORPD(sll[v], sll[v], sll[v])
+		VXORPD(slw[v], slw[v], slw[v])
+	}
+	d, x := ZMM(), ZMM()
+	j := GP64()
+	XORQ(j, j)
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	Label("loop")
+	VBROADCASTSD(Mem{Base: dl, Index: j, Scale: 8}, d)
+	VBROADCASTSD(Mem{Base: wd, Index: j, Scale: 8}, x)
+	for v := range 2 {
+		sweepLane(Mem{Base: is, Disp: 64 * v}, d, x, fifteen, t[v], sl[v], sll[v], slw[v],
+			func(t VecVirtual) { VRNDSCALEPD(U8(0), t, t) })
+	}
+	INCQ(j)
+	CMPQ(j, n)
+	JB(LabelRef("loop"))
+	Label("done")
+	for v := range 2 {
+		VMOVUPD(sl[v], Mem{Base: out, Disp: sweepOff + 64*v})
+		VMOVUPD(sll[v], Mem{Base: out, Disp: 8*sumsLanes + sweepOff + 64*v})
+		VMOVUPD(slw[v], Mem{Base: out, Disp: 16*sumsLanes + sweepOff + 64*v})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// prep writes q4PrepAVX2: the 16 lanes' fits rounded to stored candidates, each lane the
+// scalar code of the search: lanes 0 and 1 take w ≈ a*l + b from direct (a0, a1, b0, b1), the
+// others solve the least squares of their sums (solveLS),
+//
+//	den = n*sll - sl*sl; a = (n*slw - sl*sw) / den; b = (sw - a*sl) / n
+//
+// and all round (roundCandidate): s = fp16(float32(a)), z = fp16(float32(-b / a)), with the
+// same roundings (F16C's VCVTPS2PH with imm 0 rounds to nearest even and overflows to Inf, as
+// half.F32ToF16Scalar does). A lane is valid when the scalar search would evaluate it: den > 0
+// (the direct lanes have none), 0 < a < Inf, s not 0, s and z finite. A valid lane is risky
+// when lim/s + |z| is not below 2^50, the range of the integer rounding of the Go code.
+func prep() {
+	TEXT("q4PrepAVX2", NOSPLIT, "func(sums *[54]float64, direct *[4]float64, sw, n, lim float64, inv, z *[16]float64, s, zf *[16]float32, bits *[16]uint32) (valid, risky uint32)")
+	Pragma("noescape")
+	Doc("q4PrepAVX2 rounds the fits of the 16 lanes (see q4Fit) to candidates: 1/s and z as float64,",
+		"s and z as float32, their fp16 bits (scale | offset<<16), and the masks of the valid lanes",
+		"and of the valid lanes whose levels could exceed 2^50.")
+	sums := Load(Param("sums"), GP64())
+	direct := Load(Param("direct"), GP64())
+	pinv, pz, ps, pzf, pbits := Load(Param("inv"), GP64()), Load(Param("z"), GP64()), Load(Param("s"), GP64()), Load(Param("zf"), GP64()), Load(Param("bits"), GP64())
+	swv, nv, limv, zero, inf, one, sign, big := YMM(), YMM(), YMM(), YMM(), YMM(), YMM(), YMM(), YMM()
+	VBROADCASTSD(NewParamAddr("sw", 16), swv)
+	VBROADCASTSD(NewParamAddr("n", 24), nv)
+	VBROADCASTSD(NewParamAddr("lim", 32), limv)
+	VXORPD(zero, zero, zero)
+	broadcastSD(math.Float64bits(math.Inf(1)), inf)
+	broadcastSD(math.Float64bits(1), one)
+	broadcastSD(1<<63, sign)
+	broadcastSD(math.Float64bits(0x1p50), big)
+	absm, infs := XMM(), XMM()
+	broadcastSS(0x7fffffff, absm)
+	broadcastSS(math.Float32bits(float32(math.Inf(1))), infs)
+	valid, risky := GP32(), GP32()
+	XORL(valid, valid)
+	XORL(risky, risky)
+	for v := range 4 {
+		den, t, a, b := YMM(), YMM(), YMM(), YMM()
+		{
+			sl, sll, slw := YMM(), YMM(), YMM()
+			VMOVUPD(Mem{Base: sums, Disp: 32 * v}, sl)
+			VMOVUPD(Mem{Base: sums, Disp: 8*sumsLanes + 32*v}, sll)
+			VMOVUPD(Mem{Base: sums, Disp: 16*sumsLanes + 32*v}, slw)
+			VMULPD(sll, nv, den)
+			VMULPD(sl, sl, t)
+			VSUBPD(t, den, den) // n*sll - sl*sl
+			VMULPD(slw, nv, a)
+			VMULPD(swv, sl, t)
+			VSUBPD(t, a, a)
+			VDIVPD(den, a, a) // (n*slw - sl*sw) / den
+			VMULPD(sl, a, t)
+			VSUBPD(t, swv, b)
+			VDIVPD(nv, b, b) // (sw - a*sl) / n
+		}
+		if v == 0 {
+			// Lanes 0 and 1 are the min/max fits: a and b as given, no least squares.
+			VBLENDPD(U8(3), Mem{Base: direct}, a, a)
+			VBLENDPD(U8(3), Mem{Base: direct, Disp: 16}, b, b)
+			VBLENDPD(U8(3), one, den, den)
+		}
+		ok, m := YMM(), YMM()
+		VCMPPD(U8(0x1e), zero, den, ok) // den > 0 (GT, ordered)
+		VCMPPD(U8(0x1e), zero, a, m)    // a > 0
+		VANDPD(m, ok, ok)
+		VCMPPD(U8(0x11), inf, a, m) // a < Inf (LT, ordered)
+		VANDPD(m, ok, ok)
+		okd := GP32()
+		VMOVMSKPD(ok, okd)
+
+		sh, zh, sf, zf := XMM(), XMM(), XMM(), XMM()
+		VCVTPD2PSY(a, sf)
+		VCVTPS2PH(U8(0), sf, sh)
+		VCVTPH2PS(sh, sf) // s
+		VXORPD(sign, b, b)
+		VDIVPD(a, b, b) // -b / a
+		VCVTPD2PSY(b, zf)
+		VCVTPS2PH(U8(0), zf, zh)
+		VCVTPH2PS(zh, zf) // z
+		ms, mz := XMM(), XMM()
+		VCMPPS(U8(0x1e), zero.AsX(), sf, ms) // s > 0
+		VCMPPS(U8(0x11), infs, sf, mz)       // s < Inf
+		VANDPS(mz, ms, ms)
+		VANDPS(absm, zf, mz)
+		VCMPPS(U8(0x11), infs, mz, mz) // |z| < Inf
+		VANDPS(mz, ms, ms)
+		oks := GP32()
+		VMOVMSKPS(ms, oks)
+		ANDL(okd, oks)
+
+		VMOVUPS(sf, Mem{Base: ps, Disp: 16 * v})
+		VMOVUPS(zf, Mem{Base: pzf, Disp: 16 * v})
+		VPUNPCKLWD(zh, sh, sh) // scale | offset<<16 per lane
+		VMOVDQU(sh, Mem{Base: pbits, Disp: 16 * v})
+		inv, zd := YMM(), YMM()
+		VCVTPS2PD(sf, inv)
+		VDIVPD(inv, one, inv) // 1/s
+		VMOVUPD(inv, Mem{Base: pinv, Disp: 32 * v})
+		VCVTPS2PD(zf, zd)
+		VMOVUPD(zd, Mem{Base: pz, Disp: 32 * v})
+
+		// Risky: !(lim*inv + |z| < 2^50), as the Go code tests it.
+		VMULPD(inv, limv, inv)
+		VANDNPD(zd, sign, zd) // |z|
+		VADDPD(zd, inv, inv)
+		VCMPPD(U8(0x11), big, inv, inv) // < 2^50 (LT, ordered)
+		okr := GP32()
+		VMOVMSKPD(inv, okr)
+		NOTL(okr)
+		ANDL(oks, okr)
+		if v > 0 {
+			SHLL(U8(4*v), oks)
+			SHLL(U8(4*v), okr)
+		}
+		ORL(oks, valid)
+		ORL(okr, risky)
+	}
+	Store(valid, ReturnIndex(0))
+	Store(risky, ReturnIndex(1))
+	VZEROUPPER()
+	RET()
+}
+
+// evalLane is the body of the evaluation for one vector of candidates: the weight x's level
+// under (inv, z), the reconstruction s*(l - zf) in float32, and the sums of its squared error,
+// of l, l*l and l*x. Operands that are memory in one kernel are registers in the other.
+func evalLane(inv, z, s, zf Op, x, zero, fifteen, t, acc, sl, sll, slw VecVirtual, round func(VecVirtual), half func(VecVirtual) Register, narrow func(t VecVirtual, h Register)) {
+	VMULPD(inv, x, t) // w*inv, rounded
+	VADDPD(z, t, t)   // + z, rounded: no FMA
+	round(t)
+	VMAXPD(zero, t, t)
+	VMINPD(fifteen, t, t)
+	VADDPD(t, sl, sl)
+	VFMADD231PD(t, t, sll) // exact products, as in the sweep
+	VFMADD231PD(t, x, slw)
+	h := half(t)
+	narrow(t, h)     // the level as float32 (exact)
+	VSUBPS(zf, h, h) // l - z in float32
+	VMULPS(s, h, h)  // s*(l - z) in float32
+	VCVTPS2PD(h, t)
+	VSUBPD(x, t, t)
+	VMULPD(t, t, t) // d*d, rounded: no FMA
+	VADDPD(t, acc, acc)
+}
+
+// evalAVX2 writes q4EvalAVX2: the 16 lanes' errors and level sums, two passes over the group
+// of two YMM vectors each (four accumulators per vector leave no more registers).
+func evalAVX2() {
+	TEXT("q4EvalAVX2", NOSPLIT, "func(wd []float64, inv, z *[16]float64, s, zf *[16]float32, errs *[16]float64, sums *[54]float64)")
+	Pragma("noescape")
+	Doc("q4EvalAVX2 sets errs[c], for the 16 lanes c, to the sum over j, in j order, of d*d, where",
 		"l = clamp(roundEven(wd[j]*inv[c] + z[c]), 0, 15) (each operation rounded) and",
-		"d = float64(s[c]*(float32(l)-zf[c])) - wd[j].")
+		"d = float64(s[c]*(float32(l)-zf[c])) - wd[j], and lane c of the three 18-lane arrays of",
+		"sums to the sums of l, l*l and l*wd[j] (the last in j order).")
+	wd := Load(Param("wd").Base(), GP64())
+	n := Load(Param("wd").Len(), GP64())
+	inv := Load(Param("inv"), GP64())
+	z := Load(Param("z"), GP64())
+	s := Load(Param("s"), GP64())
+	zf := Load(Param("zf"), GP64())
+	out := Load(Param("errs"), GP64())
+	sums := Load(Param("sums"), GP64())
+
+	zero, fifteen := YMM(), YMM()
+	VXORPD(zero, zero, zero)
+	broadcastSD(bits15, fifteen)
+	for pass := range 2 {
+		var acc, sl, sll, slw, t [2]VecVirtual
+		for v := range 2 {
+			acc[v], sl[v], sll[v], slw[v], t[v] = YMM(), YMM(), YMM(), YMM(), YMM()
+			for _, r := range []VecVirtual{acc[v], sl[v], sll[v], slw[v]} {
+				VXORPD(r, r, r)
+			}
+		}
+		x := YMM()
+		j := GP64()
+		XORQ(j, j)
+		TESTQ(n, n)
+		JZ(LabelRef(fmt.Sprintf("done%d", pass)))
+		Label(fmt.Sprintf("loop%d", pass))
+		VBROADCASTSD(Mem{Base: wd, Index: j, Scale: 8}, x)
+		for v := range 2 {
+			c := 2*pass + v // the vector: lanes 4c..4c+3
+			evalLane(Mem{Base: inv, Disp: 32 * c}, Mem{Base: z, Disp: 32 * c}, Mem{Base: s, Disp: 16 * c}, Mem{Base: zf, Disp: 16 * c},
+				x, zero, fifteen, t[v], acc[v], sl[v], sll[v], slw[v],
+				func(t VecVirtual) { VROUNDPD(U8(0), t, t) },
+				func(t VecVirtual) Register { return t.AsX() },
+				func(t VecVirtual, h Register) { VCVTPD2PSY(t, h) })
+		}
+		INCQ(j)
+		CMPQ(j, n)
+		JB(LabelRef(fmt.Sprintf("loop%d", pass)))
+		Label(fmt.Sprintf("done%d", pass))
+		for v := range 2 {
+			c := 2*pass + v
+			VMOVUPD(acc[v], Mem{Base: out, Disp: 32 * c})
+			VMOVUPD(sl[v], Mem{Base: sums, Disp: 32 * c})
+			VMOVUPD(sll[v], Mem{Base: sums, Disp: 8*sumsLanes + 32*c})
+			VMOVUPD(slw[v], Mem{Base: sums, Disp: 16*sumsLanes + 32*c})
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// evalAVX512 writes q4EvalAVX512: the same in one pass of two ZMM vectors, every lane
+// parameter in a register.
+func evalAVX512() {
+	TEXT("q4EvalAVX512", NOSPLIT, "func(wd []float64, inv, z *[16]float64, s, zf *[16]float32, errs *[16]float64, sums *[54]float64)")
+	Pragma("noescape")
+	Doc("q4EvalAVX512 is q4EvalAVX2 with AVX-512.")
+	wd := Load(Param("wd").Base(), GP64())
+	n := Load(Param("wd").Len(), GP64())
+	pinv := Load(Param("inv"), GP64())
+	pz := Load(Param("z"), GP64())
+	ps := Load(Param("s"), GP64())
+	pzf := Load(Param("zf"), GP64())
+	out := Load(Param("errs"), GP64())
+	sums := Load(Param("sums"), GP64())
+
+	zero, fifteen := ZMM(), ZMM()
+	VXORPD(zero, zero, zero)
+	broadcastSD(bits15, fifteen)
+	var inv, z, s, zf, acc, sl, sll, slw, t [2]VecVirtual
+	for v := range 2 {
+		inv[v], z[v], s[v], zf[v] = ZMM(), ZMM(), YMM(), YMM()
+		VMOVUPD(Mem{Base: pinv, Disp: 64 * v}, inv[v])
+		VMOVUPD(Mem{Base: pz, Disp: 64 * v}, z[v])
+		VMOVUPS(Mem{Base: ps, Disp: 32 * v}, s[v])
+		VMOVUPS(Mem{Base: pzf, Disp: 32 * v}, zf[v])
+		acc[v], sl[v], sll[v], slw[v], t[v] = ZMM(), ZMM(), ZMM(), ZMM(), ZMM()
+		for _, r := range []VecVirtual{acc[v], sl[v], sll[v], slw[v]} {
+			VXORPD(r, r, r)
+		}
+	}
+	x := ZMM()
+	j := GP64()
+	XORQ(j, j)
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	Label("loop")
+	VBROADCASTSD(Mem{Base: wd, Index: j, Scale: 8}, x)
+	for v := range 2 {
+		evalLane(inv[v], z[v], s[v], zf[v], x, zero, fifteen, t[v], acc[v], sl[v], sll[v], slw[v],
+			func(t VecVirtual) { VRNDSCALEPD(U8(0), t, t) },
+			func(t VecVirtual) Register { return t.AsY() },
+			func(t VecVirtual, h Register) { VCVTPD2PS(t, h) })
+	}
+	INCQ(j)
+	CMPQ(j, n)
+	JB(LabelRef("loop"))
+	Label("done")
+	for v := range 2 {
+		VMOVUPD(acc[v], Mem{Base: out, Disp: 64 * v})
+		VMOVUPD(sl[v], Mem{Base: sums, Disp: 64 * v})
+		VMOVUPD(sll[v], Mem{Base: sums, Disp: 8*sumsLanes + 64*v})
+		VMOVUPD(slw[v], Mem{Base: sums, Disp: 16*sumsLanes + 64*v})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// eval1 writes q4Eval1AVX2: the errors of 4 lanes (one YMM vector) without sums, for the
+// refit's single candidate.
+func eval1() {
+	TEXT("q4Eval1AVX2", NOSPLIT, "func(wd []float64, inv, z *[16]float64, s, zf *[16]float32, errs *[16]float64)")
+	Pragma("noescape")
+	Doc("q4Eval1AVX2 sets errs[c] for c < 4 as q4EvalAVX2 does.")
 	wd := Load(Param("wd").Base(), GP64())
 	n := Load(Param("wd").Len(), GP64())
 	inv := Load(Param("inv"), GP64())
@@ -121,40 +443,31 @@ func eval(nv int) {
 	zero, fifteen := YMM(), YMM()
 	VXORPD(zero, zero, zero)
 	broadcastSD(bits15, fifteen)
-	acc, t := make([]VecVirtual, nv), make([]VecVirtual, nv)
-	for v := range nv {
-		acc[v], t[v] = YMM(), YMM()
-		VXORPD(acc[v], acc[v], acc[v])
-	}
-	x := YMM()
+	acc, t, x := YMM(), YMM(), YMM()
+	VXORPD(acc, acc, acc)
 	j := GP64()
 	XORQ(j, j)
 	TESTQ(n, n)
-	JZ(LabelRef("evaldone"))
-	Label("evalloop")
+	JZ(LabelRef("done"))
+	Label("loop")
 	VBROADCASTSD(Mem{Base: wd, Index: j, Scale: 8}, x)
-	for v := range nv {
-		VMULPD(Mem{Base: inv, Disp: 32 * v}, x, t[v])  // w*inv, rounded
-		VADDPD(Mem{Base: z, Disp: 32 * v}, t[v], t[v]) // + z, rounded: no FMA
-		VROUNDPD(U8(0), t[v], t[v])
-		VMAXPD(zero, t[v], t[v])
-		VMINPD(fifteen, t[v], t[v])
-		tx := t[v].AsX()
-		VCVTPD2PSY(t[v], tx)                        // the level as float32 (exact)
-		VSUBPS(Mem{Base: zf, Disp: 16 * v}, tx, tx) // l - z in float32
-		VMULPS(Mem{Base: s, Disp: 16 * v}, tx, tx)  // s*(l - z) in float32
-		VCVTPS2PD(tx, t[v])
-		VSUBPD(x, t[v], t[v])
-		VMULPD(t[v], t[v], t[v]) // d*d, rounded: no FMA
-		VADDPD(t[v], acc[v], acc[v])
-	}
+	VMULPD(Mem{Base: inv}, x, t)
+	VADDPD(Mem{Base: z}, t, t)
+	VROUNDPD(U8(0), t, t)
+	VMAXPD(zero, t, t)
+	VMINPD(fifteen, t, t)
+	VCVTPD2PSY(t, t.AsX())
+	VSUBPS(Mem{Base: zf}, t.AsX(), t.AsX())
+	VMULPS(Mem{Base: s}, t.AsX(), t.AsX())
+	VCVTPS2PD(t.AsX(), t)
+	VSUBPD(x, t, t)
+	VMULPD(t, t, t)
+	VADDPD(t, acc, acc)
 	INCQ(j)
 	CMPQ(j, n)
-	JB(LabelRef("evalloop"))
-	Label("evaldone")
-	for v := range nv {
-		VMOVUPD(acc[v], Mem{Base: out, Disp: 32 * v})
-	}
+	JB(LabelRef("loop"))
+	Label("done")
+	VMOVUPD(acc, Mem{Base: out})
 	VZEROUPPER()
 	RET()
 }
