@@ -70,7 +70,7 @@ func BenchmarkQ4Fit(b *testing.B) {
 	const rows, cols = 16, 896
 	_, w := rawRows(randWeights(rand.New(rand.NewPCG(9, 9)), rows, cols), dtype.BF16)
 	for _, g := range []int{32, 64, 128} {
-		q := make([]uint8, g)
+		q, data := make([]uint8, g), make([]byte, g/2)
 		b.Run("ref/G="+strconv.Itoa(g), func(b *testing.B) {
 			b.SetBytes(4 * rows * cols)
 			cpuLoop(b, func() {
@@ -84,7 +84,7 @@ func BenchmarkQ4Fit(b *testing.B) {
 			b.SetBytes(4 * rows * cols)
 			cpuLoop(b, func() {
 				for i := 0; i < len(w); i += g {
-					f.fitGroup(q, w[i:i+g], fitBest)
+					f.fitGroup(data, w[i:i+g], fitBest)
 				}
 			})
 		})

@@ -2,6 +2,7 @@ package quant
 
 import (
 	"math"
+	"math/bits"
 )
 
 // The fast q4 fit. It makes the same choices as fitGroupQ4Slow, bit for bit (the test
@@ -62,7 +63,6 @@ var useQ8Asm = hasQ8Asm
 // quantizer keeps one for all its groups, so fitting allocates and clears nothing per group.
 type q4Fit struct {
 	wd [128]float64 // the weights as float64
-	dl [128]float64 // wd - float64(lo), the sweep's input
 
 	is     [16]float64 // the sweep's inverse scales, is[i] for sweep candidate i (is[11:] = 0)
 	direct [4]float64  // a and b of lanes 0 and 1: a0, a1, b0, b1
@@ -88,24 +88,29 @@ type q4Fit struct {
 	slw, errGo [16]float64     // Go kernels' float sums
 }
 
-// fit is fitGroupQ4(q, w, fitBest) for the groups it handles, reporting ok; it declines
-// (ok false) a constant group and a group where some candidate's levels could exceed the
-// integer rounding's range, which fitGroupQ4Slow then fits.
-func (f *q4Fit) fit(q []uint8, w []float32) (scale, offset uint16, ok bool) {
+// fit is fitGroup(data, w, fitBest) for the groups it handles, reporting ok; it declines
+// (ok false) a constant group, a group whose size is not a power of 2 (the least squares
+// multiply by 1/n), and a group where some candidate's levels could exceed the integer
+// rounding's range, which fitGroupQ4Slow then fits.
+func (f *q4Fit) fit(data []byte, w []float32) (scale, offset uint16, ok bool) {
 	n := len(w)
-	lo, hi := minMaxF32(w)
+	if n&(n-1) != 0 || n < 8 || n > len(f.wd) {
+		return 0, 0, false
+	}
+	wd := f.wd[:n]
+	var lo, hi float32
+	if q4Kernels >= q4AVX2 {
+		lo, hi = q4PrologueAVX2(w, wd)
+	} else {
+		lo, hi = minMaxF32(w)
+		for j, v := range w {
+			wd[j] = float64(v)
+		}
+	}
 	if !(hi > lo) {
 		return 0, 0, false
 	}
 	lim := max(math.Abs(float64(lo)), math.Abs(float64(hi)))
-	wd, dl := f.wd[:n], f.dl[:n]
-	var sw float64
-	for j, v := range w {
-		x := float64(v)
-		wd[j] = x
-		dl[j] = x - float64(lo)
-		sw += x
-	}
 	fn := float64(n)
 
 	// Round 1: the min/max fits and the sweep, as lanes.
@@ -115,7 +120,7 @@ func (f *q4Fit) fit(q []uint8, w []float32) (scale, offset uint16, ok bool) {
 	for i := range sweepSteps + 1 {
 		f.is[i] = sweepNum[i] / rng
 	}
-	f.sweep(n)
+	sw := f.sweep(n, float64(lo))
 	valid, risky := f.prep(sw, fn, lim)
 	// Lanes 13..15 hold no candidate (their sums may be left over from the last evaluation).
 	valid, risky = valid&(1<<13-1), risky&(1<<13-1)
@@ -125,13 +130,14 @@ func (f *q4Fit) fit(q []uint8, w []float32) (scale, offset uint16, ok bool) {
 	if valid == 0 {
 		// No candidate survived the fp16 rounding: the slow search keeps its zero candidate,
 		// whose levels are all 0, and the refit on them is degenerate.
-		clear(q[:n])
+		clear(data)
 		return 0, 0, true
 	}
 	f.eval(n, valid)
 	best, berr := -1, math.Inf(1)
-	for c := range 16 {
-		if valid>>c&1 != 0 && f.errs[c] < berr {
+	for m := valid; m != 0; m &= m - 1 {
+		c := bits.TrailingZeros32(m)
+		if f.errs[c] < berr {
 			best, berr = c, f.errs[c]
 		}
 	}
@@ -153,31 +159,36 @@ func (f *q4Fit) fit(q []uint8, w []float32) (scale, offset uint16, ok bool) {
 			}
 		}
 	}
-	for j, x := range wd {
-		q[j] = uint8(min(max(int64(math.Float64bits(float64(x*inv)+z+roundMagic))-roundMagicBits, 0), 15))
+	if q4Kernels >= q4AVX2 {
+		q4LevelsAVX2(wd, inv, z, data)
+		return scale, offset, true
+	}
+	level := func(x float64) byte {
+		return byte(min(max(int64(math.Float64bits(float64(x*inv)+z+roundMagic))-roundMagicBits, 0), 15))
+	}
+	for j := 0; j < n; j += 2 {
+		data[j/2] = level(wd[j]) | level(wd[j+1])<<4
 	}
 	return scale, offset, true
 }
 
 // sweep sets lanes laneSweep+i of f.sums to the sums over the group of l, l*l and l*w, where
-// l = min(15, round(f.is[i]*dl[j])) is the weight's level for inverse scale i (dl >= 0). l*w
-// is summed in the weights' order, like leastSquares; the other two are sums of small
-// integers, exact in any order.
-func (f *q4Fit) sweep(n int) {
+// l = min(15, round(f.is[i]*(w-lo))) is the weight's level for inverse scale i, and returns the
+// sum of the weights. l*w and w are summed in the weights' order, like leastSquares; the other
+// two are sums of small integers, exact in any order.
+func (f *q4Fit) sweep(n int, lo float64) (sw float64) {
 	switch q4Kernels {
 	case q4AVX512:
-		q4SweepAVX512(f.dl[:n], f.wd[:n], &f.is, &f.sums)
-		return
+		return q4SweepAVX512(f.wd[:n], lo, &f.is, &f.sums)
 	case q4AVX2:
-		q4SweepAVX2(f.dl[:n], f.wd[:n], &f.is, &f.sums)
-		return
+		return q4SweepAVX2(f.wd[:n], lo, &f.is, &f.sums)
 	}
 	var sl, sll [sweepSteps + 1]int64
 	var slw [sweepSteps + 1]float64
 	is := (*[sweepSteps + 1]float64)(f.is[:])
-	wd := f.wd[:n]
-	for j, d := range f.dl[:n] {
-		x := wd[j]
+	for _, x := range f.wd[:n] {
+		d := x - lo
+		sw += x
 		for i, s := range is {
 			l := min(int64(math.Float64bits(float64(d*s)+roundMagic))-roundMagicBits, 15)
 			sl[i] += l
@@ -189,6 +200,7 @@ func (f *q4Fit) sweep(n int) {
 		c := laneSweep + i
 		f.sums[c], f.sums[sumsLanes+c], f.sums[2*sumsLanes+c] = float64(sl[i]), float64(sll[i]), slw[i]
 	}
+	return sw
 }
 
 // prep rounds the 16 lanes' fits to candidates (q4PrepAVX2 has the details): lanes 0 and 1
@@ -197,7 +209,7 @@ func (f *q4Fit) sweep(n int) {
 // exceed the integer rounding's range.
 func (f *q4Fit) prep(sw, n, lim float64) (valid, risky uint32) {
 	if q4Kernels >= q4AVX2 {
-		return q4PrepAVX2(&f.sums, &f.direct, sw, n, lim, &f.inv, &f.z, &f.sf, &f.zf, &f.bits)
+		return q4PrepAVX2(&f.sums, &f.direct, sw, n, 1/n, lim, &f.inv, &f.z, &f.sf, &f.zf, &f.bits)
 	}
 	for c := range 16 {
 		var a, b float64

@@ -35,26 +35,37 @@ var sweepNum = func() (n [sweepSteps + 1]float64) {
 	return n
 }()
 
-// fitGroupQ4 chooses the fp16 scale and offset of one group of weights w (at most 128),
-// writes its levels to q and returns the scale and offset bits. Every candidate is judged by
-// the squared error of its reconstruction with the fp16-rounded parameters, which is what will
-// be stored.
-//
-// fitBest takes the fast path (q4Fit.fit) for every group it can handle and the plain
-// candidate-at-a-time search (fitGroupQ4Slow) otherwise; both give the same bits.
+// fitGroupQ4 chooses the fp16 scale and offset of one group of weights w (at most 128, an even
+// count), writes its levels to q and returns the scale and offset bits. Every candidate is
+// judged by the squared error of its reconstruction with the fp16-rounded parameters, which is
+// what will be stored.
 func fitGroupQ4(q []uint8, w []float32, mode fitMode) (scale, offset uint16) {
 	var f q4Fit
-	return f.fitGroup(q, w, mode)
+	var data [64]byte
+	scale, offset = f.fitGroup(data[:len(w)/2], w, mode)
+	for i := range w {
+		q[i] = data[i/2] >> (4 * (i & 1)) & 15
+	}
+	return scale, offset
 }
 
-// fitGroup is fitGroupQ4 with f as the fast path's working memory.
-func (f *q4Fit) fitGroup(q []uint8, w []float32, mode fitMode) (scale, offset uint16) {
+// fitGroup is fitGroupQ4 writing the levels packed as the q4 data section stores them (two to
+// a byte, element 2k in the low nibble of byte k) into data (len(w)/2 bytes), with f as the
+// working memory of the fast path. fitBest takes the fast path (q4Fit.fit) for every group it
+// can handle and the candidate-at-a-time search (fitGroupQ4Slow) otherwise; both give the same
+// bits.
+func (f *q4Fit) fitGroup(data []byte, w []float32, mode fitMode) (scale, offset uint16) {
 	if mode == fitBest {
-		if s, z, ok := f.fit(q, w); ok {
+		if s, z, ok := f.fit(data, w); ok {
 			return s, z
 		}
 	}
-	return fitGroupQ4Slow(q, w, mode)
+	var q [128]uint8
+	scale, offset = fitGroupQ4Slow(q[:len(w)], w, mode)
+	for i := 0; i < len(w); i += 2 {
+		data[i/2] = q[i] | q[i+1]<<4
+	}
+	return scale, offset
 }
 
 // fitGroupQ4Slow is the q4 fit written the straightforward way, one candidate at a time: the

@@ -4,366 +4,417 @@
 
 #include "textflag.h"
 
-// func q4SweepAVX2(dl []float64, wd []float64, is *[16]float64, sums *[54]float64)
+// func q4PrologueAVX2(w []float32, wd []float64) (lo float32, hi float32)
+// Requires: AVX, AVX2, SSE, SSE2
+TEXT ·q4PrologueAVX2(SB), NOSPLIT, $0-56
+	MOVQ         w_base+0(FP), AX
+	MOVQ         w_len+8(FP), CX
+	MOVQ         wd_base+24(FP), DX
+	MOVL         $0x7fffffff, BX
+	MOVD         BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      (AX), Y1
+	VPSRAD       $0x1f, Y1, Y2
+	VPAND        Y0, Y2, Y2
+	VPXOR        Y2, Y1, Y1
+	VMOVDQA      Y1, Y2
+	XORQ         BX, BX
+
+loop:
+	VMOVDQU      (AX)(BX*4), Y3
+	VPSRAD       $0x1f, Y3, Y4
+	VPAND        Y0, Y4, Y4
+	VPXOR        Y4, Y3, Y3
+	VPMINSD      Y3, Y1, Y1
+	VPMAXSD      Y3, Y2, Y2
+	VCVTPS2PD    (AX)(BX*4), Y3
+	VCVTPS2PD    16(AX)(BX*4), Y4
+	VMOVUPD      Y3, (DX)(BX*8)
+	VMOVUPD      Y4, 32(DX)(BX*8)
+	ADDQ         $0x08, BX
+	CMPQ         BX, CX
+	JB           loop
+	VEXTRACTI128 $0x01, Y1, X0
+	VPMINSD      X0, X1, X1
+	VPSHUFD      $0x4e, X1, X0
+	VPMINSD      X0, X1, X1
+	VPSHUFD      $0xb1, X1, X0
+	VPMINSD      X0, X1, X1
+	VMOVD        X1, AX
+	MOVL         AX, CX
+	SARL         $0x1f, CX
+	ANDL         $0x7fffffff, CX
+	XORL         CX, AX
+	VEXTRACTI128 $0x01, Y2, X0
+	VPMAXSD      X0, X2, X2
+	VPSHUFD      $0x4e, X2, X0
+	VPMAXSD      X0, X2, X2
+	VPSHUFD      $0xb1, X2, X0
+	VPMAXSD      X0, X2, X2
+	VMOVD        X2, CX
+	MOVL         CX, DX
+	SARL         $0x1f, DX
+	ANDL         $0x7fffffff, DX
+	XORL         DX, CX
+	MOVD         AX, X0
+	MOVD         CX, X1
+	MOVSS        X0, lo+48(FP)
+	MOVSS        X1, hi+52(FP)
+	VZEROUPPER
+	RET
+
+// func q4SweepAVX2(wd []float64, lo float64, is *[16]float64, sums *[54]float64) float64
 // Requires: AVX, AVX2, FMA3, SSE2
-TEXT ·q4SweepAVX2(SB), NOSPLIT, $0-64
-	MOVQ         dl_base+0(FP), AX
-	MOVQ         wd_base+24(FP), CX
-	MOVQ         dl_len+8(FP), DX
-	MOVQ         is+48(FP), BX
-	MOVQ         sums+56(FP), SI
-	MOVQ         $0x402e000000000000, DI
-	MOVQ         DI, X0
+TEXT ·q4SweepAVX2(SB), NOSPLIT, $0-56
+	MOVQ         wd_base+0(FP), AX
+	MOVQ         wd_len+8(FP), CX
+	MOVQ         is+32(FP), DX
+	MOVQ         sums+40(FP), BX
+	MOVQ         $0x402e000000000000, SI
+	MOVQ         SI, X0
 	VBROADCASTSD X0, Y0
-	VXORPD       Y1, Y1, Y1
+	VBROADCASTSD lo+24(FP), Y1
 	VXORPD       Y2, Y2, Y2
 	VXORPD       Y3, Y3, Y3
-	VXORPD       Y5, Y5, Y5
+	VXORPD       Y4, Y4, Y4
 	VXORPD       Y6, Y6, Y6
 	VXORPD       Y7, Y7, Y7
 	VXORPD       Y8, Y8, Y8
 	VXORPD       Y9, Y9, Y9
 	VXORPD       Y10, Y10, Y10
-	XORQ         DI, DI
-	TESTQ        DX, DX
+	VXORPD       Y11, Y11, Y11
+	VXORPD       X12, X12, X12
+	XORQ         SI, SI
+	TESTQ        CX, CX
 	JZ           done
 
 loop:
-	VBROADCASTSD (AX)(DI*8), Y11
-	VBROADCASTSD (CX)(DI*8), Y12
-	VMULPD       (BX), Y11, Y4
-	VROUNDPD     $0x00, Y4, Y4
-	VMINPD       Y0, Y4, Y4
-	VADDPD       Y4, Y1, Y1
-	VFMADD231PD  Y4, Y4, Y2
-	VFMADD231PD  Y4, Y12, Y3
-	VMULPD       32(BX), Y11, Y4
-	VROUNDPD     $0x00, Y4, Y4
-	VMINPD       Y0, Y4, Y4
-	VADDPD       Y4, Y5, Y5
-	VFMADD231PD  Y4, Y4, Y6
-	VFMADD231PD  Y4, Y12, Y7
-	VMULPD       64(BX), Y11, Y4
-	VROUNDPD     $0x00, Y4, Y4
-	VMINPD       Y0, Y4, Y4
-	VADDPD       Y4, Y8, Y8
-	VFMADD231PD  Y4, Y4, Y9
-	VFMADD231PD  Y4, Y12, Y10
-	INCQ         DI
-	CMPQ         DI, DX
+	VBROADCASTSD (AX)(SI*8), Y14
+	VSUBPD       Y1, Y14, Y13
+	VADDSD       X14, X12, X12
+	VMULPD       (DX), Y13, Y5
+	VROUNDPD     $0x00, Y5, Y5
+	VMINPD       Y0, Y5, Y5
+	VADDPD       Y5, Y2, Y2
+	VFMADD231PD  Y5, Y5, Y3
+	VFMADD231PD  Y5, Y14, Y4
+	VMULPD       32(DX), Y13, Y5
+	VROUNDPD     $0x00, Y5, Y5
+	VMINPD       Y0, Y5, Y5
+	VADDPD       Y5, Y6, Y6
+	VFMADD231PD  Y5, Y5, Y7
+	VFMADD231PD  Y5, Y14, Y8
+	VMULPD       64(DX), Y13, Y5
+	VROUNDPD     $0x00, Y5, Y5
+	VMINPD       Y0, Y5, Y5
+	VADDPD       Y5, Y9, Y9
+	VFMADD231PD  Y5, Y5, Y10
+	VFMADD231PD  Y5, Y14, Y11
+	INCQ         SI
+	CMPQ         SI, CX
 	JB           loop
 
 done:
-	VMOVUPD Y1, 16(SI)
-	VMOVUPD Y2, 160(SI)
-	VMOVUPD Y3, 304(SI)
-	VMOVUPD Y5, 48(SI)
-	VMOVUPD Y6, 192(SI)
-	VMOVUPD Y7, 336(SI)
-	VMOVUPD Y8, 80(SI)
-	VMOVUPD Y9, 224(SI)
-	VMOVUPD Y10, 368(SI)
+	VMOVUPD Y2, 16(BX)
+	VMOVUPD Y3, 160(BX)
+	VMOVUPD Y4, 304(BX)
+	VMOVUPD Y6, 48(BX)
+	VMOVUPD Y7, 192(BX)
+	VMOVUPD Y8, 336(BX)
+	VMOVUPD Y9, 80(BX)
+	VMOVUPD Y10, 224(BX)
+	VMOVUPD Y11, 368(BX)
+	MOVSD   X12, ret+48(FP)
 	VZEROUPPER
 	RET
 
-// func q4SweepAVX512(dl []float64, wd []float64, is *[16]float64, sums *[54]float64)
+// func q4SweepAVX512(wd []float64, lo float64, is *[16]float64, sums *[54]float64) float64
 // Requires: AVX, AVX512DQ, AVX512F, SSE2
-TEXT ·q4SweepAVX512(SB), NOSPLIT, $0-64
-	MOVQ         dl_base+0(FP), AX
-	MOVQ         wd_base+24(FP), CX
-	MOVQ         dl_len+8(FP), DX
-	MOVQ         is+48(FP), BX
-	MOVQ         sums+56(FP), SI
-	MOVQ         $0x402e000000000000, DI
-	MOVQ         DI, X0
+TEXT ·q4SweepAVX512(SB), NOSPLIT, $0-56
+	MOVQ         wd_base+0(FP), AX
+	MOVQ         wd_len+8(FP), CX
+	MOVQ         is+32(FP), DX
+	MOVQ         sums+40(FP), BX
+	MOVQ         $0x402e000000000000, SI
+	MOVQ         SI, X0
 	VBROADCASTSD X0, Z0
-	VXORPD       Z1, Z1, Z1
+	VBROADCASTSD lo+24(FP), Z1
 	VXORPD       Z2, Z2, Z2
 	VXORPD       Z3, Z3, Z3
-	VXORPD       Z5, Z5, Z5
+	VXORPD       Z4, Z4, Z4
 	VXORPD       Z6, Z6, Z6
 	VXORPD       Z7, Z7, Z7
-	XORQ         DI, DI
-	TESTQ        DX, DX
+	VXORPD       Z8, Z8, Z8
+	VXORPD       X9, X9, X9
+	XORQ         SI, SI
+	TESTQ        CX, CX
 	JZ           done
 
 loop:
-	VBROADCASTSD (AX)(DI*8), Z8
-	VBROADCASTSD (CX)(DI*8), Z9
-	VMULPD       (BX), Z8, Z4
-	VRNDSCALEPD  $0x00, Z4, Z4
-	VMINPD       Z0, Z4, Z4
-	VADDPD       Z4, Z1, Z1
-	VFMADD231PD  Z4, Z4, Z2
-	VFMADD231PD  Z4, Z9, Z3
-	VMULPD       64(BX), Z8, Z4
-	VRNDSCALEPD  $0x00, Z4, Z4
-	VMINPD       Z0, Z4, Z4
-	VADDPD       Z4, Z5, Z5
-	VFMADD231PD  Z4, Z4, Z6
-	VFMADD231PD  Z4, Z9, Z7
-	INCQ         DI
-	CMPQ         DI, DX
+	VBROADCASTSD (AX)(SI*8), Z11
+	VSUBPD       Z1, Z11, Z10
+	VADDSD       X11, X9, X9
+	VMULPD       (DX), Z10, Z5
+	VRNDSCALEPD  $0x00, Z5, Z5
+	VMINPD       Z0, Z5, Z5
+	VADDPD       Z5, Z2, Z2
+	VFMADD231PD  Z5, Z5, Z3
+	VFMADD231PD  Z5, Z11, Z4
+	VMULPD       64(DX), Z10, Z5
+	VRNDSCALEPD  $0x00, Z5, Z5
+	VMINPD       Z0, Z5, Z5
+	VADDPD       Z5, Z6, Z6
+	VFMADD231PD  Z5, Z5, Z7
+	VFMADD231PD  Z5, Z11, Z8
+	INCQ         SI
+	CMPQ         SI, CX
 	JB           loop
 
 done:
-	VMOVUPD Z1, 16(SI)
-	VMOVUPD Z2, 160(SI)
-	VMOVUPD Z3, 304(SI)
-	VMOVUPD Z5, 80(SI)
-	VMOVUPD Z6, 224(SI)
-	VMOVUPD Z7, 368(SI)
+	VMOVUPD Z2, 16(BX)
+	VMOVUPD Z3, 160(BX)
+	VMOVUPD Z4, 304(BX)
+	VMOVUPD Z6, 80(BX)
+	VMOVUPD Z7, 224(BX)
+	VMOVUPD Z8, 368(BX)
+	MOVSD   X9, ret+48(FP)
 	VZEROUPPER
 	RET
 
-// func q4PrepAVX2(sums *[54]float64, direct *[4]float64, sw float64, n float64, lim float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, bits *[16]uint32) (valid uint32, risky uint32)
+// func q4PrepAVX2(sums *[54]float64, direct *[4]float64, sw float64, n float64, invn float64, lim float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, bits *[16]uint32) (valid uint32, risky uint32)
 // Requires: AVX, AVX2, F16C, SSE2
-TEXT ·q4PrepAVX2(SB), NOSPLIT, $0-88
+TEXT ·q4PrepAVX2(SB), NOSPLIT, $0-96
 	MOVQ         sums+0(FP), AX
 	MOVQ         direct+8(FP), CX
-	MOVQ         inv+40(FP), DX
-	MOVQ         z+48(FP), BX
-	MOVQ         s+56(FP), SI
-	MOVQ         zf+64(FP), DI
-	MOVQ         bits+72(FP), R8
+	MOVQ         inv+48(FP), DX
+	MOVQ         z+56(FP), BX
+	MOVQ         s+64(FP), SI
+	MOVQ         zf+72(FP), DI
+	MOVQ         bits+80(FP), R8
 	VBROADCASTSD sw+16(FP), Y0
 	VBROADCASTSD n+24(FP), Y1
-	VBROADCASTSD lim+32(FP), Y2
-	VXORPD       Y3, Y3, Y3
-	MOVQ         $0x7ff0000000000000, R9
-	MOVQ         R9, X4
-	VBROADCASTSD X4, Y4
+	VBROADCASTSD invn+32(FP), Y2
+	VBROADCASTSD lim+40(FP), Y3
+	VXORPD       Y4, Y4, Y4
 	MOVQ         $0x3ff0000000000000, R9
 	MOVQ         R9, X5
 	VBROADCASTSD X5, Y5
-	MOVQ         $0x8000000000000000, R9
-	MOVQ         R9, X6
-	VBROADCASTSD X6, Y6
-	MOVQ         $0x4310000000000000, R9
-	MOVQ         R9, X7
-	VBROADCASTSD X7, Y7
-	MOVL         $0x7fffffff, R9
-	MOVD         R9, X8
-	VPBROADCASTD X8, X8
-	MOVL         $0x7f800000, R9
-	MOVD         R9, X9
-	VPBROADCASTD X9, X9
 	XORL         R9, R9
 	XORL         R10, R10
-	VMOVUPD      (AX), Y13
-	VMOVUPD      144(AX), Y10
-	VMOVUPD      288(AX), Y12
-	VMULPD       Y10, Y1, Y10
-	VMULPD       Y13, Y13, Y11
-	VSUBPD       Y11, Y10, Y10
-	VMULPD       Y12, Y1, Y12
-	VMULPD       Y0, Y13, Y11
-	VSUBPD       Y11, Y12, Y12
-	VDIVPD       Y10, Y12, Y12
-	VMULPD       Y13, Y12, Y11
-	VSUBPD       Y11, Y0, Y11
-	VDIVPD       Y1, Y11, Y11
-	VBLENDPD     $0x03, (CX), Y12, Y12
-	VBLENDPD     $0x03, 16(CX), Y11, Y11
-	VBLENDPD     $0x03, Y5, Y10, Y10
-	VCMPPD       $0x1e, Y3, Y10, Y10
-	VCMPPD       $0x1e, Y3, Y12, Y13
-	VANDPD       Y13, Y10, Y10
-	VCMPPD       $0x11, Y4, Y12, Y13
-	VANDPD       Y13, Y10, Y10
-	VMOVMSKPD    Y10, CX
-	VCVTPD2PSY   Y12, X13
-	VCVTPS2PH    $0x00, X13, X10
-	VCVTPH2PS    X10, X13
-	VXORPD       Y6, Y11, Y11
-	VDIVPD       Y12, Y11, Y11
-	VCVTPD2PSY   Y11, X12
-	VCVTPS2PH    $0x00, X12, X11
-	VCVTPH2PS    X11, X12
-	VCMPPS       $0x1e, X3, X13, X14
-	VCMPPS       $0x11, X9, X13, X15
-	VANDPS       X15, X14, X14
-	VANDPS       X8, X12, X15
-	VCMPPS       $0x11, X9, X15, X15
-	VANDPS       X15, X14, X14
-	VMOVMSKPS    X14, R11
+	VMOVUPD      (AX), Y9
+	VMOVUPD      144(AX), Y6
+	VMOVUPD      288(AX), Y8
+	VMULPD       Y6, Y1, Y6
+	VMULPD       Y9, Y9, Y7
+	VSUBPD       Y7, Y6, Y6
+	VMULPD       Y8, Y1, Y8
+	VMULPD       Y0, Y9, Y7
+	VSUBPD       Y7, Y8, Y8
+	VDIVPD       Y6, Y8, Y8
+	VMULPD       Y9, Y8, Y7
+	VSUBPD       Y7, Y0, Y7
+	VMULPD       Y2, Y7, Y7
+	VBLENDPD     $0x03, (CX), Y8, Y8
+	VBLENDPD     $0x03, 16(CX), Y7, Y7
+	VBLENDPD     $0x03, Y5, Y6, Y6
+	VCMPPD       $0x1e, Y4, Y6, Y6
+	VCMPPD       $0x1e, Y4, Y8, Y9
+	VANDPD       Y9, Y6, Y6
+	VCMPPD       $0x11, q4inf64<>+0(SB), Y8, Y9
+	VANDPD       Y9, Y6, Y6
+	VMOVMSKPD    Y6, CX
+	VCVTPD2PSY   Y8, X9
+	VCVTPS2PH    $0x00, X9, X6
+	VCVTPH2PS    X6, X9
+	VXORPD       q4sign64<>+0(SB), Y7, Y7
+	VDIVPD       Y8, Y7, Y7
+	VCVTPD2PSY   Y7, X8
+	VCVTPS2PH    $0x00, X8, X7
+	VCVTPH2PS    X7, X8
+	VCMPPS       $0x1e, X4, X9, X10
+	VCMPPS       $0x11, q4inf32<>+0(SB), X9, X11
+	VANDPS       X11, X10, X10
+	VANDPS       q4abs32<>+0(SB), X8, X11
+	VCMPPS       $0x11, q4inf32<>+0(SB), X11, X11
+	VANDPS       X11, X10, X10
+	VMOVMSKPS    X10, R11
 	ANDL         CX, R11
-	VMOVUPS      X13, (SI)
-	VMOVUPS      X12, (DI)
-	VPUNPCKLWD   X11, X10, X10
-	VMOVDQU      X10, (R8)
-	VCVTPS2PD    X13, Y10
-	VDIVPD       Y10, Y5, Y10
-	VMOVUPD      Y10, (DX)
-	VCVTPS2PD    X12, Y11
-	VMOVUPD      Y11, (BX)
-	VMULPD       Y10, Y2, Y10
-	VANDNPD      Y11, Y6, Y11
-	VADDPD       Y11, Y10, Y10
-	VCMPPD       $0x11, Y7, Y10, Y10
-	VMOVMSKPD    Y10, CX
+	VMOVUPS      X9, (SI)
+	VMOVUPS      X8, (DI)
+	VPUNPCKLWD   X7, X6, X6
+	VMOVDQU      X6, (R8)
+	VCVTPS2PD    X9, Y6
+	VDIVPD       Y6, Y5, Y6
+	VMOVUPD      Y6, (DX)
+	VCVTPS2PD    X8, Y7
+	VMOVUPD      Y7, (BX)
+	VMULPD       Y6, Y3, Y6
+	VANDPD       q4abs64<>+0(SB), Y7, Y7
+	VADDPD       Y7, Y6, Y6
+	VCMPPD       $0x11, q4big64<>+0(SB), Y6, Y6
+	VMOVMSKPD    Y6, CX
 	NOTL         CX
 	ANDL         R11, CX
 	ORL          R11, R9
 	ORL          CX, R10
-	VMOVUPD      32(AX), Y13
-	VMOVUPD      176(AX), Y10
-	VMOVUPD      320(AX), Y12
-	VMULPD       Y10, Y1, Y10
-	VMULPD       Y13, Y13, Y11
-	VSUBPD       Y11, Y10, Y10
-	VMULPD       Y12, Y1, Y12
-	VMULPD       Y0, Y13, Y11
-	VSUBPD       Y11, Y12, Y12
-	VDIVPD       Y10, Y12, Y12
-	VMULPD       Y13, Y12, Y11
-	VSUBPD       Y11, Y0, Y11
-	VDIVPD       Y1, Y11, Y11
-	VCMPPD       $0x1e, Y3, Y10, Y10
-	VCMPPD       $0x1e, Y3, Y12, Y13
-	VANDPD       Y13, Y10, Y10
-	VCMPPD       $0x11, Y4, Y12, Y13
-	VANDPD       Y13, Y10, Y10
-	VMOVMSKPD    Y10, CX
-	VCVTPD2PSY   Y12, X13
-	VCVTPS2PH    $0x00, X13, X10
-	VCVTPH2PS    X10, X13
-	VXORPD       Y6, Y11, Y11
-	VDIVPD       Y12, Y11, Y11
-	VCVTPD2PSY   Y11, X12
-	VCVTPS2PH    $0x00, X12, X11
-	VCVTPH2PS    X11, X12
-	VCMPPS       $0x1e, X3, X13, X14
-	VCMPPS       $0x11, X9, X13, X15
-	VANDPS       X15, X14, X14
-	VANDPS       X8, X12, X15
-	VCMPPS       $0x11, X9, X15, X15
-	VANDPS       X15, X14, X14
-	VMOVMSKPS    X14, R11
+	VMOVUPD      32(AX), Y9
+	VMOVUPD      176(AX), Y6
+	VMOVUPD      320(AX), Y8
+	VMULPD       Y6, Y1, Y6
+	VMULPD       Y9, Y9, Y7
+	VSUBPD       Y7, Y6, Y6
+	VMULPD       Y8, Y1, Y8
+	VMULPD       Y0, Y9, Y7
+	VSUBPD       Y7, Y8, Y8
+	VDIVPD       Y6, Y8, Y8
+	VMULPD       Y9, Y8, Y7
+	VSUBPD       Y7, Y0, Y7
+	VMULPD       Y2, Y7, Y7
+	VCMPPD       $0x1e, Y4, Y6, Y6
+	VCMPPD       $0x1e, Y4, Y8, Y9
+	VANDPD       Y9, Y6, Y6
+	VCMPPD       $0x11, q4inf64<>+0(SB), Y8, Y9
+	VANDPD       Y9, Y6, Y6
+	VMOVMSKPD    Y6, CX
+	VCVTPD2PSY   Y8, X9
+	VCVTPS2PH    $0x00, X9, X6
+	VCVTPH2PS    X6, X9
+	VXORPD       q4sign64<>+0(SB), Y7, Y7
+	VDIVPD       Y8, Y7, Y7
+	VCVTPD2PSY   Y7, X8
+	VCVTPS2PH    $0x00, X8, X7
+	VCVTPH2PS    X7, X8
+	VCMPPS       $0x1e, X4, X9, X10
+	VCMPPS       $0x11, q4inf32<>+0(SB), X9, X11
+	VANDPS       X11, X10, X10
+	VANDPS       q4abs32<>+0(SB), X8, X11
+	VCMPPS       $0x11, q4inf32<>+0(SB), X11, X11
+	VANDPS       X11, X10, X10
+	VMOVMSKPS    X10, R11
 	ANDL         CX, R11
-	VMOVUPS      X13, 16(SI)
-	VMOVUPS      X12, 16(DI)
-	VPUNPCKLWD   X11, X10, X10
-	VMOVDQU      X10, 16(R8)
-	VCVTPS2PD    X13, Y10
-	VDIVPD       Y10, Y5, Y10
-	VMOVUPD      Y10, 32(DX)
-	VCVTPS2PD    X12, Y11
-	VMOVUPD      Y11, 32(BX)
-	VMULPD       Y10, Y2, Y10
-	VANDNPD      Y11, Y6, Y11
-	VADDPD       Y11, Y10, Y10
-	VCMPPD       $0x11, Y7, Y10, Y10
-	VMOVMSKPD    Y10, CX
+	VMOVUPS      X9, 16(SI)
+	VMOVUPS      X8, 16(DI)
+	VPUNPCKLWD   X7, X6, X6
+	VMOVDQU      X6, 16(R8)
+	VCVTPS2PD    X9, Y6
+	VDIVPD       Y6, Y5, Y6
+	VMOVUPD      Y6, 32(DX)
+	VCVTPS2PD    X8, Y7
+	VMOVUPD      Y7, 32(BX)
+	VMULPD       Y6, Y3, Y6
+	VANDPD       q4abs64<>+0(SB), Y7, Y7
+	VADDPD       Y7, Y6, Y6
+	VCMPPD       $0x11, q4big64<>+0(SB), Y6, Y6
+	VMOVMSKPD    Y6, CX
 	NOTL         CX
 	ANDL         R11, CX
 	SHLL         $0x04, R11
 	SHLL         $0x04, CX
 	ORL          R11, R9
 	ORL          CX, R10
-	VMOVUPD      64(AX), Y13
-	VMOVUPD      208(AX), Y10
-	VMOVUPD      352(AX), Y12
-	VMULPD       Y10, Y1, Y10
-	VMULPD       Y13, Y13, Y11
-	VSUBPD       Y11, Y10, Y10
-	VMULPD       Y12, Y1, Y12
-	VMULPD       Y0, Y13, Y11
-	VSUBPD       Y11, Y12, Y12
-	VDIVPD       Y10, Y12, Y12
-	VMULPD       Y13, Y12, Y11
-	VSUBPD       Y11, Y0, Y11
-	VDIVPD       Y1, Y11, Y11
-	VCMPPD       $0x1e, Y3, Y10, Y10
-	VCMPPD       $0x1e, Y3, Y12, Y13
-	VANDPD       Y13, Y10, Y10
-	VCMPPD       $0x11, Y4, Y12, Y13
-	VANDPD       Y13, Y10, Y10
-	VMOVMSKPD    Y10, CX
-	VCVTPD2PSY   Y12, X13
-	VCVTPS2PH    $0x00, X13, X10
-	VCVTPH2PS    X10, X13
-	VXORPD       Y6, Y11, Y11
-	VDIVPD       Y12, Y11, Y11
-	VCVTPD2PSY   Y11, X12
-	VCVTPS2PH    $0x00, X12, X11
-	VCVTPH2PS    X11, X12
-	VCMPPS       $0x1e, X3, X13, X14
-	VCMPPS       $0x11, X9, X13, X15
-	VANDPS       X15, X14, X14
-	VANDPS       X8, X12, X15
-	VCMPPS       $0x11, X9, X15, X15
-	VANDPS       X15, X14, X14
-	VMOVMSKPS    X14, R11
+	VMOVUPD      64(AX), Y9
+	VMOVUPD      208(AX), Y6
+	VMOVUPD      352(AX), Y8
+	VMULPD       Y6, Y1, Y6
+	VMULPD       Y9, Y9, Y7
+	VSUBPD       Y7, Y6, Y6
+	VMULPD       Y8, Y1, Y8
+	VMULPD       Y0, Y9, Y7
+	VSUBPD       Y7, Y8, Y8
+	VDIVPD       Y6, Y8, Y8
+	VMULPD       Y9, Y8, Y7
+	VSUBPD       Y7, Y0, Y7
+	VMULPD       Y2, Y7, Y7
+	VCMPPD       $0x1e, Y4, Y6, Y6
+	VCMPPD       $0x1e, Y4, Y8, Y9
+	VANDPD       Y9, Y6, Y6
+	VCMPPD       $0x11, q4inf64<>+0(SB), Y8, Y9
+	VANDPD       Y9, Y6, Y6
+	VMOVMSKPD    Y6, CX
+	VCVTPD2PSY   Y8, X9
+	VCVTPS2PH    $0x00, X9, X6
+	VCVTPH2PS    X6, X9
+	VXORPD       q4sign64<>+0(SB), Y7, Y7
+	VDIVPD       Y8, Y7, Y7
+	VCVTPD2PSY   Y7, X8
+	VCVTPS2PH    $0x00, X8, X7
+	VCVTPH2PS    X7, X8
+	VCMPPS       $0x1e, X4, X9, X10
+	VCMPPS       $0x11, q4inf32<>+0(SB), X9, X11
+	VANDPS       X11, X10, X10
+	VANDPS       q4abs32<>+0(SB), X8, X11
+	VCMPPS       $0x11, q4inf32<>+0(SB), X11, X11
+	VANDPS       X11, X10, X10
+	VMOVMSKPS    X10, R11
 	ANDL         CX, R11
-	VMOVUPS      X13, 32(SI)
-	VMOVUPS      X12, 32(DI)
-	VPUNPCKLWD   X11, X10, X10
-	VMOVDQU      X10, 32(R8)
-	VCVTPS2PD    X13, Y10
-	VDIVPD       Y10, Y5, Y10
-	VMOVUPD      Y10, 64(DX)
-	VCVTPS2PD    X12, Y11
-	VMOVUPD      Y11, 64(BX)
-	VMULPD       Y10, Y2, Y10
-	VANDNPD      Y11, Y6, Y11
-	VADDPD       Y11, Y10, Y10
-	VCMPPD       $0x11, Y7, Y10, Y10
-	VMOVMSKPD    Y10, CX
+	VMOVUPS      X9, 32(SI)
+	VMOVUPS      X8, 32(DI)
+	VPUNPCKLWD   X7, X6, X6
+	VMOVDQU      X6, 32(R8)
+	VCVTPS2PD    X9, Y6
+	VDIVPD       Y6, Y5, Y6
+	VMOVUPD      Y6, 64(DX)
+	VCVTPS2PD    X8, Y7
+	VMOVUPD      Y7, 64(BX)
+	VMULPD       Y6, Y3, Y6
+	VANDPD       q4abs64<>+0(SB), Y7, Y7
+	VADDPD       Y7, Y6, Y6
+	VCMPPD       $0x11, q4big64<>+0(SB), Y6, Y6
+	VMOVMSKPD    Y6, CX
 	NOTL         CX
 	ANDL         R11, CX
 	SHLL         $0x08, R11
 	SHLL         $0x08, CX
 	ORL          R11, R9
 	ORL          CX, R10
-	VMOVUPD      96(AX), Y13
-	VMOVUPD      240(AX), Y10
-	VMOVUPD      384(AX), Y12
-	VMULPD       Y10, Y1, Y10
-	VMULPD       Y13, Y13, Y11
-	VSUBPD       Y11, Y10, Y10
-	VMULPD       Y12, Y1, Y12
-	VMULPD       Y0, Y13, Y11
-	VSUBPD       Y11, Y12, Y12
-	VDIVPD       Y10, Y12, Y12
-	VMULPD       Y13, Y12, Y11
-	VSUBPD       Y11, Y0, Y0
+	VMOVUPD      96(AX), Y8
+	VMOVUPD      240(AX), Y6
+	VMOVUPD      384(AX), Y9
+	VMULPD       Y6, Y1, Y6
+	VMULPD       Y8, Y8, Y7
+	VSUBPD       Y7, Y6, Y6
+	VMULPD       Y9, Y1, Y1
+	VMULPD       Y0, Y8, Y7
+	VSUBPD       Y7, Y1, Y1
+	VDIVPD       Y6, Y1, Y1
+	VMULPD       Y8, Y1, Y7
+	VSUBPD       Y7, Y0, Y0
+	VMULPD       Y2, Y0, Y0
+	VCMPPD       $0x1e, Y4, Y6, Y2
+	VCMPPD       $0x1e, Y4, Y1, Y6
+	VANDPD       Y6, Y2, Y2
+	VCMPPD       $0x11, q4inf64<>+0(SB), Y1, Y6
+	VANDPD       Y6, Y2, Y2
+	VMOVMSKPD    Y2, AX
+	VCVTPD2PSY   Y1, X6
+	VCVTPS2PH    $0x00, X6, X2
+	VCVTPH2PS    X2, X6
+	VXORPD       q4sign64<>+0(SB), Y0, Y0
 	VDIVPD       Y1, Y0, Y0
-	VCMPPD       $0x1e, Y3, Y10, Y1
-	VCMPPD       $0x1e, Y3, Y12, Y10
-	VANDPD       Y10, Y1, Y1
-	VCMPPD       $0x11, Y4, Y12, Y10
-	VANDPD       Y10, Y1, Y1
-	VMOVMSKPD    Y1, AX
-	VCVTPD2PSY   Y12, X4
-	VCVTPS2PH    $0x00, X4, X1
-	VCVTPH2PS    X1, X4
-	VXORPD       Y6, Y0, Y0
-	VDIVPD       Y12, Y0, Y0
-	VCVTPD2PSY   Y0, X10
-	VCVTPS2PH    $0x00, X10, X0
-	VCVTPH2PS    X0, X10
-	VCMPPS       $0x1e, X3, X4, X3
-	VCMPPS       $0x11, X9, X4, X11
-	VANDPS       X11, X3, X3
-	VANDPS       X8, X10, X11
-	VCMPPS       $0x11, X9, X11, X11
-	VANDPS       X11, X3, X3
-	VMOVMSKPS    X3, CX
+	VCVTPD2PSY   Y0, X1
+	VCVTPS2PH    $0x00, X1, X0
+	VCVTPH2PS    X0, X1
+	VCMPPS       $0x1e, X4, X6, X4
+	VCMPPS       $0x11, q4inf32<>+0(SB), X6, X7
+	VANDPS       X7, X4, X4
+	VANDPS       q4abs32<>+0(SB), X1, X7
+	VCMPPS       $0x11, q4inf32<>+0(SB), X7, X7
+	VANDPS       X7, X4, X4
+	VMOVMSKPS    X4, CX
 	ANDL         AX, CX
-	VMOVUPS      X4, 48(SI)
-	VMOVUPS      X10, 48(DI)
-	VPUNPCKLWD   X0, X1, X1
-	VMOVDQU      X1, 48(R8)
-	VCVTPS2PD    X4, Y0
+	VMOVUPS      X6, 48(SI)
+	VMOVUPS      X1, 48(DI)
+	VPUNPCKLWD   X0, X2, X2
+	VMOVDQU      X2, 48(R8)
+	VCVTPS2PD    X6, Y0
 	VDIVPD       Y0, Y5, Y0
 	VMOVUPD      Y0, 96(DX)
-	VCVTPS2PD    X10, Y1
+	VCVTPS2PD    X1, Y1
 	VMOVUPD      Y1, 96(BX)
-	VMULPD       Y0, Y2, Y0
-	VANDNPD      Y1, Y6, Y1
+	VMULPD       Y0, Y3, Y0
+	VANDPD       q4abs64<>+0(SB), Y1, Y1
 	VADDPD       Y1, Y0, Y0
-	VCMPPD       $0x11, Y7, Y0, Y0
+	VCMPPD       $0x11, q4big64<>+0(SB), Y0, Y0
 	VMOVMSKPD    Y0, AX
 	NOTL         AX
 	ANDL         CX, AX
@@ -371,10 +422,54 @@ TEXT ·q4PrepAVX2(SB), NOSPLIT, $0-88
 	SHLL         $0x0c, AX
 	ORL          CX, R9
 	ORL          AX, R10
-	MOVL         R9, valid+80(FP)
-	MOVL         R10, risky+84(FP)
+	MOVL         R9, valid+88(FP)
+	MOVL         R10, risky+92(FP)
 	VZEROUPPER
 	RET
+
+DATA q4inf64<>+0(SB)/8, $0x7ff0000000000000
+DATA q4inf64<>+8(SB)/8, $0x7ff0000000000000
+DATA q4inf64<>+16(SB)/8, $0x7ff0000000000000
+DATA q4inf64<>+24(SB)/8, $0x7ff0000000000000
+GLOBL q4inf64<>(SB), RODATA|NOPTR, $32
+
+DATA q4sign64<>+0(SB)/8, $0x8000000000000000
+DATA q4sign64<>+8(SB)/8, $0x8000000000000000
+DATA q4sign64<>+16(SB)/8, $0x8000000000000000
+DATA q4sign64<>+24(SB)/8, $0x8000000000000000
+GLOBL q4sign64<>(SB), RODATA|NOPTR, $32
+
+DATA q4abs64<>+0(SB)/8, $0x7fffffffffffffff
+DATA q4abs64<>+8(SB)/8, $0x7fffffffffffffff
+DATA q4abs64<>+16(SB)/8, $0x7fffffffffffffff
+DATA q4abs64<>+24(SB)/8, $0x7fffffffffffffff
+GLOBL q4abs64<>(SB), RODATA|NOPTR, $32
+
+DATA q4big64<>+0(SB)/8, $0x4310000000000000
+DATA q4big64<>+8(SB)/8, $0x4310000000000000
+DATA q4big64<>+16(SB)/8, $0x4310000000000000
+DATA q4big64<>+24(SB)/8, $0x4310000000000000
+GLOBL q4big64<>(SB), RODATA|NOPTR, $32
+
+DATA q4abs32<>+0(SB)/4, $0x7fffffff
+DATA q4abs32<>+4(SB)/4, $0x7fffffff
+DATA q4abs32<>+8(SB)/4, $0x7fffffff
+DATA q4abs32<>+12(SB)/4, $0x7fffffff
+DATA q4abs32<>+16(SB)/4, $0x7fffffff
+DATA q4abs32<>+20(SB)/4, $0x7fffffff
+DATA q4abs32<>+24(SB)/4, $0x7fffffff
+DATA q4abs32<>+28(SB)/4, $0x7fffffff
+GLOBL q4abs32<>(SB), RODATA|NOPTR, $32
+
+DATA q4inf32<>+0(SB)/4, $0x7f800000
+DATA q4inf32<>+4(SB)/4, $0x7f800000
+DATA q4inf32<>+8(SB)/4, $0x7f800000
+DATA q4inf32<>+12(SB)/4, $0x7f800000
+DATA q4inf32<>+16(SB)/4, $0x7f800000
+DATA q4inf32<>+20(SB)/4, $0x7f800000
+DATA q4inf32<>+24(SB)/4, $0x7f800000
+DATA q4inf32<>+28(SB)/4, $0x7f800000
+GLOBL q4inf32<>(SB), RODATA|NOPTR, $32
 
 // func q4EvalAVX2(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64, sums *[54]float64)
 // Requires: AVX, AVX2, FMA3, SSE2
@@ -630,6 +725,48 @@ loop:
 
 done:
 	VMOVUPD Y2, (R8)
+	VZEROUPPER
+	RET
+
+// func q4LevelsAVX2(wd []float64, inv float64, z float64, data []byte)
+// Requires: AVX, AVX2, SSE2
+TEXT ·q4LevelsAVX2(SB), NOSPLIT, $0-64
+	MOVQ         wd_base+0(FP), AX
+	MOVQ         wd_len+8(FP), CX
+	MOVQ         data_base+40(FP), DX
+	VBROADCASTSD inv+24(FP), Y0
+	VBROADCASTSD z+32(FP), Y1
+	VXORPD       Y2, Y2, Y2
+	MOVQ         $0x402e000000000000, BX
+	MOVQ         BX, X3
+	VBROADCASTSD X3, Y3
+	MOVQ         $0x808080800c080400, BX
+	MOVQ         BX, X4
+	VPINSRQ      $0x01, BX, X4, X4
+	XORQ         BX, BX
+
+loop:
+	VMULPD     (AX)(BX*8), Y0, Y5
+	VADDPD     Y1, Y5, Y5
+	VROUNDPD   $0x00, Y5, Y5
+	VMAXPD     Y2, Y5, Y5
+	VMINPD     Y3, Y5, Y5
+	VCVTPD2DQY Y5, X5
+	VMULPD     32(AX)(BX*8), Y0, Y6
+	VADDPD     Y1, Y6, Y6
+	VROUNDPD   $0x00, Y6, Y6
+	VMAXPD     Y2, Y6, Y6
+	VMINPD     Y3, Y6, Y6
+	VCVTPD2DQY Y6, X6
+	VPACKSSDW  X6, X5, X5
+	VPSRLD     $0x0c, X5, X6
+	VPOR       X6, X5, X5
+	VPSHUFB    X4, X5, X5
+	VMOVD      X5, (DX)
+	ADDQ       $0x04, DX
+	ADDQ       $0x08, BX
+	CMPQ       BX, CX
+	JB         loop
 	VZEROUPPER
 	RET
 

@@ -4,24 +4,30 @@
 
 package quant
 
-// q4SweepAVX2 sets, for i < 12, the sums over j of l, l*l and l*wd[j], where
-// l = min(15, roundEven(is[i]*dl[j])), each summed in j order, into lane 2+i of the three
-// 18-lane arrays of sums; len(wd) >= len(dl).
+// q4PrologueAVX2 returns the min and max of w (finite; len(w) a positive multiple of 8) and
+// sets wd[j] = float64(w[j]).
 //
 //go:noescape
-func q4SweepAVX2(dl []float64, wd []float64, is *[16]float64, sums *[54]float64)
+func q4PrologueAVX2(w []float32, wd []float64) (lo float32, hi float32)
+
+// q4SweepAVX2 sets, for i < 12, the sums over j of l, l*l and l*wd[j], where
+// l = min(15, roundEven(is[i]*(wd[j]-lo))), each summed in j order, into lane 2+i of the
+// three 18-lane arrays of sums, and returns the sum of wd in j order.
+//
+//go:noescape
+func q4SweepAVX2(wd []float64, lo float64, is *[16]float64, sums *[54]float64) float64
 
 // q4SweepAVX512 is q4SweepAVX2 for 16 lanes (2..17 of sums).
 //
 //go:noescape
-func q4SweepAVX512(dl []float64, wd []float64, is *[16]float64, sums *[54]float64)
+func q4SweepAVX512(wd []float64, lo float64, is *[16]float64, sums *[54]float64) float64
 
 // q4PrepAVX2 rounds the fits of the 16 lanes (see q4Fit) to candidates: 1/s and z as float64,
 // s and z as float32, their fp16 bits (scale | offset<<16), and the masks of the valid lanes
-// and of the valid lanes whose levels could exceed 2^50.
+// and of the valid lanes whose levels could exceed 2^50. n must be a power of 2 and invn 1/n.
 //
 //go:noescape
-func q4PrepAVX2(sums *[54]float64, direct *[4]float64, sw float64, n float64, lim float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, bits *[16]uint32) (valid uint32, risky uint32)
+func q4PrepAVX2(sums *[54]float64, direct *[4]float64, sw float64, n float64, invn float64, lim float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, bits *[16]uint32) (valid uint32, risky uint32)
 
 // q4EvalAVX2 sets errs[c], for the 16 lanes c, to the sum over j, in j order, of d*d, where
 // l = clamp(roundEven(wd[j]*inv[c] + z[c]), 0, 15) (each operation rounded) and
@@ -40,6 +46,12 @@ func q4EvalAVX512(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32
 //
 //go:noescape
 func q4Eval1AVX2(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64)
+
+// q4LevelsAVX2 sets the nibbles of data (len(wd)/2 bytes; len(wd) a multiple of 8) to the
+// levels clamp(roundEven(wd[j]*inv + z), 0, 15), each operation rounded.
+//
+//go:noescape
+func q4LevelsAVX2(wd []float64, inv float64, z float64, data []byte)
 
 // maxAbsBitsAVX2 returns the largest bits&0x7fffffff over w; len(w) is a multiple of 32.
 //

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/mmcloughlin/avo/attr"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -21,12 +22,14 @@ import (
 
 func main() {
 	ConstraintExpr("!noasm")
+	prologue()
 	sweepAVX2()
 	sweepAVX512()
 	prep()
 	evalAVX2()
 	evalAVX512()
 	eval1()
+	levels()
 	maxAbsBits()
 	q8Row()
 	Generate()
@@ -49,6 +52,19 @@ func broadcastSD(v uint64, y VecVirtual) {
 	x := XMM()
 	MOVQ(t, x)
 	VBROADCASTSD(x, y)
+}
+
+// vecConst returns a 32-byte read-only constant of v repeated as elements of size bits.
+func vecConst(name string, v uint64, size int) Mem {
+	m := GLOBL(name, attr.RODATA|attr.NOPTR)
+	for off := 0; off < 32; off += size / 8 {
+		if size == 64 {
+			DATA(off, U64(v))
+		} else {
+			DATA(off, U32(uint32(v)))
+		}
+	}
+	return m
 }
 
 // bits15 is 15.0 as float64 bits.
@@ -76,94 +92,65 @@ func sweepLane(is Mem, d, x, fifteen, t, sl, sll, slw VecVirtual, round func(Vec
 
 // sweepAVX2 writes q4SweepAVX2: the sweep's sums for 12 lanes in three YMM vectors.
 func sweepAVX2() {
-	TEXT("q4SweepAVX2", NOSPLIT, "func(dl, wd []float64, is *[16]float64, sums *[54]float64)")
+	TEXT("q4SweepAVX2", NOSPLIT, "func(wd []float64, lo float64, is *[16]float64, sums *[54]float64) float64")
 	Pragma("noescape")
 	Doc("q4SweepAVX2 sets, for i < 12, the sums over j of l, l*l and l*wd[j], where",
-		"l = min(15, roundEven(is[i]*dl[j])), each summed in j order, into lane 2+i of the three",
-		"18-lane arrays of sums; len(wd) >= len(dl).")
-	dl := Load(Param("dl").Base(), GP64())
+		"l = min(15, roundEven(is[i]*(wd[j]-lo))), each summed in j order, into lane 2+i of the",
+		"three 18-lane arrays of sums, and returns the sum of wd in j order.")
+	sweepKernel(3, YMM, 32, func(t VecVirtual) { VROUNDPD(U8(0), t, t) })
+}
+
+// sweepKernel is the body of the sweep kernels: nv vectors of vb bytes from alloc.
+func sweepKernel(nv int, alloc func() VecVirtual, vb int, round func(VecVirtual)) {
 	wd := Load(Param("wd").Base(), GP64())
-	n := Load(Param("dl").Len(), GP64())
+	n := Load(Param("wd").Len(), GP64())
 	is := Load(Param("is"), GP64())
 	out := Load(Param("sums"), GP64())
 
-	fifteen := YMM()
+	fifteen, lo := alloc(), alloc()
 	broadcastSD(bits15, fifteen)
-	var sl, sll, slw, t [3]VecVirtual
-	for v := range 3 {
-		sl[v], sll[v], slw[v], t[v] = YMM(), YMM(), YMM(), YMM()
+	VBROADCASTSD(NewParamAddr("lo", 24), lo)
+	sl, sll, slw, t := make([]VecVirtual, nv), make([]VecVirtual, nv), make([]VecVirtual, nv), make([]VecVirtual, nv)
+	for v := range nv {
+		sl[v], sll[v], slw[v], t[v] = alloc(), alloc(), alloc(), alloc()
 		VXORPD(sl[v], sl[v], sl[v])
 		VXORPD(sll[v], sll[v], sll[v])
 		VXORPD(slw[v], slw[v], slw[v])
 	}
-	d, x := YMM(), YMM()
+	sw := XMM()
+	VXORPD(sw, sw, sw)
+	d, x := alloc(), alloc()
 	j := GP64()
 	XORQ(j, j)
 	TESTQ(n, n)
 	JZ(LabelRef("done"))
 	Label("loop")
-	VBROADCASTSD(Mem{Base: dl, Index: j, Scale: 8}, d)
 	VBROADCASTSD(Mem{Base: wd, Index: j, Scale: 8}, x)
-	for v := range 3 {
-		sweepLane(Mem{Base: is, Disp: 32 * v}, d, x, fifteen, t[v], sl[v], sll[v], slw[v],
-			func(t VecVirtual) { VROUNDPD(U8(0), t, t) })
+	VSUBPD(lo, x, d)        // wd - lo, rounded as in Go
+	VADDSD(x.AsX(), sw, sw) // sw += wd, in order
+	for v := range nv {
+		sweepLane(Mem{Base: is, Disp: vb * v}, d, x, fifteen, t[v], sl[v], sll[v], slw[v], round)
 	}
 	INCQ(j)
 	CMPQ(j, n)
 	JB(LabelRef("loop"))
 	Label("done")
-	for v := range 3 {
-		VMOVUPD(sl[v], Mem{Base: out, Disp: sweepOff + 32*v})
-		VMOVUPD(sll[v], Mem{Base: out, Disp: 8*sumsLanes + sweepOff + 32*v})
-		VMOVUPD(slw[v], Mem{Base: out, Disp: 16*sumsLanes + sweepOff + 32*v})
+	for v := range nv {
+		VMOVUPD(sl[v], Mem{Base: out, Disp: sweepOff + vb*v})
+		VMOVUPD(sll[v], Mem{Base: out, Disp: 8*sumsLanes + sweepOff + vb*v})
+		VMOVUPD(slw[v], Mem{Base: out, Disp: 16*sumsLanes + sweepOff + vb*v})
 	}
+	Store(sw, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
 }
 
 // sweepAVX512 writes q4SweepAVX512: the same for 16 lanes in two ZMM vectors.
 func sweepAVX512() {
-	TEXT("q4SweepAVX512", NOSPLIT, "func(dl, wd []float64, is *[16]float64, sums *[54]float64)")
+	TEXT("q4SweepAVX512", NOSPLIT, "func(wd []float64, lo float64, is *[16]float64, sums *[54]float64) float64")
 	Pragma("noescape")
 	Doc("q4SweepAVX512 is q4SweepAVX2 for 16 lanes (2..17 of sums).")
-	dl := Load(Param("dl").Base(), GP64())
-	wd := Load(Param("wd").Base(), GP64())
-	n := Load(Param("dl").Len(), GP64())
-	is := Load(Param("is"), GP64())
-	out := Load(Param("sums"), GP64())
-
-	fifteen := ZMM()
-	broadcastSD(bits15, fifteen)
-	var sl, sll, slw, t [2]VecVirtual
-	for v := range 2 {
-		sl[v], sll[v], slw[v], t[v] = ZMM(), ZMM(), ZMM(), ZMM()
-		VXORPD(sl[v], sl[v], sl[v])
-		VXORPD(sll[v], sll[v], sll[v])
-		VXORPD(slw[v], slw[v], slw[v])
-	}
-	d, x := ZMM(), ZMM()
-	j := GP64()
-	XORQ(j, j)
-	TESTQ(n, n)
-	JZ(LabelRef("done"))
-	Label("loop")
-	VBROADCASTSD(Mem{Base: dl, Index: j, Scale: 8}, d)
-	VBROADCASTSD(Mem{Base: wd, Index: j, Scale: 8}, x)
-	for v := range 2 {
-		sweepLane(Mem{Base: is, Disp: 64 * v}, d, x, fifteen, t[v], sl[v], sll[v], slw[v],
-			func(t VecVirtual) { VRNDSCALEPD(U8(0), t, t) })
-	}
-	INCQ(j)
-	CMPQ(j, n)
-	JB(LabelRef("loop"))
-	Label("done")
-	for v := range 2 {
-		VMOVUPD(sl[v], Mem{Base: out, Disp: sweepOff + 64*v})
-		VMOVUPD(sll[v], Mem{Base: out, Disp: 8*sumsLanes + sweepOff + 64*v})
-		VMOVUPD(slw[v], Mem{Base: out, Disp: 16*sumsLanes + sweepOff + 64*v})
-	}
-	VZEROUPPER()
-	RET()
+	sweepKernel(2, ZMM, 64, func(t VecVirtual) { VRNDSCALEPD(U8(0), t, t) })
 }
 
 // prep writes q4PrepAVX2: the 16 lanes' fits rounded to stored candidates, each lane the
@@ -172,32 +159,36 @@ func sweepAVX512() {
 //
 //	den = n*sll - sl*sl; a = (n*slw - sl*sw) / den; b = (sw - a*sl) / n
 //
+// (dividing by n, a power of 2, is multiplying by 1/n: both give the correctly rounded b/n),
 // and all round (roundCandidate): s = fp16(float32(a)), z = fp16(float32(-b / a)), with the
 // same roundings (F16C's VCVTPS2PH with imm 0 rounds to nearest even and overflows to Inf, as
 // half.F32ToF16Scalar does). A lane is valid when the scalar search would evaluate it: den > 0
 // (the direct lanes have none), 0 < a < Inf, s not 0, s and z finite. A valid lane is risky
 // when lim/s + |z| is not below 2^50, the range of the integer rounding of the Go code.
 func prep() {
-	TEXT("q4PrepAVX2", NOSPLIT, "func(sums *[54]float64, direct *[4]float64, sw, n, lim float64, inv, z *[16]float64, s, zf *[16]float32, bits *[16]uint32) (valid, risky uint32)")
+	TEXT("q4PrepAVX2", NOSPLIT, "func(sums *[54]float64, direct *[4]float64, sw, n, invn, lim float64, inv, z *[16]float64, s, zf *[16]float32, bits *[16]uint32) (valid, risky uint32)")
 	Pragma("noescape")
 	Doc("q4PrepAVX2 rounds the fits of the 16 lanes (see q4Fit) to candidates: 1/s and z as float64,",
 		"s and z as float32, their fp16 bits (scale | offset<<16), and the masks of the valid lanes",
-		"and of the valid lanes whose levels could exceed 2^50.")
+		"and of the valid lanes whose levels could exceed 2^50. n must be a power of 2 and invn 1/n.")
 	sums := Load(Param("sums"), GP64())
 	direct := Load(Param("direct"), GP64())
 	pinv, pz, ps, pzf, pbits := Load(Param("inv"), GP64()), Load(Param("z"), GP64()), Load(Param("s"), GP64()), Load(Param("zf"), GP64()), Load(Param("bits"), GP64())
-	swv, nv, limv, zero, inf, one, sign, big := YMM(), YMM(), YMM(), YMM(), YMM(), YMM(), YMM(), YMM()
+	// Constants used once per vector stay in memory: AVX2 has 16 registers (avo would hand out
+	// the AVX-512 ones beyond them, which VEX instructions can not address).
+	swv, nv, invn, limv, zero, one := YMM(), YMM(), YMM(), YMM(), YMM(), YMM()
 	VBROADCASTSD(NewParamAddr("sw", 16), swv)
 	VBROADCASTSD(NewParamAddr("n", 24), nv)
-	VBROADCASTSD(NewParamAddr("lim", 32), limv)
+	VBROADCASTSD(NewParamAddr("invn", 32), invn)
+	VBROADCASTSD(NewParamAddr("lim", 40), limv)
 	VXORPD(zero, zero, zero)
-	broadcastSD(math.Float64bits(math.Inf(1)), inf)
 	broadcastSD(math.Float64bits(1), one)
-	broadcastSD(1<<63, sign)
-	broadcastSD(math.Float64bits(0x1p50), big)
-	absm, infs := XMM(), XMM()
-	broadcastSS(0x7fffffff, absm)
-	broadcastSS(math.Float32bits(float32(math.Inf(1))), infs)
+	inf := vecConst("q4inf64", math.Float64bits(math.Inf(1)), 64)
+	sign := vecConst("q4sign64", 1<<63, 64)
+	abs64 := vecConst("q4abs64", 1<<63-1, 64)
+	big := vecConst("q4big64", math.Float64bits(0x1p50), 64)
+	absm := vecConst("q4abs32", 0x7fffffff, 32)
+	infs := vecConst("q4inf32", uint64(math.Float32bits(float32(math.Inf(1)))), 32)
 	valid, risky := GP32(), GP32()
 	XORL(valid, valid)
 	XORL(risky, risky)
@@ -217,7 +208,7 @@ func prep() {
 			VDIVPD(den, a, a) // (n*slw - sl*sw) / den
 			VMULPD(sl, a, t)
 			VSUBPD(t, swv, b)
-			VDIVPD(nv, b, b) // (sw - a*sl) / n
+			VMULPD(invn, b, b) // (sw - a*sl) / n: exact scaling by a power of 2, as the division
 		}
 		if v == 0 {
 			// Lanes 0 and 1 are the min/max fits: a and b as given, no least squares.
@@ -267,7 +258,7 @@ func prep() {
 
 		// Risky: !(lim*inv + |z| < 2^50), as the Go code tests it.
 		VMULPD(inv, limv, inv)
-		VANDNPD(zd, sign, zd) // |z|
+		VANDPD(abs64, zd, zd) // |z|
 		VADDPD(zd, inv, inv)
 		VCMPPD(U8(0x11), big, inv, inv) // < 2^50 (LT, ordered)
 		okr := GP32()
@@ -567,6 +558,120 @@ func q8Row() {
 	ret := GP8()
 	SETNE(ret)
 	Store(ret, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// prologue writes q4PrologueAVX2: a group's min and max (as the builtins min and max order
+// float32s, -0 below +0) and its weights widened to float64.
+func prologue() {
+	TEXT("q4PrologueAVX2", NOSPLIT, "func(w []float32, wd []float64) (lo, hi float32)")
+	Pragma("noescape")
+	Doc("q4PrologueAVX2 returns the min and max of w (finite; len(w) a positive multiple of 8) and",
+		"sets wd[j] = float64(w[j]).")
+	w := Load(Param("w").Base(), GP64())
+	n := Load(Param("w").Len(), GP64())
+	wd := Load(Param("wd").Base(), GP64())
+	mask := YMM()
+	broadcastSS(0x7fffffff, mask)
+	// Compare keys: the float bits as int32 with the order of negative floats reversed.
+	key := func(src Op, k VecVirtual) {
+		t := YMM()
+		VMOVDQU(src, k)
+		VPSRAD(U8(31), k, t)
+		VPAND(mask, t, t)
+		VPXOR(t, k, k)
+	}
+	kmin, kmax, k := YMM(), YMM(), YMM()
+	key(Mem{Base: w}, kmin)
+	VMOVDQA(kmin, kmax)
+	j := GP64()
+	XORQ(j, j)
+	Label("loop")
+	key(Mem{Base: w, Index: j, Scale: 4}, k)
+	VPMINSD(k, kmin, kmin)
+	VPMAXSD(k, kmax, kmax)
+	lo4, hi4 := YMM(), YMM()
+	VCVTPS2PD(Mem{Base: w, Index: j, Scale: 4}, lo4)
+	VCVTPS2PD(Mem{Base: w, Index: j, Scale: 4, Disp: 16}, hi4)
+	VMOVUPD(lo4, Mem{Base: wd, Index: j, Scale: 8})
+	VMOVUPD(hi4, Mem{Base: wd, Index: j, Scale: 8, Disp: 32})
+	ADDQ(U8(8), j)
+	CMPQ(j, n)
+	JB(LabelRef("loop"))
+	reduce := func(r VecVirtual, op func(a, b, c Op)) Register {
+		x, y := r.AsX(), XMM()
+		VEXTRACTI128(U8(1), r, y)
+		op(y, x, x)
+		VPSHUFD(U8(0x4e), x, y)
+		op(y, x, x)
+		VPSHUFD(U8(0xb1), x, y)
+		op(y, x, x)
+		g, t := GP32(), GP32()
+		VMOVD(x, g)
+		MOVL(g, t) // unkey: the same involution
+		SARL(U8(31), t)
+		ANDL(U32(0x7fffffff), t)
+		XORL(t, g)
+		return g
+	}
+	glo := reduce(kmin, func(a, b, c Op) { VPMINSD(a, b, c) })
+	ghi := reduce(kmax, func(a, b, c Op) { VPMAXSD(a, b, c) })
+	flo, fhi := XMM(), XMM()
+	MOVD(glo, flo)
+	MOVD(ghi, fhi)
+	Store(flo, ReturnIndex(0))
+	Store(fhi, ReturnIndex(1))
+	VZEROUPPER()
+	RET()
+}
+
+// levels writes q4LevelsAVX2: the levels of a group under the chosen (1/s, z), packed two to
+// a byte as the q4 data section stores them (element 2k in the low nibble of byte k).
+func levels() {
+	TEXT("q4LevelsAVX2", NOSPLIT, "func(wd []float64, inv, z float64, data []byte)")
+	Pragma("noescape")
+	Doc("q4LevelsAVX2 sets the nibbles of data (len(wd)/2 bytes; len(wd) a multiple of 8) to the",
+		"levels clamp(roundEven(wd[j]*inv + z), 0, 15), each operation rounded.")
+	wd := Load(Param("wd").Base(), GP64())
+	n := Load(Param("wd").Len(), GP64())
+	data := Load(Param("data").Base(), GP64())
+	inv, z, zero, fifteen := YMM(), YMM(), YMM(), YMM()
+	VBROADCASTSD(NewParamAddr("inv", 24), inv)
+	VBROADCASTSD(NewParamAddr("z", 32), z)
+	VXORPD(zero, zero, zero)
+	broadcastSD(bits15, fifteen)
+	// Byte 4i of each dword to byte i: the dwords are l(2k) | l(2k+1)<<4 after the merge.
+	shuf := XMM()
+	{
+		t := GP64()
+		MOVQ(U64(0x808080800c080400), t)
+		MOVQ(t, shuf)
+		VPINSRQ(U8(1), t, shuf, shuf) // the high half is not stored
+	}
+	j := GP64()
+	XORQ(j, j)
+	Label("loop")
+	var l [2]VecVirtual
+	for h := range 2 {
+		l[h] = YMM()
+		VMULPD(Mem{Base: wd, Index: j, Scale: 8, Disp: 32 * h}, inv, l[h])
+		VADDPD(z, l[h], l[h])
+		VROUNDPD(U8(0), l[h], l[h])
+		VMAXPD(zero, l[h], l[h])
+		VMINPD(fifteen, l[h], l[h])
+		VCVTPD2DQY(l[h], l[h].AsX()) // exact: small integers
+	}
+	p, t := XMM(), XMM()
+	VPACKSSDW(l[1].AsX(), l[0].AsX(), p) // 8 levels as int16: pairs (2k, 2k+1) per dword
+	VPSRLD(U8(12), p, t)                 // l(2k+1)<<16 -> <<4
+	VPOR(t, p, p)
+	VPSHUFB(shuf, p, p)
+	VMOVD(p, Mem{Base: data})
+	ADDQ(U8(4), data)
+	ADDQ(U8(8), j)
+	CMPQ(j, n)
+	JB(LabelRef("loop"))
 	VZEROUPPER()
 	RET()
 }
