@@ -2,7 +2,6 @@ package quant
 
 import (
 	"math"
-	"math/bits"
 )
 
 // The fast q4 fit. It makes the same choices as fitGroupQ4Slow, bit for bit (the test
@@ -116,14 +115,8 @@ func (f *q4Fit) fit(data []byte, w []float32) (scale, offset uint16, ok bool) {
 	// Round 1: the min/max fits and the sweep, as lanes.
 	l, h := min(lo, 0), max(hi, 0)
 	f.direct = [4]float64{float64(h-l) / 15, float64(hi-lo) / 15, float64(l), float64(lo)}
-	rng := float64(hi) - float64(lo)
-	for i := range sweepSteps + 1 {
-		f.is[i] = sweepNum[i] / rng
-	}
-	sw := f.sweep(n, float64(lo))
+	sw := f.sweep(n, float64(lo), float64(hi)-float64(lo))
 	valid, risky := f.prep(sw, fn, lim)
-	// Lanes 13..15 hold no candidate (their sums may be left over from the last evaluation).
-	valid, risky = valid&(1<<13-1), risky&(1<<13-1)
 	if risky != 0 {
 		return 0, 0, false
 	}
@@ -133,19 +126,13 @@ func (f *q4Fit) fit(data []byte, w []float32) (scale, offset uint16, ok bool) {
 		clear(data)
 		return 0, 0, true
 	}
-	f.eval(n, valid)
-	best, berr := -1, math.Inf(1)
-	for m := valid; m != 0; m &= m - 1 {
-		c := bits.TrailingZeros32(m)
-		if f.errs[c] < berr {
-			best, berr = c, f.errs[c]
-		}
-	}
+	best := f.eval(n, valid)
+	berr := f.errs[best]
 	scale, offset = uint16(f.bits[best]), uint16(f.bits[best]>>16)
 	inv, z := f.inv[best], f.z[best]
 
 	// Round 2: the refit on the winner's levels.
-	if a, b, lsOK := solveLS(fn, f.sums[best], sw, f.sums[sumsLanes+best], f.sums[2*sumsLanes+best]); lsOK && a < math.Inf(1) {
+	if a, b, lsOK := solveLSPow2(fn, 1/fn, f.sums[best], sw, f.sums[sumsLanes+best], f.sums[2*sumsLanes+best]); lsOK && a < math.Inf(1) {
 		r := candidate{}
 		r.scale, r.offset, r.s, r.z = roundCandidate(a, b)
 		if r.s != 0 && !math.IsInf(float64(r.s), 0) && !math.IsInf(float64(r.z), 0) &&
@@ -172,16 +159,19 @@ func (f *q4Fit) fit(data []byte, w []float32) (scale, offset uint16, ok bool) {
 	return scale, offset, true
 }
 
-// sweep sets lanes laneSweep+i of f.sums to the sums over the group of l, l*l and l*w, where
-// l = min(15, round(f.is[i]*(w-lo))) is the weight's level for inverse scale i, and returns the
-// sum of the weights. l*w and w are summed in the weights' order, like leastSquares; the other
-// two are sums of small integers, exact in any order.
-func (f *q4Fit) sweep(n int, lo float64) (sw float64) {
+// sweep sets f.is[i] = sweepNum[i]/rng and lanes laneSweep+i of f.sums to the sums over the
+// group of l, l*l and l*w, where l = min(15, round(f.is[i]*(w-lo))) is the weight's level for
+// inverse scale i, and returns the sum of the weights. l*w and w are summed in the weights'
+// order, like leastSquares; the other two are sums of small integers, exact in any order.
+func (f *q4Fit) sweep(n int, lo, rng float64) (sw float64) {
 	switch q4Kernels {
 	case q4AVX512:
-		return q4SweepAVX512(f.wd[:n], lo, &f.is, &f.sums)
+		return q4SweepAVX512(f.wd[:n], lo, rng, &sweepNum, &f.is, &f.sums)
 	case q4AVX2:
-		return q4SweepAVX2(f.wd[:n], lo, &f.is, &f.sums)
+		return q4SweepAVX2(f.wd[:n], lo, rng, &sweepNum, &f.is, &f.sums)
+	}
+	for i := range sweepSteps + 1 {
+		f.is[i] = sweepNum[i] / rng
 	}
 	var sl, sll [sweepSteps + 1]int64
 	var slw [sweepSteps + 1]float64
@@ -212,6 +202,11 @@ func (f *q4Fit) prep(sw, n, lim float64) (valid, risky uint32) {
 		return q4PrepAVX2(&f.sums, &f.direct, sw, n, 1/n, lim, &f.inv, &f.z, &f.sf, &f.zf, &f.bits)
 	}
 	for c := range 16 {
+		// An invalid lane gets the parameters the assembly gives it (see q4PrepAVX2).
+		f.inv[c], f.z[c], f.sf[c], f.zf[c] = 0, 0, float32(math.Inf(1)), -1
+		if c > laneSweep+sweepSteps {
+			continue // lanes 13..15 hold no candidate
+		}
 		var a, b float64
 		switch c {
 		case 0, 1:
@@ -244,15 +239,15 @@ func (f *q4Fit) prep(sw, n, lim float64) (valid, risky uint32) {
 // eval sets, for the valid lanes c, f.errs[c] to the squared error of the reconstruction of the
 // group under lane c's rounded candidate, each weight taking its nearest level, summed in the
 // weights' order like evalQ4, and lane c of f.sums to the sums of those levels l, l*l and l*w
-// (the refit's least squares). The assembly computes invalid lanes too, harmlessly.
-func (f *q4Fit) eval(n int, valid uint32) {
+// (the refit's least squares), and returns the first lane with the least error: the winner of
+// the sequential search, whose "<" keeps the earliest of equal errors. The assembly computes
+// invalid lanes too; prep set them up to have an infinite error, so they never win.
+func (f *q4Fit) eval(n int, valid uint32) (best int) {
 	switch q4Kernels {
 	case q4AVX512:
-		q4EvalAVX512(f.wd[:n], &f.inv, &f.z, &f.sf, &f.zf, &f.errs, &f.sums)
-		return
+		return int(q4EvalAVX512(f.wd[:n], &f.inv, &f.z, &f.sf, &f.zf, &f.errs, &f.sums))
 	case q4AVX2:
-		q4EvalAVX2(f.wd[:n], &f.inv, &f.z, &f.sf, &f.zf, &f.errs, &f.sums)
-		return
+		return int(q4EvalAVX2(f.wd[:n], &f.inv, &f.z, &f.sf, &f.zf, &f.errs, &f.sums))
 	}
 	var lanes [16]uint8
 	k := 0
@@ -277,10 +272,15 @@ func (f *q4Fit) eval(n int, valid uint32) {
 			f.slw[c] += float64(float64(l) * x)
 		}
 	}
+	best, berr := -1, math.Inf(1)
 	for _, c := range lanes[:k] {
 		f.errs[c] = f.errGo[c]
 		f.sums[c], f.sums[sumsLanes+c], f.sums[2*sumsLanes+c] = float64(f.sl[c]), float64(f.sll[c]), f.slw[c]
+		if f.errs[c] < berr {
+			best, berr = int(c), f.errs[c]
+		}
 	}
+	return best
 }
 
 // evalOne returns the squared error of the group's reconstruction under one candidate (s, z

@@ -28,8 +28,9 @@ const (
 // sweepNum holds the numerators 15 + sweepMin + sweepStep*i of the sweep's inverse scales,
 // computed once at run time the way the original loop computed them (a constant expression
 // would be folded exactly, which can differ in the last bit).
-var sweepNum = func() (n [sweepSteps + 1]float64) {
-	for i := range n {
+// The lanes past sweepSteps are 0, for the vector kernels (their inverse scale is then 0).
+var sweepNum = func() (n [16]float64) {
+	for i := range sweepSteps + 1 {
 		n[i] = (15 + sweepMin) + float64(sweepStep*float64(i))
 	}
 	return n
@@ -218,5 +219,17 @@ func solveLS(n, sl, sw, sll, slw float64) (a, b float64, ok bool) {
 	}
 	a = (float64(n*slw) - float64(sl*sw)) / den
 	b = (sw - float64(a*sl)) / n
+	return a, b, a > 0
+}
+
+// solveLSPow2 is solveLS for a power of 2 n with invn = 1/n: dividing by n is then an exact
+// scaling, so multiplying by 1/n gives the same, correctly rounded, b.
+func solveLSPow2(n, invn, sl, sw, sll, slw float64) (a, b float64, ok bool) {
+	den := float64(n*sll) - float64(sl*sl)
+	if den <= 0 {
+		return 0, 0, false
+	}
+	a = (float64(n*slw) - float64(sl*sw)) / den
+	b = (sw - float64(a*sl)) * invn
 	return a, b, a > 0
 }

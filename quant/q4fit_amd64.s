@@ -63,17 +63,28 @@ loop:
 	VZEROUPPER
 	RET
 
-// func q4SweepAVX2(wd []float64, lo float64, is *[16]float64, sums *[54]float64) float64
+// func q4SweepAVX2(wd []float64, lo float64, rng float64, num *[16]float64, is *[16]float64, sums *[54]float64) float64
 // Requires: AVX, AVX2, FMA3, SSE2
-TEXT ·q4SweepAVX2(SB), NOSPLIT, $0-56
+TEXT ·q4SweepAVX2(SB), NOSPLIT, $0-72
 	MOVQ         wd_base+0(FP), AX
 	MOVQ         wd_len+8(FP), CX
-	MOVQ         is+32(FP), DX
-	MOVQ         sums+40(FP), BX
-	MOVQ         $0x402e000000000000, SI
-	MOVQ         SI, X0
+	MOVQ         is+48(FP), DX
+	MOVQ         sums+56(FP), BX
+	MOVQ         num+40(FP), SI
+	MOVQ         $0x402e000000000000, DI
+	MOVQ         DI, X0
 	VBROADCASTSD X0, Y0
 	VBROADCASTSD lo+24(FP), Y1
+	VBROADCASTSD rng+32(FP), Y2
+	VMOVUPD      (SI), Y3
+	VDIVPD       Y2, Y3, Y3
+	VMOVUPD      Y3, (DX)
+	VMOVUPD      32(SI), Y3
+	VDIVPD       Y2, Y3, Y3
+	VMOVUPD      Y3, 32(DX)
+	VMOVUPD      64(SI), Y3
+	VDIVPD       Y2, Y3, Y3
+	VMOVUPD      Y3, 64(DX)
 	VXORPD       Y2, Y2, Y2
 	VXORPD       Y3, Y3, Y3
 	VXORPD       Y4, Y4, Y4
@@ -124,21 +135,29 @@ done:
 	VMOVUPD Y9, 80(BX)
 	VMOVUPD Y10, 224(BX)
 	VMOVUPD Y11, 368(BX)
-	MOVSD   X12, ret+48(FP)
+	MOVSD   X12, ret+64(FP)
 	VZEROUPPER
 	RET
 
-// func q4SweepAVX512(wd []float64, lo float64, is *[16]float64, sums *[54]float64) float64
+// func q4SweepAVX512(wd []float64, lo float64, rng float64, num *[16]float64, is *[16]float64, sums *[54]float64) float64
 // Requires: AVX, AVX512DQ, AVX512F, SSE2
-TEXT ·q4SweepAVX512(SB), NOSPLIT, $0-56
+TEXT ·q4SweepAVX512(SB), NOSPLIT, $0-72
 	MOVQ         wd_base+0(FP), AX
 	MOVQ         wd_len+8(FP), CX
-	MOVQ         is+32(FP), DX
-	MOVQ         sums+40(FP), BX
-	MOVQ         $0x402e000000000000, SI
-	MOVQ         SI, X0
+	MOVQ         is+48(FP), DX
+	MOVQ         sums+56(FP), BX
+	MOVQ         num+40(FP), SI
+	MOVQ         $0x402e000000000000, DI
+	MOVQ         DI, X0
 	VBROADCASTSD X0, Z0
 	VBROADCASTSD lo+24(FP), Z1
+	VBROADCASTSD rng+32(FP), Z2
+	VMOVUPD      (SI), Z3
+	VDIVPD       Z2, Z3, Z3
+	VMOVUPD      Z3, (DX)
+	VMOVUPD      64(SI), Z3
+	VDIVPD       Z2, Z3, Z3
+	VMOVUPD      Z3, 64(DX)
 	VXORPD       Z2, Z2, Z2
 	VXORPD       Z3, Z3, Z3
 	VXORPD       Z4, Z4, Z4
@@ -177,7 +196,7 @@ done:
 	VMOVUPD Z6, 80(BX)
 	VMOVUPD Z7, 224(BX)
 	VMOVUPD Z8, 368(BX)
-	MOVSD   X9, ret+48(FP)
+	MOVSD   X9, ret+64(FP)
 	VZEROUPPER
 	RET
 
@@ -222,41 +241,49 @@ TEXT ·q4PrepAVX2(SB), NOSPLIT, $0-96
 	VANDPD       Y9, Y6, Y6
 	VCMPPD       $0x11, q4inf64<>+0(SB), Y8, Y9
 	VANDPD       Y9, Y6, Y6
-	VMOVMSKPD    Y6, CX
-	VCVTPD2PSY   Y8, X9
-	VCVTPS2PH    $0x00, X9, X6
-	VCVTPH2PS    X6, X9
+	VCVTPD2PSY   Y8, X11
+	VCVTPS2PH    $0x00, X11, X10
+	VCVTPH2PS    X10, X11
 	VXORPD       q4sign64<>+0(SB), Y7, Y7
 	VDIVPD       Y8, Y7, Y7
 	VCVTPD2PSY   Y7, X8
 	VCVTPS2PH    $0x00, X8, X7
 	VCVTPH2PS    X7, X8
-	VCMPPS       $0x1e, X4, X9, X10
-	VCMPPS       $0x11, q4inf32<>+0(SB), X9, X11
-	VANDPS       X11, X10, X10
-	VANDPS       q4abs32<>+0(SB), X8, X11
-	VCMPPS       $0x11, q4inf32<>+0(SB), X11, X11
-	VANDPS       X11, X10, X10
-	VMOVMSKPS    X10, R11
-	ANDL         CX, R11
-	VMOVUPS      X9, (SI)
-	VMOVUPS      X8, (DI)
-	VPUNPCKLWD   X7, X6, X6
-	VMOVDQU      X6, (R8)
-	VCVTPS2PD    X9, Y6
-	VDIVPD       Y6, Y5, Y6
-	VMOVUPD      Y6, (DX)
-	VCVTPS2PD    X8, Y7
-	VMOVUPD      Y7, (BX)
-	VMULPD       Y6, Y3, Y6
-	VANDPD       q4abs64<>+0(SB), Y7, Y7
-	VADDPD       Y7, Y6, Y6
-	VCMPPD       $0x11, q4big64<>+0(SB), Y6, Y6
+	VCMPPS       $0x1e, X4, X11, X9
+	VCMPPS       $0x11, q4inf32<>+0(SB), X11, X12
+	VANDPS       X12, X9, X9
+	VANDPS       q4abs32<>+0(SB), X8, X12
+	VCMPPS       $0x11, q4inf32<>+0(SB), X12, X12
+	VANDPS       X12, X9, X9
+	VPMOVSXDQ    X9, Y9
+	VANDPD       Y9, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X12
+	VSHUFPS      $0x88, X12, X6, X9
 	VMOVMSKPD    Y6, CX
-	NOTL         CX
-	ANDL         R11, CX
-	ORL          R11, R9
-	ORL          CX, R10
+	VMOVUPS      q4inf32<>+0(SB), X12
+	VBLENDVPS    X9, X11, X12, X11
+	VMOVUPS      q4minus1f32<>+0(SB), X12
+	VBLENDVPS    X9, X8, X12, X8
+	VMOVUPS      X11, (SI)
+	VMOVUPS      X8, (DI)
+	VPUNPCKLWD   X7, X10, X10
+	VMOVDQU      X10, (R8)
+	VCVTPS2PD    X11, Y7
+	VDIVPD       Y7, Y5, Y7
+	VBLENDVPD    Y6, Y7, Y4, Y7
+	VMOVUPD      Y7, (DX)
+	VCVTPS2PD    X8, Y8
+	VBLENDVPD    Y6, Y8, Y4, Y8
+	VMOVUPD      Y8, (BX)
+	VMULPD       Y7, Y3, Y7
+	VANDPD       q4abs64<>+0(SB), Y8, Y8
+	VADDPD       Y8, Y7, Y7
+	VCMPPD       $0x11, q4big64<>+0(SB), Y7, Y7
+	VMOVMSKPD    Y7, R11
+	NOTL         R11
+	ANDL         CX, R11
+	ORL          CX, R9
+	ORL          R11, R10
 	VMOVUPD      32(AX), Y9
 	VMOVUPD      176(AX), Y6
 	VMOVUPD      320(AX), Y8
@@ -275,43 +302,51 @@ TEXT ·q4PrepAVX2(SB), NOSPLIT, $0-96
 	VANDPD       Y9, Y6, Y6
 	VCMPPD       $0x11, q4inf64<>+0(SB), Y8, Y9
 	VANDPD       Y9, Y6, Y6
-	VMOVMSKPD    Y6, CX
-	VCVTPD2PSY   Y8, X9
-	VCVTPS2PH    $0x00, X9, X6
-	VCVTPH2PS    X6, X9
+	VCVTPD2PSY   Y8, X11
+	VCVTPS2PH    $0x00, X11, X10
+	VCVTPH2PS    X10, X11
 	VXORPD       q4sign64<>+0(SB), Y7, Y7
 	VDIVPD       Y8, Y7, Y7
 	VCVTPD2PSY   Y7, X8
 	VCVTPS2PH    $0x00, X8, X7
 	VCVTPH2PS    X7, X8
-	VCMPPS       $0x1e, X4, X9, X10
-	VCMPPS       $0x11, q4inf32<>+0(SB), X9, X11
-	VANDPS       X11, X10, X10
-	VANDPS       q4abs32<>+0(SB), X8, X11
-	VCMPPS       $0x11, q4inf32<>+0(SB), X11, X11
-	VANDPS       X11, X10, X10
-	VMOVMSKPS    X10, R11
-	ANDL         CX, R11
-	VMOVUPS      X9, 16(SI)
-	VMOVUPS      X8, 16(DI)
-	VPUNPCKLWD   X7, X6, X6
-	VMOVDQU      X6, 16(R8)
-	VCVTPS2PD    X9, Y6
-	VDIVPD       Y6, Y5, Y6
-	VMOVUPD      Y6, 32(DX)
-	VCVTPS2PD    X8, Y7
-	VMOVUPD      Y7, 32(BX)
-	VMULPD       Y6, Y3, Y6
-	VANDPD       q4abs64<>+0(SB), Y7, Y7
-	VADDPD       Y7, Y6, Y6
-	VCMPPD       $0x11, q4big64<>+0(SB), Y6, Y6
+	VCMPPS       $0x1e, X4, X11, X9
+	VCMPPS       $0x11, q4inf32<>+0(SB), X11, X12
+	VANDPS       X12, X9, X9
+	VANDPS       q4abs32<>+0(SB), X8, X12
+	VCMPPS       $0x11, q4inf32<>+0(SB), X12, X12
+	VANDPS       X12, X9, X9
+	VPMOVSXDQ    X9, Y9
+	VANDPD       Y9, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X12
+	VSHUFPS      $0x88, X12, X6, X9
 	VMOVMSKPD    Y6, CX
-	NOTL         CX
-	ANDL         R11, CX
-	SHLL         $0x04, R11
+	VMOVUPS      q4inf32<>+0(SB), X12
+	VBLENDVPS    X9, X11, X12, X11
+	VMOVUPS      q4minus1f32<>+0(SB), X12
+	VBLENDVPS    X9, X8, X12, X8
+	VMOVUPS      X11, 16(SI)
+	VMOVUPS      X8, 16(DI)
+	VPUNPCKLWD   X7, X10, X10
+	VMOVDQU      X10, 16(R8)
+	VCVTPS2PD    X11, Y7
+	VDIVPD       Y7, Y5, Y7
+	VBLENDVPD    Y6, Y7, Y4, Y7
+	VMOVUPD      Y7, 32(DX)
+	VCVTPS2PD    X8, Y8
+	VBLENDVPD    Y6, Y8, Y4, Y8
+	VMOVUPD      Y8, 32(BX)
+	VMULPD       Y7, Y3, Y7
+	VANDPD       q4abs64<>+0(SB), Y8, Y8
+	VADDPD       Y8, Y7, Y7
+	VCMPPD       $0x11, q4big64<>+0(SB), Y7, Y7
+	VMOVMSKPD    Y7, R11
+	NOTL         R11
+	ANDL         CX, R11
 	SHLL         $0x04, CX
-	ORL          R11, R9
-	ORL          CX, R10
+	SHLL         $0x04, R11
+	ORL          CX, R9
+	ORL          R11, R10
 	VMOVUPD      64(AX), Y9
 	VMOVUPD      208(AX), Y6
 	VMOVUPD      352(AX), Y8
@@ -330,43 +365,51 @@ TEXT ·q4PrepAVX2(SB), NOSPLIT, $0-96
 	VANDPD       Y9, Y6, Y6
 	VCMPPD       $0x11, q4inf64<>+0(SB), Y8, Y9
 	VANDPD       Y9, Y6, Y6
-	VMOVMSKPD    Y6, CX
-	VCVTPD2PSY   Y8, X9
-	VCVTPS2PH    $0x00, X9, X6
-	VCVTPH2PS    X6, X9
+	VCVTPD2PSY   Y8, X11
+	VCVTPS2PH    $0x00, X11, X10
+	VCVTPH2PS    X10, X11
 	VXORPD       q4sign64<>+0(SB), Y7, Y7
 	VDIVPD       Y8, Y7, Y7
 	VCVTPD2PSY   Y7, X8
 	VCVTPS2PH    $0x00, X8, X7
 	VCVTPH2PS    X7, X8
-	VCMPPS       $0x1e, X4, X9, X10
-	VCMPPS       $0x11, q4inf32<>+0(SB), X9, X11
-	VANDPS       X11, X10, X10
-	VANDPS       q4abs32<>+0(SB), X8, X11
-	VCMPPS       $0x11, q4inf32<>+0(SB), X11, X11
-	VANDPS       X11, X10, X10
-	VMOVMSKPS    X10, R11
-	ANDL         CX, R11
-	VMOVUPS      X9, 32(SI)
-	VMOVUPS      X8, 32(DI)
-	VPUNPCKLWD   X7, X6, X6
-	VMOVDQU      X6, 32(R8)
-	VCVTPS2PD    X9, Y6
-	VDIVPD       Y6, Y5, Y6
-	VMOVUPD      Y6, 64(DX)
-	VCVTPS2PD    X8, Y7
-	VMOVUPD      Y7, 64(BX)
-	VMULPD       Y6, Y3, Y6
-	VANDPD       q4abs64<>+0(SB), Y7, Y7
-	VADDPD       Y7, Y6, Y6
-	VCMPPD       $0x11, q4big64<>+0(SB), Y6, Y6
+	VCMPPS       $0x1e, X4, X11, X9
+	VCMPPS       $0x11, q4inf32<>+0(SB), X11, X12
+	VANDPS       X12, X9, X9
+	VANDPS       q4abs32<>+0(SB), X8, X12
+	VCMPPS       $0x11, q4inf32<>+0(SB), X12, X12
+	VANDPS       X12, X9, X9
+	VPMOVSXDQ    X9, Y9
+	VANDPD       Y9, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X12
+	VSHUFPS      $0x88, X12, X6, X9
 	VMOVMSKPD    Y6, CX
-	NOTL         CX
-	ANDL         R11, CX
-	SHLL         $0x08, R11
+	VMOVUPS      q4inf32<>+0(SB), X12
+	VBLENDVPS    X9, X11, X12, X11
+	VMOVUPS      q4minus1f32<>+0(SB), X12
+	VBLENDVPS    X9, X8, X12, X8
+	VMOVUPS      X11, 32(SI)
+	VMOVUPS      X8, 32(DI)
+	VPUNPCKLWD   X7, X10, X10
+	VMOVDQU      X10, 32(R8)
+	VCVTPS2PD    X11, Y7
+	VDIVPD       Y7, Y5, Y7
+	VBLENDVPD    Y6, Y7, Y4, Y7
+	VMOVUPD      Y7, 64(DX)
+	VCVTPS2PD    X8, Y8
+	VBLENDVPD    Y6, Y8, Y4, Y8
+	VMOVUPD      Y8, 64(BX)
+	VMULPD       Y7, Y3, Y7
+	VANDPD       q4abs64<>+0(SB), Y8, Y8
+	VADDPD       Y8, Y7, Y7
+	VCMPPD       $0x11, q4big64<>+0(SB), Y7, Y7
+	VMOVMSKPD    Y7, R11
+	NOTL         R11
+	ANDL         CX, R11
 	SHLL         $0x08, CX
-	ORL          R11, R9
-	ORL          CX, R10
+	SHLL         $0x08, R11
+	ORL          CX, R9
+	ORL          R11, R10
 	VMOVUPD      96(AX), Y8
 	VMOVUPD      240(AX), Y6
 	VMOVUPD      384(AX), Y9
@@ -385,43 +428,52 @@ TEXT ·q4PrepAVX2(SB), NOSPLIT, $0-96
 	VANDPD       Y6, Y2, Y2
 	VCMPPD       $0x11, q4inf64<>+0(SB), Y1, Y6
 	VANDPD       Y6, Y2, Y2
-	VMOVMSKPD    Y2, AX
-	VCVTPD2PSY   Y1, X6
-	VCVTPS2PH    $0x00, X6, X2
-	VCVTPH2PS    X2, X6
+	VANDPD       q4lane12<>+0(SB), Y2, Y2
+	VCVTPD2PSY   Y1, X8
+	VCVTPS2PH    $0x00, X8, X7
+	VCVTPH2PS    X7, X8
 	VXORPD       q4sign64<>+0(SB), Y0, Y0
 	VDIVPD       Y1, Y0, Y0
 	VCVTPD2PSY   Y0, X1
 	VCVTPS2PH    $0x00, X1, X0
 	VCVTPH2PS    X0, X1
-	VCMPPS       $0x1e, X4, X6, X4
-	VCMPPS       $0x11, q4inf32<>+0(SB), X6, X7
-	VANDPS       X7, X4, X4
-	VANDPS       q4abs32<>+0(SB), X1, X7
-	VCMPPS       $0x11, q4inf32<>+0(SB), X7, X7
-	VANDPS       X7, X4, X4
-	VMOVMSKPS    X4, CX
-	ANDL         AX, CX
-	VMOVUPS      X6, 48(SI)
+	VCMPPS       $0x1e, X4, X8, X6
+	VCMPPS       $0x11, q4inf32<>+0(SB), X8, X9
+	VANDPS       X9, X6, X6
+	VANDPS       q4abs32<>+0(SB), X1, X9
+	VCMPPS       $0x11, q4inf32<>+0(SB), X9, X9
+	VANDPS       X9, X6, X6
+	VPMOVSXDQ    X6, Y6
+	VANDPD       Y6, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X9
+	VSHUFPS      $0x88, X9, X2, X6
+	VMOVMSKPD    Y2, AX
+	VMOVUPS      q4inf32<>+0(SB), X9
+	VBLENDVPS    X6, X8, X9, X8
+	VMOVUPS      q4minus1f32<>+0(SB), X9
+	VBLENDVPS    X6, X1, X9, X1
+	VMOVUPS      X8, 48(SI)
 	VMOVUPS      X1, 48(DI)
-	VPUNPCKLWD   X0, X2, X2
-	VMOVDQU      X2, 48(R8)
-	VCVTPS2PD    X6, Y0
+	VPUNPCKLWD   X0, X7, X7
+	VMOVDQU      X7, 48(R8)
+	VCVTPS2PD    X8, Y0
 	VDIVPD       Y0, Y5, Y0
+	VBLENDVPD    Y2, Y0, Y4, Y0
 	VMOVUPD      Y0, 96(DX)
 	VCVTPS2PD    X1, Y1
+	VBLENDVPD    Y2, Y1, Y4, Y1
 	VMOVUPD      Y1, 96(BX)
 	VMULPD       Y0, Y3, Y0
 	VANDPD       q4abs64<>+0(SB), Y1, Y1
 	VADDPD       Y1, Y0, Y0
 	VCMPPD       $0x11, q4big64<>+0(SB), Y0, Y0
-	VMOVMSKPD    Y0, AX
-	NOTL         AX
-	ANDL         CX, AX
-	SHLL         $0x0c, CX
+	VMOVMSKPD    Y0, CX
+	NOTL         CX
+	ANDL         AX, CX
 	SHLL         $0x0c, AX
-	ORL          CX, R9
-	ORL          AX, R10
+	SHLL         $0x0c, CX
+	ORL          AX, R9
+	ORL          CX, R10
 	MOVL         R9, valid+88(FP)
 	MOVL         R10, risky+92(FP)
 	VZEROUPPER
@@ -471,9 +523,25 @@ DATA q4inf32<>+24(SB)/4, $0x7f800000
 DATA q4inf32<>+28(SB)/4, $0x7f800000
 GLOBL q4inf32<>(SB), RODATA|NOPTR, $32
 
-// func q4EvalAVX2(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64, sums *[54]float64)
+DATA q4minus1f32<>+0(SB)/4, $0xbf800000
+DATA q4minus1f32<>+4(SB)/4, $0xbf800000
+DATA q4minus1f32<>+8(SB)/4, $0xbf800000
+DATA q4minus1f32<>+12(SB)/4, $0xbf800000
+DATA q4minus1f32<>+16(SB)/4, $0xbf800000
+DATA q4minus1f32<>+20(SB)/4, $0xbf800000
+DATA q4minus1f32<>+24(SB)/4, $0xbf800000
+DATA q4minus1f32<>+28(SB)/4, $0xbf800000
+GLOBL q4minus1f32<>(SB), RODATA|NOPTR, $32
+
+DATA q4lane12<>+0(SB)/8, $0xffffffffffffffff
+DATA q4lane12<>+8(SB)/8, $0x0000000000000000
+DATA q4lane12<>+16(SB)/8, $0x0000000000000000
+DATA q4lane12<>+24(SB)/8, $0x0000000000000000
+GLOBL q4lane12<>(SB), RODATA|NOPTR, $32
+
+// func q4EvalAVX2(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64, sums *[54]float64) uint32
 // Requires: AVX, AVX2, FMA3, SSE2
-TEXT ·q4EvalAVX2(SB), NOSPLIT, $0-72
+TEXT ·q4EvalAVX2(SB), NOSPLIT, $0-76
 	MOVQ         wd_base+0(FP), AX
 	MOVQ         wd_len+8(FP), CX
 	MOVQ         inv+24(FP), DX
@@ -592,20 +660,50 @@ loop1:
 	JB           loop1
 
 done1:
-	VMOVUPD Y2, 64(R8)
-	VMOVUPD Y3, 64(R9)
-	VMOVUPD Y4, 208(R9)
-	VMOVUPD Y5, 352(R9)
-	VMOVUPD Y7, 96(R8)
-	VMOVUPD Y8, 96(R9)
-	VMOVUPD Y9, 240(R9)
-	VMOVUPD Y10, 384(R9)
+	VMOVUPD      Y2, 64(R8)
+	VMOVUPD      Y3, 64(R9)
+	VMOVUPD      Y4, 208(R9)
+	VMOVUPD      Y5, 352(R9)
+	VMOVUPD      Y7, 96(R8)
+	VMOVUPD      Y8, 96(R9)
+	VMOVUPD      Y9, 240(R9)
+	VMOVUPD      Y10, 384(R9)
+	VMOVUPD      (R8), Y0
+	VMOVUPD      32(R8), Y1
+	VMOVUPD      64(R8), Y2
+	VMOVUPD      96(R8), Y3
+	VMINPD       Y1, Y0, Y4
+	VMINPD       Y2, Y4, Y4
+	VMINPD       Y3, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VMINPD       X5, X4, X5
+	VPERMILPD    $0x01, X5, X4
+	VMINPD       X4, X5, X5
+	VBROADCASTSD X5, Y4
+	XORL         AX, AX
+	VCMPPD       $0x00, Y4, Y0, Y0
+	VMOVMSKPD    Y0, CX
+	ORL          CX, AX
+	VCMPPD       $0x00, Y4, Y1, Y1
+	VMOVMSKPD    Y1, CX
+	SHLL         $0x04, CX
+	ORL          CX, AX
+	VCMPPD       $0x00, Y4, Y2, Y2
+	VMOVMSKPD    Y2, CX
+	SHLL         $0x08, CX
+	ORL          CX, AX
+	VCMPPD       $0x00, Y4, Y3, Y3
+	VMOVMSKPD    Y3, CX
+	SHLL         $0x0c, CX
+	ORL          CX, AX
+	BSFL         AX, AX
+	MOVL         AX, ret+72(FP)
 	VZEROUPPER
 	RET
 
-// func q4EvalAVX512(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64, sums *[54]float64)
-// Requires: AVX, AVX512DQ, AVX512F, SSE2
-TEXT ·q4EvalAVX512(SB), NOSPLIT, $0-72
+// func q4EvalAVX512(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64, sums *[54]float64) uint32
+// Requires: AVX, AVX512DQ, AVX512F, AVX512VL, SSE2
+TEXT ·q4EvalAVX512(SB), NOSPLIT, $0-76
 	MOVQ         wd_base+0(FP), AX
 	MOVQ         wd_len+8(FP), CX
 	MOVQ         inv+24(FP), DX
@@ -675,14 +773,32 @@ loop:
 	JB           loop
 
 done:
-	VMOVUPD Z6, (R8)
-	VMOVUPD Z7, (R9)
-	VMOVUPD Z8, 144(R9)
-	VMOVUPD Z9, 288(R9)
-	VMOVUPD Z15, 64(R8)
-	VMOVUPD Z16, 64(R9)
-	VMOVUPD Z17, 208(R9)
-	VMOVUPD Z18, 352(R9)
+	VMOVUPD       Z6, (R8)
+	VMOVUPD       Z7, (R9)
+	VMOVUPD       Z8, 144(R9)
+	VMOVUPD       Z9, 288(R9)
+	VMOVUPD       Z15, 64(R8)
+	VMOVUPD       Z16, 64(R9)
+	VMOVUPD       Z17, 208(R9)
+	VMOVUPD       Z18, 352(R9)
+	VMINPD        Z15, Z6, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VMINPD        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMINPD        X0, X1, X0
+	VPERMILPD     $0x01, X0, X1
+	VMINPD        X1, X0, X0
+	VBROADCASTSD  X0, Z0
+	XORL          AX, AX
+	VCMPPD        $0x00, Z0, Z6, K1
+	KMOVW         K1, CX
+	ORL           CX, AX
+	VCMPPD        $0x00, Z0, Z15, K1
+	KMOVW         K1, CX
+	SHLL          $0x08, CX
+	ORL           CX, AX
+	BSFL          AX, AX
+	MOVL          AX, ret+72(FP)
 	VZEROUPPER
 	RET
 

@@ -10,17 +10,17 @@ package quant
 //go:noescape
 func q4PrologueAVX2(w []float32, wd []float64) (lo float32, hi float32)
 
-// q4SweepAVX2 sets, for i < 12, the sums over j of l, l*l and l*wd[j], where
-// l = min(15, roundEven(is[i]*(wd[j]-lo))), each summed in j order, into lane 2+i of the
+// q4SweepAVX2 sets, for i < 12, is[i] = num[i]/rng and the sums over j of l, l*l and l*wd[j],
+// where l = min(15, roundEven(is[i]*(wd[j]-lo))), each summed in j order, into lane 2+i of the
 // three 18-lane arrays of sums, and returns the sum of wd in j order.
 //
 //go:noescape
-func q4SweepAVX2(wd []float64, lo float64, is *[16]float64, sums *[54]float64) float64
+func q4SweepAVX2(wd []float64, lo float64, rng float64, num *[16]float64, is *[16]float64, sums *[54]float64) float64
 
 // q4SweepAVX512 is q4SweepAVX2 for 16 lanes (2..17 of sums).
 //
 //go:noescape
-func q4SweepAVX512(wd []float64, lo float64, is *[16]float64, sums *[54]float64) float64
+func q4SweepAVX512(wd []float64, lo float64, rng float64, num *[16]float64, is *[16]float64, sums *[54]float64) float64
 
 // q4PrepAVX2 rounds the fits of the 16 lanes (see q4Fit) to candidates: 1/s and z as float64,
 // s and z as float32, their fp16 bits (scale | offset<<16), and the masks of the valid lanes
@@ -32,15 +32,16 @@ func q4PrepAVX2(sums *[54]float64, direct *[4]float64, sw float64, n float64, in
 // q4EvalAVX2 sets errs[c], for the 16 lanes c, to the sum over j, in j order, of d*d, where
 // l = clamp(roundEven(wd[j]*inv[c] + z[c]), 0, 15) (each operation rounded) and
 // d = float64(s[c]*(float32(l)-zf[c])) - wd[j], and lane c of the three 18-lane arrays of
-// sums to the sums of l, l*l and l*wd[j] (the last in j order).
+// sums to the sums of l, l*l and l*wd[j] (the last in j order), and returns the first lane
+// with the least error.
 //
 //go:noescape
-func q4EvalAVX2(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64, sums *[54]float64)
+func q4EvalAVX2(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64, sums *[54]float64) uint32
 
 // q4EvalAVX512 is q4EvalAVX2 with AVX-512.
 //
 //go:noescape
-func q4EvalAVX512(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64, sums *[54]float64)
+func q4EvalAVX512(wd []float64, inv *[16]float64, z *[16]float64, s *[16]float32, zf *[16]float32, errs *[16]float64, sums *[54]float64) uint32
 
 // q4Eval1AVX2 sets errs[c] for c < 4 as q4EvalAVX2 does.
 //

@@ -92,10 +92,10 @@ func sweepLane(is Mem, d, x, fifteen, t, sl, sll, slw VecVirtual, round func(Vec
 
 // sweepAVX2 writes q4SweepAVX2: the sweep's sums for 12 lanes in three YMM vectors.
 func sweepAVX2() {
-	TEXT("q4SweepAVX2", NOSPLIT, "func(wd []float64, lo float64, is *[16]float64, sums *[54]float64) float64")
+	TEXT("q4SweepAVX2", NOSPLIT, "func(wd []float64, lo, rng float64, num, is *[16]float64, sums *[54]float64) float64")
 	Pragma("noescape")
-	Doc("q4SweepAVX2 sets, for i < 12, the sums over j of l, l*l and l*wd[j], where",
-		"l = min(15, roundEven(is[i]*(wd[j]-lo))), each summed in j order, into lane 2+i of the",
+	Doc("q4SweepAVX2 sets, for i < 12, is[i] = num[i]/rng and the sums over j of l, l*l and l*wd[j],",
+		"where l = min(15, roundEven(is[i]*(wd[j]-lo))), each summed in j order, into lane 2+i of the",
 		"three 18-lane arrays of sums, and returns the sum of wd in j order.")
 	sweepKernel(3, YMM, 32, func(t VecVirtual) { VROUNDPD(U8(0), t, t) })
 }
@@ -107,9 +107,20 @@ func sweepKernel(nv int, alloc func() VecVirtual, vb int, round func(VecVirtual)
 	is := Load(Param("is"), GP64())
 	out := Load(Param("sums"), GP64())
 
+	num := Load(Param("num"), GP64())
 	fifteen, lo := alloc(), alloc()
 	broadcastSD(bits15, fifteen)
 	VBROADCASTSD(NewParamAddr("lo", 24), lo)
+	{
+		rng := alloc()
+		VBROADCASTSD(NewParamAddr("rng", 32), rng)
+		for v := range nv {
+			t := alloc()
+			VMOVUPD(Mem{Base: num, Disp: vb * v}, t)
+			VDIVPD(rng, t, t) // num/rng, as the Go loop divides
+			VMOVUPD(t, Mem{Base: is, Disp: vb * v})
+		}
+	}
 	sl, sll, slw, t := make([]VecVirtual, nv), make([]VecVirtual, nv), make([]VecVirtual, nv), make([]VecVirtual, nv)
 	for v := range nv {
 		sl[v], sll[v], slw[v], t[v] = alloc(), alloc(), alloc(), alloc()
@@ -147,7 +158,7 @@ func sweepKernel(nv int, alloc func() VecVirtual, vb int, round func(VecVirtual)
 
 // sweepAVX512 writes q4SweepAVX512: the same for 16 lanes in two ZMM vectors.
 func sweepAVX512() {
-	TEXT("q4SweepAVX512", NOSPLIT, "func(wd []float64, lo float64, is *[16]float64, sums *[54]float64) float64")
+	TEXT("q4SweepAVX512", NOSPLIT, "func(wd []float64, lo, rng float64, num, is *[16]float64, sums *[54]float64) float64")
 	Pragma("noescape")
 	Doc("q4SweepAVX512 is q4SweepAVX2 for 16 lanes (2..17 of sums).")
 	sweepKernel(2, ZMM, 64, func(t VecVirtual) { VRNDSCALEPD(U8(0), t, t) })
@@ -164,7 +175,9 @@ func sweepAVX512() {
 // same roundings (F16C's VCVTPS2PH with imm 0 rounds to nearest even and overflows to Inf, as
 // half.F32ToF16Scalar does). A lane is valid when the scalar search would evaluate it: den > 0
 // (the direct lanes have none), 0 < a < Inf, s not 0, s and z finite. A valid lane is risky
-// when lim/s + |z| is not below 2^50, the range of the integer rounding of the Go code.
+// when lim/s + |z| is not below 2^50, the range of the integer rounding of the Go code. Lanes
+// 13..15 are never valid. The parameters of an invalid lane are set so that the evaluation
+// gives it an infinite error.
 func prep() {
 	TEXT("q4PrepAVX2", NOSPLIT, "func(sums *[54]float64, direct *[4]float64, sw, n, invn, lim float64, inv, z *[16]float64, s, zf *[16]float32, bits *[16]uint32) (valid, risky uint32)")
 	Pragma("noescape")
@@ -189,6 +202,12 @@ func prep() {
 	big := vecConst("q4big64", math.Float64bits(0x1p50), 64)
 	absm := vecConst("q4abs32", 0x7fffffff, 32)
 	infs := vecConst("q4inf32", uint64(math.Float32bits(float32(math.Inf(1)))), 32)
+	minus1 := vecConst("q4minus1f32", uint64(math.Float32bits(-1)), 32)
+	lane12 := GLOBL("q4lane12", attr.RODATA|attr.NOPTR)
+	DATA(0, U64(^uint64(0)))
+	for off := 8; off < 32; off += 8 {
+		DATA(off, U64(0))
+	}
 	valid, risky := GP32(), GP32()
 	XORL(valid, valid)
 	XORL(risky, risky)
@@ -222,8 +241,9 @@ func prep() {
 		VANDPD(m, ok, ok)
 		VCMPPD(U8(0x11), inf, a, m) // a < Inf (LT, ordered)
 		VANDPD(m, ok, ok)
-		okd := GP32()
-		VMOVMSKPD(ok, okd)
+		if v == 3 {
+			VANDPD(lane12, ok, ok) // lanes 13..15 hold no candidate
+		}
 
 		sh, zh, sf, zf := XMM(), XMM(), XMM(), XMM()
 		VCVTPD2PSY(a, sf)
@@ -241,10 +261,22 @@ func prep() {
 		VANDPS(absm, zf, mz)
 		VCMPPS(U8(0x11), infs, mz, mz) // |z| < Inf
 		VANDPS(mz, ms, ms)
+		// The lane mask as float64 (ok) and as float32 (ms) lanes.
+		VPMOVSXDQ(ms, m)
+		VANDPD(m, ok, ok)
+		VEXTRACTF128(U8(1), ok, mz)
+		VSHUFPS(U8(0x88), mz, ok.AsX(), ms) // the low dword of each qword
 		oks := GP32()
-		VMOVMSKPS(ms, oks)
-		ANDL(okd, oks)
+		VMOVMSKPD(ok, oks)
 
+		// Invalid lanes get s = +Inf, z = -1, 1/s = 0, z = 0 as float64: the evaluation then
+		// gives them level 0, reconstruction +Inf and an infinite error, so that they can not
+		// win, and zero sums.
+		t32 := XMM()
+		VMOVUPS(infs, t32)
+		VBLENDVPS(ms, sf, t32, sf)
+		VMOVUPS(minus1, t32)
+		VBLENDVPS(ms, zf, t32, zf)
 		VMOVUPS(sf, Mem{Base: ps, Disp: 16 * v})
 		VMOVUPS(zf, Mem{Base: pzf, Disp: 16 * v})
 		VPUNPCKLWD(zh, sh, sh) // scale | offset<<16 per lane
@@ -252,8 +284,10 @@ func prep() {
 		inv, zd := YMM(), YMM()
 		VCVTPS2PD(sf, inv)
 		VDIVPD(inv, one, inv) // 1/s
+		VBLENDVPD(ok, inv, zero, inv)
 		VMOVUPD(inv, Mem{Base: pinv, Disp: 32 * v})
 		VCVTPS2PD(zf, zd)
+		VBLENDVPD(ok, zd, zero, zd)
 		VMOVUPD(zd, Mem{Base: pz, Disp: 32 * v})
 
 		// Risky: !(lim*inv + |z| < 2^50), as the Go code tests it.
@@ -303,12 +337,13 @@ func evalLane(inv, z, s, zf Op, x, zero, fifteen, t, acc, sl, sll, slw VecVirtua
 // evalAVX2 writes q4EvalAVX2: the 16 lanes' errors and level sums, two passes over the group
 // of two YMM vectors each (four accumulators per vector leave no more registers).
 func evalAVX2() {
-	TEXT("q4EvalAVX2", NOSPLIT, "func(wd []float64, inv, z *[16]float64, s, zf *[16]float32, errs *[16]float64, sums *[54]float64)")
+	TEXT("q4EvalAVX2", NOSPLIT, "func(wd []float64, inv, z *[16]float64, s, zf *[16]float32, errs *[16]float64, sums *[54]float64) uint32")
 	Pragma("noescape")
 	Doc("q4EvalAVX2 sets errs[c], for the 16 lanes c, to the sum over j, in j order, of d*d, where",
 		"l = clamp(roundEven(wd[j]*inv[c] + z[c]), 0, 15) (each operation rounded) and",
 		"d = float64(s[c]*(float32(l)-zf[c])) - wd[j], and lane c of the three 18-lane arrays of",
-		"sums to the sums of l, l*l and l*wd[j] (the last in j order).")
+		"sums to the sums of l, l*l and l*wd[j] (the last in j order), and returns the first lane",
+		"with the least error.")
 	wd := Load(Param("wd").Base(), GP64())
 	n := Load(Param("wd").Len(), GP64())
 	inv := Load(Param("inv"), GP64())
@@ -356,14 +391,63 @@ func evalAVX2() {
 			VMOVUPD(slw[v], Mem{Base: sums, Disp: 16*sumsLanes + 32*c})
 		}
 	}
+	// The first lane with the least error: the minimum, then the lowest lane equal to it.
+	var e [4]VecVirtual
+	for c := range e {
+		e[c] = YMM()
+		VMOVUPD(Mem{Base: out, Disp: 32 * c}, e[c])
+	}
+	m := YMM()
+	VMINPD(e[1], e[0], m)
+	VMINPD(e[2], m, m)
+	VMINPD(e[3], m, m)
+	Store(firstMin(m, e[:], func(c VecVirtual, eq VecVirtual, r GPVirtual) {
+		VCMPPD(U8(0), eq, c, c) // EQ, ordered
+		VMOVMSKPD(c, r)
+	}, 4), ReturnIndex(0))
 	VZEROUPPER()
 	RET()
+}
+
+// firstMin reduces the vector m of lane minima to its least value, compares every vector of
+// errs with it (cmp leaves the lanes' bits in r) and returns the index of the first equal lane.
+// With lanes 8 (AVX-512) m is a ZMM register and only EVEX instructions are used on what may be
+// registers 16..31; with lanes 4 (AVX2) only VEX ones.
+func firstMin(m VecVirtual, errs []VecVirtual, cmp func(c, eq VecVirtual, r GPVirtual), lanes int) GPVirtual {
+	x2 := XMM()
+	if lanes == 8 {
+		y2 := YMM()
+		VEXTRACTF64X4(U8(1), m, y2)
+		VMINPD(y2, m.AsY(), y2)
+		VEXTRACTF32X4(U8(1), y2, x2)
+		VMINPD(x2, y2.AsX(), x2)
+	} else {
+		VEXTRACTF128(U8(1), m, x2)
+		VMINPD(x2, m.AsX(), x2)
+	}
+	x3 := XMM()
+	VPERMILPD(U8(1), x2, x3)
+	VMINPD(x3, x2, x2)
+	b := m
+	VBROADCASTSD(x2, b)
+	idx := GP32()
+	XORL(idx, idx)
+	for i, c := range errs {
+		r := GP32()
+		cmp(c, b, r)
+		if i > 0 {
+			SHLL(U8(lanes*i), r)
+		}
+		ORL(r, idx)
+	}
+	BSFL(idx, idx)
+	return idx
 }
 
 // evalAVX512 writes q4EvalAVX512: the same in one pass of two ZMM vectors, every lane
 // parameter in a register.
 func evalAVX512() {
-	TEXT("q4EvalAVX512", NOSPLIT, "func(wd []float64, inv, z *[16]float64, s, zf *[16]float32, errs *[16]float64, sums *[54]float64)")
+	TEXT("q4EvalAVX512", NOSPLIT, "func(wd []float64, inv, z *[16]float64, s, zf *[16]float32, errs *[16]float64, sums *[54]float64) uint32")
 	Pragma("noescape")
 	Doc("q4EvalAVX512 is q4EvalAVX2 with AVX-512.")
 	wd := Load(Param("wd").Base(), GP64())
@@ -413,6 +497,13 @@ func evalAVX512() {
 		VMOVUPD(sll[v], Mem{Base: sums, Disp: 8*sumsLanes + 64*v})
 		VMOVUPD(slw[v], Mem{Base: sums, Disp: 16*sumsLanes + 64*v})
 	}
+	m := ZMM()
+	VMINPD(acc[1], acc[0], m)
+	Store(firstMin(m, acc[:], func(c, eq VecVirtual, r GPVirtual) {
+		k := K()
+		VCMPPD(U8(0), eq, c, k) // EQ, ordered
+		KMOVW(k, r)
+	}, 8), ReturnIndex(0))
 	VZEROUPPER()
 	RET()
 }
