@@ -138,7 +138,7 @@ func (f *q4Fit) fit(data []byte, w []float32) (scale, offset uint16, ok bool) {
 		if r.s != 0 && !math.IsInf(float64(r.s), 0) && !math.IsInf(float64(r.z), 0) &&
 			(r.s != f.sf[best] || r.z != f.zf[best]) { // the same fit has the same error: no better
 			rinv, rz := 1/float64(r.s), float64(r.z)
-			if !(lim*rinv+math.Abs(rz) < maxLevelArg) {
+			if !(float64(lim*rinv)+math.Abs(rz) < maxLevelArg) {
 				return 0, 0, false
 			}
 			if f.evalOne(n, r.s, r.z, rinv, rz) < berr {
@@ -229,7 +229,7 @@ func (f *q4Fit) prep(sw, n, lim float64) (valid, risky uint32) {
 		f.inv[c], f.z[c], f.sf[c], f.zf[c] = 1/float64(cd.s), float64(cd.z), cd.s, cd.z
 		f.bits[c] = uint32(cd.scale) | uint32(cd.offset)<<16
 		valid |= 1 << c
-		if !(lim*f.inv[c]+math.Abs(f.z[c]) < maxLevelArg) {
+		if !(float64(lim*f.inv[c])+math.Abs(f.z[c]) < maxLevelArg) {
 			risky |= 1 << c
 		}
 	}

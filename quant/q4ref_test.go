@@ -6,9 +6,13 @@ import (
 	"github.com/anepack/anepack/half"
 )
 
-// This file keeps the q4 fit exactly as it was before the fast fit (commit 2500f7d), as the
-// oracle the fast fit must reproduce bit for bit: same scale, offset and levels for every
-// group. It is test code only; do not "improve" it.
+// This file keeps the q4 fit as it was before the fast fit (commit 2500f7d), as the oracle the
+// fast fit must reproduce bit for bit: same scale, offset and levels for every group. It is
+// test code only; do not "improve" it. The one change: products that are then added are
+// converted to float64 explicitly, which pins the roundings to what the original computed on
+// amd64 (where every bundle so far was packed). Go fuses a*b+c into one FMA on arm64, so there
+// the original gave other bits; the fast fit pins the same roundings, and so packs the same
+// bundle on every platform.
 
 func refFitGroupQ4(q []uint8, w []float32) (scale, offset uint16) {
 	lo, hi := w[0], w[0]
@@ -32,7 +36,7 @@ func refFitGroupQ4(q []uint8, w []float32) (scale, offset uint16) {
 	if hi > lo {
 		rng := float64(hi) - float64(lo)
 		for i := 0; i <= sweepSteps; i++ {
-			iscale := (15 + sweepMin + sweepStep*float64(i)) / rng
+			iscale := (15 + sweepMin + float64(sweepStep*float64(i))) / rng
 			for j, v := range w {
 				lv[j] = max(0, min(15, math.RoundToEven(iscale*(float64(v)-float64(lo)))))
 			}
@@ -65,7 +69,7 @@ func refEvalQ4(w []float32, a, b float64) refCandidate {
 		if a == 0 {
 			c.err = 0
 			for _, v := range w {
-				c.err += float64(v) * float64(v)
+				c.err += float64(float64(v) * float64(v))
 			}
 		}
 		return c
@@ -80,9 +84,9 @@ func refEvalQ4(w []float32, a, b float64) refCandidate {
 	}
 	inv := 1 / float64(c.s)
 	for _, v := range w {
-		l := max(0, min(15, math.RoundToEven(float64(v)*inv+float64(c.z))))
+		l := max(0, min(15, math.RoundToEven(float64(float64(v)*inv)+float64(c.z))))
 		d := float64(c.s*(float32(l)-c.z)) - float64(v)
-		c.err += d * d
+		c.err += float64(d * d)
 	}
 	return c
 }
@@ -94,7 +98,7 @@ func refLevelsQ4(q []uint8, w []float32, s, z float32) {
 	}
 	inv := 1 / float64(s)
 	for i, v := range w {
-		q[i] = uint8(max(0, min(15, math.RoundToEven(float64(v)*inv+float64(z)))))
+		q[i] = uint8(max(0, min(15, math.RoundToEven(float64(float64(v)*inv)+float64(z)))))
 	}
 }
 
@@ -103,16 +107,16 @@ func refLeastSquares(l []float64, w []float32) (a, b float64, ok bool) {
 	for i, v := range w {
 		sl += l[i]
 		sw += float64(v)
-		sll += l[i] * l[i]
-		slw += l[i] * float64(v)
+		sll += float64(l[i] * l[i])
+		slw += float64(l[i] * float64(v))
 	}
 	n := float64(len(w))
-	den := n*sll - sl*sl
+	den := float64(n*sll) - float64(sl*sl)
 	if den <= 0 {
 		return 0, 0, false
 	}
-	a = (n*slw - sl*sw) / den
-	b = (sw - a*sl) / n
+	a = (float64(n*slw) - float64(sl*sw)) / den
+	b = (sw - float64(a*sl)) / n
 	return a, b, a > 0
 }
 

@@ -61,7 +61,7 @@ func QuantizeRowQ8(q []int8, w []float32) (uint16, error) {
 	}
 	for i := done; i < len(w); i++ {
 		v := w[i]
-		x := float64(v) * r
+		x := float64(float64(v) * r) // rounded, not fused into the next addition
 		y := x + roundMagic
 		k := int64(math.Float64bits(y)) - roundMagicBits
 		if f := x - (y - roundMagic); f > 0.5-0x1p-40 || f < -0.5+0x1p-40 {

@@ -4,6 +4,7 @@ import (
 	"github.com/anepack/anepack/dtype"
 
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -229,4 +230,36 @@ func int8Bytes(q []int8) []byte {
 		b[i] = byte(v)
 	}
 	return b
+}
+
+// TestNonFiniteRefused checks that both quantizers, from float32 and from bf16 bytes, refuse a
+// NaN or an infinity wherever it is in a row (the kernels take whole blocks of 32 and leave a
+// q8 row's tail to Go) and name its position, with every kernel set.
+func TestNonFiniteRefused(t *testing.T) {
+	forEachKernel(t, func(t *testing.T) {
+		for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+			for _, tc := range []struct {
+				q4       bool
+				cols, at int
+			}{{false, 100, 0}, {false, 100, 45}, {false, 100, 97}, {true, 96, 0}, {true, 96, 45}, {true, 96, 95}} {
+				w := randWeights(rand.New(rand.NewPCG(17, uint64(tc.at))), 1, tc.cols)
+				w[tc.at] = bad
+				raw, _ := rawRows(w, dtype.BF16)
+				want := fmt.Sprintf("weight %d is %v", tc.at, bad)
+				var errs []error
+				if tc.q4 {
+					errs = append(errs, QuantizeRowQ4(make([]byte, tc.cols/2), make([]uint16, 3), make([]uint16, 3), w, 32),
+						QuantizeQ4From(make([]byte, tc.cols/2), make([]uint16, 3), make([]uint16, 3), raw, dtype.BF16, 1, tc.cols, 32))
+				} else {
+					_, err := QuantizeRowQ8(make([]int8, tc.cols), w)
+					errs = append(errs, err, QuantizeQ8From(make([]int8, tc.cols), make([]uint16, 1), raw, dtype.BF16, 1, tc.cols))
+				}
+				for i, err := range errs {
+					if err == nil || !strings.Contains(err.Error(), want) {
+						t.Fatalf("q4 %v, %v at %d, call %d: error %v, want one saying %q", tc.q4, bad, tc.at, i, err, want)
+					}
+				}
+			}
+		}
+	})
 }
