@@ -115,12 +115,12 @@ const (
 
 // Sliding reports whether layer attends to a sliding window of SlidingWindow positions.
 func (c *Config) Sliding(layer int) bool {
-	return layer < len(c.LayerTypes) && c.LayerTypes[layer] == SlidingAttention
+	return layer >= 0 && layer < len(c.LayerTypes) && c.LayerTypes[layer] == SlidingAttention
 }
 
 // LinearLayer reports whether layer is a linear-attention (Gated DeltaNet) layer.
 func (c *Config) LinearLayer(layer int) bool {
-	return layer < len(c.LayerTypes) && c.LayerTypes[layer] == LinearAttention
+	return layer >= 0 && layer < len(c.LayerTypes) && c.LayerTypes[layer] == LinearAttention
 }
 
 // AttentionScale returns the factor of the attention scores: query_pre_attn_scalar^-0.5 where

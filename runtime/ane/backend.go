@@ -111,8 +111,8 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	}
 	c := m.Config
 	b := &Backend{name: opts.Eval, opts: opts, m: m, ks: ks, counter: &countingBackend{Backend: eval}}
-	b.layerSeqs, b.lmSeqs = ks.plan(c.NumHiddenLayers, budget, opts.DecodeOn == DecodeANE)
-	b.planned = ks.compiles(c.NumHiddenLayers, b.layerSeqs, b.lmSeqs)
+	b.layerSeqs, b.lmSeqs = ks.plan(budget, opts.DecodeOn == DecodeANE)
+	b.planned = ks.compiles(b.layerSeqs, b.lmSeqs)
 	b.disp, err = mil.NewDispatcher(b.counter, ks.selected(b.layerSeqs, b.lmSeqs), func(section string) ([]byte, error) {
 		s, ok := m.Bundle().Section(section)
 		if !ok {
