@@ -18,8 +18,9 @@ var ErrNoKernels = errors.New("the bundle has no ANE kernels")
 
 // kernelSet is a bundle's kernels, read from its manifest and checked against the model.
 type kernelSet struct {
-	groups   []string   // the kernel kinds of the family's groups (arch.Family.Groups), by index
-	perLayer [][]string // the kernel kinds each decoder layer has, in the order they run
+	groups   []string        // the kernel kinds of the family's groups (arch.Family.Groups), by index
+	perLayer [][]string      // the kernel kinds each decoder layer has, in the order they run
+	onCPU    map[string]bool // kinds that run on the CPU instead (Options.LinearInOn): never loaded
 	kernels  []mil.Kernel
 	layerSeq []int // buckets every layer group has, ascending
 	lmSeq    []int // buckets every LM-head chunk has, ascending
@@ -183,8 +184,12 @@ func sortedSeqs(s []int) []int {
 // compiles returns how many programs a plan of layer buckets and LM-head buckets loads.
 func (ks *kernelSet) compiles(layerSeqs, lmSeqs []int) int {
 	n := 0
-	for _, g := range ks.perLayer {
-		n += len(g)
+	for _, kinds := range ks.perLayer {
+		for _, g := range kinds {
+			if !ks.onCPU[g] {
+				n++
+			}
+		}
 	}
 	return len(layerSeqs)*n + len(lmSeqs)*len(ks.lmRows)
 }
@@ -221,7 +226,7 @@ func (ks *kernelSet) plan(budget int, decodeOnANE bool) (layerSeqs, lmSeqs []int
 	return layerSeqs, lmSeqs
 }
 
-// selected returns the kernels of the planned buckets.
+// selected returns the kernels of the planned buckets, but for the groups that run on the CPU.
 func (ks *kernelSet) selected(layerSeqs, lmSeqs []int) []mil.Kernel {
 	var out []mil.Kernel
 	for _, k := range ks.kernels {
@@ -229,7 +234,7 @@ func (ks *kernelSet) selected(layerSeqs, lmSeqs []int) []mil.Kernel {
 		if k.Kind == mil.GroupLMHead {
 			seqs = lmSeqs
 		}
-		if slices.Contains(seqs, k.Seq) {
+		if slices.Contains(seqs, k.Seq) && !ks.onCPU[k.Kind] {
 			out = append(out, k)
 		}
 	}
