@@ -1,11 +1,13 @@
 package ane
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/cpu"
 )
 
@@ -100,5 +102,39 @@ func TestLinearInOnCPU(t *testing.T) {
 	}
 	if _, err := New(m, Options{Eval: EvalSim, LinearInOn: "gpu"}); err == nil {
 		t.Error("LinearInOn \"gpu\" was accepted")
+	}
+}
+
+// TestRecurrentAfterFailure: a pass that fails part of the way through the layers (here the
+// compile budget runs out at the third layer) leaves the Gated DeltaNet layers' states at
+// different positions, so the sequence can no longer continue from the position it had
+// reached, only from a snapshot (here none: from 0).
+func TestRecurrentAfterFailure(t *testing.T) {
+	// Decode on the CPU loads no kernel; the first prompt pass needs the 512 bucket's: two
+	// in each DeltaNet layer (linear_attn_in runs on the CPU), so a budget of 5 ends in layer 2.
+	m, _, b := openBoth(t, "qwen3.5-tiny", "f16", Options{Eval: EvalSim, DecodeOn: DecodeCPU, CompileBudget: 5})
+	st, err := b.NewState(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	logits := make([]float32, m.Config.VocabSize)
+	for pos := 0; pos < 3; pos++ {
+		if err := st.Forward([]int{pos + 1}, pos, logits); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := st.(runtime.Resumer)
+	if p := r.ResumeAt(3); p != 3 {
+		t.Fatalf("ResumeAt(3) = %d after 3 decode steps", p)
+	}
+	if err := st.Forward(make([]int, 10), 3, logits); !errors.Is(err, ErrCompileBudget) {
+		t.Fatalf("a 10-token pass with a budget of 5 kernels: %v; want ErrCompileBudget", err)
+	}
+	if n := b.Stats().Loaded; n != 5 {
+		t.Errorf("%d kernels loaded; want 5", n)
+	}
+	if p := r.ResumeAt(3); p != 0 {
+		t.Errorf("after the failed pass ResumeAt(3) = %d; want 0", p)
 	}
 }
