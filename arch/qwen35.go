@@ -13,6 +13,7 @@ var qwen35 = &Family{
 	MLP:             GatedMLP,
 	LinearAttention: true,
 	AttnOutputGate:  true,
+	IgnorePrefixes:  []string{"mtp."}, // transformers skips the multi-token-prediction head too
 	Activations:     []string{ActSiLU},
 	Bias:            BiasRules{QKV: BiasIfAttn, O: BiasIfAttn},
 	DefaultEps:      1e-6,

@@ -43,6 +43,20 @@ type linearState struct {
 	layers        int        // DeltaNet layers
 }
 
+// RecurrentStateBytes returns the size of one sequence's Gated DeltaNet state: per DeltaNet
+// layer value_heads·key_dim·value_dim float32 values of recurrent state and (kernel-1)·channels
+// of convolution history, whatever the context (0 without such layers). Each snapshot a
+// sequence keeps costs as much again, at most maxSnapshots of them, allocated on first use.
+func (d *Decoder) RecurrentStateBytes() int {
+	c, n := d.cfg, 0
+	for _, L := range d.layers {
+		if L.linear != nil {
+			n += c.LinearNumValueHeads*c.LinearKeyHeadDim*c.LinearValueHeadDim + (c.LinearConvKernelDim-1)*c.LinearConvDim()
+		}
+	}
+	return 4 * n
+}
+
 // snapshot is the whole of rec at one position.
 type snapshot struct {
 	pos  int
@@ -73,9 +87,6 @@ func newLinearState(d *Decoder, batch int) *linearState {
 	}
 	return ls
 }
-
-// Bytes returns the size of the recurrent state of one sequence (what one snapshot costs).
-func (ls *linearState) Bytes() int { return 4 * len(ls.rec) }
 
 // layer returns DeltaNet layer i's recurrent state and convolution history, in rec.
 func (ls *linearState) layer(i int) (state, tail []float32) {
