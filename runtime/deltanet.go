@@ -99,7 +99,7 @@ func (s *decoderState) deltaNet(l int, xn []float32, n, pos int, out []float32) 
 	o := ls.out[:n*V]
 	for h := 0; h < hv; h++ {
 		kh := h / (hv / hk)
-		ls.heads[h] = kernels.DeltaHead{State: state[h*dk*dv : (h+1)*dk*dv], KeyDim: dk, ValueDim: dv,
+		ls.heads[h] = kernels.DeltaHead{State: state[h*ls.headLen : (h+1)*ls.headLen], KeyDim: dk, ValueDim: dv,
 			Q: mixed[kh*dk:], K: mixed[(hk+kh)*dk:], QKStride: C, V: mixed[2*hk*dk+h*dv:], VStride: C,
 			Decay: ls.decay[h:], Beta: ls.beta[h:], GStride: hv, Out: o[h*dv:], OutStride: V,
 			Scratch: ls.scratch[h*dv : (h+1)*dv]}

@@ -23,7 +23,8 @@ const maxSnapshots = 4
 // than the step. The last maxSnapshots are kept; position 0 (all zeros) needs none.
 type linearState struct {
 	conv, value   int // channels of the convolution (q | k | v) and of the value heads
-	stateLen      int // floats of one layer's recurrent state: value heads · key_dim · value_dim
+	headLen       int // floats of one value head's recurrent state (kernels.StateLen)
+	stateLen      int // floats of one layer's recurrent state: value heads · headLen
 	tailLen       int // floats of one layer's convolution history: (kernel-1) · conv
 	qScale        float32
 	rec           []float32 // every DeltaNet layer's state then history, layer after layer
@@ -44,14 +45,15 @@ type linearState struct {
 }
 
 // RecurrentStateBytes returns the size of one sequence's Gated DeltaNet state: per DeltaNet
-// layer value_heads·key_dim·value_dim float32 values of recurrent state and (kernel-1)·channels
-// of convolution history, whatever the context (0 without such layers). Each snapshot a
-// sequence keeps costs as much again, at most maxSnapshots of them, allocated on first use.
+// layer, value_heads recurrent states of key_dim·value_dim float32 values (and a scale each,
+// kernels.DeltaHead) and (kernel-1)·channels values of convolution history, whatever the
+// context (0 without such layers). Each snapshot a sequence keeps costs as much again, at most
+// maxSnapshots of them, allocated on first use.
 func (d *Decoder) RecurrentStateBytes() int {
 	c, n := d.cfg, 0
 	for _, L := range d.layers {
 		if L.linear != nil {
-			n += c.LinearNumValueHeads*c.LinearKeyHeadDim*c.LinearValueHeadDim + (c.LinearConvKernelDim-1)*c.LinearConvDim()
+			n += c.LinearNumValueHeads*kernels.StateLen(c.LinearKeyHeadDim, c.LinearValueHeadDim) + (c.LinearConvKernelDim-1)*c.LinearConvDim()
 		}
 	}
 	return 4 * n
@@ -66,8 +68,9 @@ type snapshot struct {
 func newLinearState(d *Decoder, batch int) *linearState {
 	c := d.cfg
 	hv, dk, dv, k := c.LinearNumValueHeads, c.LinearKeyHeadDim, c.LinearValueHeadDim, c.LinearConvKernelDim
-	ls := &linearState{conv: c.LinearConvDim(), value: c.LinearValueDim(), stateLen: hv * dk * dv,
+	ls := &linearState{conv: c.LinearConvDim(), value: c.LinearValueDim(), headLen: kernels.StateLen(dk, dv),
 		qScale: float32(1 / math.Sqrt(float64(dk))), pool: d.pool, pendingAt: -1}
+	ls.stateLen = hv * ls.headLen
 	ls.tailLen = (k - 1) * ls.conv
 	for _, L := range d.layers {
 		if L.linear != nil {

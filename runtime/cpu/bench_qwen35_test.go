@@ -12,7 +12,7 @@ import (
 
 // Benchmarks of the Qwen3.5-2B shape (configs/qwen3.5-2b.json: 18 Gated DeltaNet layers and 6
 // gated attention layers, 1.88 B parameters, a 3.5 GiB f16 bundle built on first use into the
-// test's temp directory), on 2 threads:
+// test's temp directory, or the one $ANEPACK_QWEN35_BUNDLE names), on 2 threads:
 //
 //	go test -run '^$' -bench 'Qwen35' -benchtime 32x -timeout 60m ./runtime/cpu/
 //
@@ -21,6 +21,9 @@ import (
 // DeltaNet layers a state of fixed size).
 
 var qwen35B = sync.OnceValues(func() (string, error) {
+	if path := os.Getenv("ANEPACK_QWEN35_BUNDLE"); path != "" {
+		return path, nil // a bundle of the same config packed before (bench/qwen35.sh writes one)
+	}
 	cfgPath, err := testmodel.Config("qwen3.5-2b")
 	if err != nil {
 		return "", err

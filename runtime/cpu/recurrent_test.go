@@ -83,9 +83,9 @@ func TestRecurrentResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	equalRows(t, "two passes", first, cold(t, b, seq, 0))
-	// 3 DeltaNet layers of 4 value heads of 16x16 values and 3 steps of 128 channels.
-	if n := b.RecurrentStateBytes(); n != 3*(4*16*16+3*128)*4 {
-		t.Errorf("RecurrentStateBytes() = %d; want %d", n, 3*(4*16*16+3*128)*4)
+	// 3 DeltaNet layers of 4 value heads of 16x16 values and a scale, and 3 steps of 128 channels.
+	if n, want := b.RecurrentStateBytes(), 3*(4*(16*16+1)+3*128)*4; n != want {
+		t.Errorf("RecurrentStateBytes() = %d; want %d", n, want)
 	}
 	r := st.(runtime.Resumer)
 	for pos, want := range map[int]int{100: 100, 150: 100, 99: 99, 98: 59, 60: 59, 59: 59, 58: 0, 0: 0} {

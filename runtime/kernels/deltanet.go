@@ -14,7 +14,9 @@ import (
 // state and where its inputs and outputs sit in the layer's token-major buffers. Token t's
 // vectors start at t times the stride.
 type DeltaHead struct {
-	// State is S, [KeyDim][ValueDim] row-major, updated in place.
+	// State holds S as c·Ŝ: Ŝ transposed, [ValueDim][KeyDim] row-major (so that Ŝᵀk and
+	// Ŝᵀq are matrix-vector products over its rows), then the scale c (StateLen values). All
+	// zeros is the empty state. It is updated in place.
 	State            []float32
 	KeyDim, ValueDim int
 	// Q and K are the head's query and key (KeyDim values each, the query already L2-normed
@@ -34,50 +36,57 @@ type DeltaHead struct {
 	Scratch []float32
 }
 
+// StateLen returns the length of a head's State: the key_dim x value_dim matrix and its scale.
+func StateLen(keyDim, valueDim int) int { return keyDim*valueDim + 1 }
+
 // Run advances the head through tokens [t0, t1) with the gated delta rule:
 //
 //	S ← S·e^g;  m = Sᵀk;  δ = (v − m)·β;  S ← S + k δᵀ;  out = Sᵀq
 //
-// computed as m = e^g·(S_oldᵀk) and S ← e^g·S_old + k δᵀ in one pass over each row, which
-// is the same arithmetic as transformers' (S·e^g)ᵀk up to float32 rounding of the order of
-// the sum. It allocates nothing.
+// S is kept as c·Ŝ so that the decay is one multiplication of c instead of a pass over S:
+// m = c·(Ŝᵀk), Ŝ ← Ŝ + k (δ/c)ᵀ, out = c·(Ŝᵀq): a matrix-vector product, an Axpy per row and
+// another product, with Ŝ stored transposed. Ŝ = S/c grows as c shrinks; when c falls below
+// 2^-60 (long before float32 could overflow) it is folded back, Ŝ ← c·Ŝ and c = 1. That happens at the same tokens however
+// the tokens are split into runs, so a sequence run in pieces gives bit for bit what it gives
+// in one run. The result equals transformers' to float32 rounding: c is the product of the
+// decays rounded once per token, as transformers rounds S·e^g once per element. It allocates
+// nothing.
 func (h *DeltaHead) Run(t0, t1 int) {
 	dk, dv := h.KeyDim, h.ValueDim
-	if len(h.State) < dk*dv || len(h.Scratch) < dv {
+	if len(h.State) < StateLen(dk, dv) || len(h.Scratch) < dv {
 		panic(fmt.Sprintf("kernels.DeltaHead: state of %d and scratch of %d values for %dx%d", len(h.State), len(h.Scratch), dk, dv))
 	}
 	s, m := h.State[:dk*dv], h.Scratch[:dv]
+	c := h.State[dk*dv] // 0 in an empty state: folded at the first token
 	for t := t0; t < t1; t++ {
 		q := h.Q[t*h.QKStride : t*h.QKStride+dk]
 		k := h.K[t*h.QKStride : t*h.QKStride+dk]
 		v := h.V[t*h.VStride : t*h.VStride+dv]
 		out := h.Out[t*h.OutStride : t*h.OutStride+dv]
-		decay, beta := h.Decay[t*h.GStride], h.Beta[t*h.GStride]
-		// m = S_oldᵀk, then δ = (v − e^g·m)·β, kept in m.
-		clear(m)
-		for i, ki := range k {
-			Axpy(m, ki, s[i*dv:(i+1)*dv])
+		c *= h.Decay[t*h.GStride]
+		if c < minScale {
+			Scale(s, c)
+			c = 1
 		}
+		beta := h.Beta[t*h.GStride]
+		// m = Ŝᵀk; then δ/c = (v − c·m)·β/c, kept in m.
+		MatVecF32(m, s, k, dv, dk)
 		for j := range m {
-			m[j] = (v[j] - float32(decay*m[j])) * beta
+			m[j] = (v[j] - float32(c*m[j])) * beta / c
 		}
-		// S = e^g·S_old + k δᵀ row by row, and out = Sᵀq from the updated rows.
-		clear(out)
-		for i, ki := range k {
-			row := s[i*dv : (i+1)*dv]
-			decayAxpy(row, decay, ki, m)
-			Axpy(out, q[i], row)
+		// Ŝ += k (δ/c)ᵀ: row j of the transpose gains (δ/c)_j·k. Then out = c·(Ŝᵀq).
+		for j, u := range m {
+			Axpy(s[j*dk:(j+1)*dk], u, k)
 		}
+		MatVecF32(out, s, q, dv, dk)
+		Scale(out, c)
 	}
+	h.State[dk*dv] = c
 }
 
-// decayAxpy sets y = a·y + b·x, each product rounded before the sum.
-func decayAxpy(y []float32, a, b float32, x []float32) {
-	y = y[:len(x)]
-	for j, xv := range x {
-		y[j] = float32(a*y[j]) + float32(b*xv)
-	}
-}
+// minScale is where DeltaHead.Run folds its scale back into the state: Ŝ = S/c stays below
+// 2^60 times S, and its products with unit-length keys far inside float32's range (2^127).
+const minScale = 0x1p-60
 
 // CausalConvSiLU is the Gated DeltaNet's causal depthwise convolution with its activation, for
 // n tokens of channels channels and a kernel of kernel taps: win holds kernel-1+n rows of

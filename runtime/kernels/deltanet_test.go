@@ -74,7 +74,7 @@ func TestDeltaHead(t *testing.T) {
 	}
 	run := func(splits ...int) ([]float32, []float32) {
 		out := make([]float32, n*stride)
-		h := DeltaHead{State: make([]float32, dk*dv), KeyDim: dk, ValueDim: dv, Q: qb, K: kb, QKStride: stride,
+		h := DeltaHead{State: make([]float32, StateLen(dk, dv)), KeyDim: dk, ValueDim: dv, Q: qb, K: kb, QKStride: stride,
 			V: vb, VStride: stride, Decay: gb, Beta: gb[n*3:], GStride: 3, Out: out, OutStride: stride, Scratch: make([]float32, dv)}
 		t0 := 0
 		for _, t1 := range append(splits, n) {
@@ -84,15 +84,19 @@ func TestDeltaHead(t *testing.T) {
 		return h.State, out
 	}
 	state, out := run()
-	ref := refDeltaRule(make([]float64, dk*dv), dk, dv, q64, k64, v64, decay, beta)
-	worst := 0.0
+	refState := make([]float64, dk*dv)
+	ref := refDeltaRule(refState, dk, dv, q64, k64, v64, decay, beta)
+	worst, worstS := 0.0, 0.0
 	for ti := 0; ti < n; ti++ {
 		for j := 0; j < dv; j++ {
 			worst = max(worst, math.Abs(float64(out[ti*stride+j])-ref[ti][j]))
 		}
 	}
-	if worst > 1e-5 {
-		t.Errorf("largest difference from the float64 reference %.2e", worst)
+	for i, v := range refState { // the state is c·Ŝ, Ŝ [dv][dk]
+		worstS = max(worstS, math.Abs(float64(state[dk*dv])*float64(state[(i%dv)*dk+i/dv])-v))
+	}
+	if worst > 1e-5 || worstS > 1e-5 {
+		t.Errorf("largest difference from the float64 reference %.2e in the outputs, %.2e in the state", worst, worstS)
 	}
 	s2, o2 := run(1, 17, 17, 33)
 	for i := range state {
@@ -167,4 +171,30 @@ func TestDeltaNetScalars(t *testing.T) {
 	if y[0] != 1 || y[1] != 2 {
 		t.Errorf("MulSigmoid = %v", y)
 	}
+}
+
+// BenchmarkDeltaHead is one Qwen3.5-2B value head (128x128 state) over a 128-token chunk:
+// go test -run '^$' -bench DeltaHead ./runtime/kernels/
+func BenchmarkDeltaHead(b *testing.B) {
+	const n, dk, dv = 128, 128, 128
+	r := rand.New(rand.NewPCG(7, 8))
+	buf := func(k int) []float32 {
+		x := make([]float32, k)
+		for i := range x {
+			x[i] = float32(r.NormFloat64()) * 0.1
+		}
+		return x
+	}
+	g := make([]float32, n)
+	for i := range g {
+		g[i] = 0.9
+	}
+	h := DeltaHead{State: make([]float32, StateLen(dk, dv)), KeyDim: dk, ValueDim: dv, Q: buf(n * dk), K: buf(n * dk), QKStride: dk,
+		V: buf(n * dv), VStride: dv, Decay: g, Beta: g, GStride: 1, Out: make([]float32, n*dv), OutStride: dv,
+		Scratch: make([]float32, dv)}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h.Run(0, n)
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "tok/s")
 }
