@@ -337,9 +337,14 @@ func checkLayerTypes(fam *Family, c *Config) error {
 	return nil
 }
 
-// MaxConvKernel bounds linear_conv_kernel_dim (Qwen3.5 uses 4): the convolution keeps
-// kernel-1 inputs of every channel per sequence.
-const MaxConvKernel = 64
+// Limits of a Gated DeltaNet: MaxConvKernel bounds linear_conv_kernel_dim (Qwen3.5 uses 4; the
+// convolution keeps kernel-1 inputs of every channel per sequence), MaxLinearState the values
+// of one layer's recurrent state, value_heads·key_dim·value_dim (Qwen3.5-2B: 2^18; 2^26 is
+// 256 MiB per layer and sequence).
+const (
+	MaxConvKernel  = 64
+	MaxLinearState = 1 << 26
+)
 
 // checkLinearAttention checks the Gated DeltaNet's sizes when some layer has one.
 func checkLinearAttention(c *Config) error {
@@ -369,6 +374,9 @@ func checkLinearAttention(c *Config) error {
 	case c.LinearNumValueHeads%c.LinearNumKeyHeads != 0:
 		return bad("linear_num_value_heads", "%d is not a multiple of linear_num_key_heads (%d): each key head serves a whole group of value heads",
 			c.LinearNumValueHeads, c.LinearNumKeyHeads)
+	case c.LinearNumValueHeads*c.LinearKeyHeadDim*c.LinearValueHeadDim > MaxLinearState:
+		return bad("linear_value_head_dim", "a recurrent state of %d value heads of %dx%d values exceeds %d values per layer",
+			c.LinearNumValueHeads, c.LinearKeyHeadDim, c.LinearValueHeadDim, MaxLinearState)
 	case c.LinearConvDim() > MaxWidth:
 		return bad("linear_num_value_heads", "the convolution's %d channels (2·%d key heads of %d + %d value heads of %d) exceed %d",
 			c.LinearConvDim(), c.LinearNumKeyHeads, c.LinearKeyHeadDim, c.LinearNumValueHeads, c.LinearValueHeadDim, MaxWidth)

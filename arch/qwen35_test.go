@@ -210,6 +210,11 @@ func TestQwen35ConfigErrors(t *testing.T) {
 	if err := Validate(&d); err == nil || !strings.Contains(err.Error(), "linear_num_key_heads") {
 		t.Errorf("Validate with 0 key heads: %v", err)
 	}
+	d = *c
+	d.LinearKeyHeadDim, d.LinearValueHeadDim = 1<<16, 1<<16 // a 16 GiB state per layer
+	if err := Validate(&d); err == nil || !strings.Contains(err.Error(), "recurrent state") {
+		t.Errorf("Validate with 65536x65536 heads: %v", err)
+	}
 }
 
 func equalInts(a, b []int) bool {
