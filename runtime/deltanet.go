@@ -75,26 +75,9 @@ func (s *decoderState) deltaNet(l int, xn []float32, n, pos int, out []float32) 
 	for i := 0; i < n; i++ {
 		copy(win[(K-1+i)*C:(K+i)*C], proj[i*inW:i*inW+C])
 	}
+	ls.prep, ls.prepProj = L, proj
+	d.pool.Parallel(n, prepGrain, ls.prepFn)
 	mixed := ls.mixed[:n*C]
-	kernels.CausalConvSiLU(mixed, win, L.conv, n, C, K)
-	// Per token: q and k L2-normed per key head (q then scaled by key_dim^-0.5),
-	// β = sigmoid(b) and e^g, g = −exp(A_log)·softplus(a + dt_bias), per value head.
-	for i := 0; i < n; i++ {
-		row := mixed[i*C : (i+1)*C]
-		for h := 0; h < hk; h++ {
-			q := row[h*dk : (h+1)*dk]
-			kernels.L2Norm(q, l2Eps)
-			kernels.Scale(q, ls.qScale)
-			kernels.L2Norm(row[(hk+h)*dk:(hk+h+1)*dk], l2Eps)
-		}
-		b := proj[i*inW+C+V : i*inW+C+V+hv]
-		a := proj[i*inW+C+V+hv : (i+1)*inW]
-		for h := 0; h < hv; h++ {
-			ls.beta[i*hv+h] = kernels.Sigmoid(b[h])
-			g := L.negA[h] * kernels.Softplus(a[h]+L.dtBias[h])
-			ls.decay[i*hv+h] = float32(math.Exp(float64(g)))
-		}
-	}
 	// The recurrence, every value head in parallel; value head h reads key head h / (hv/hk).
 	o := ls.out[:n*V]
 	for h := 0; h < hv; h++ {
@@ -124,4 +107,37 @@ func (s *decoderState) deltaNet(l int, xn []float32, n, pos int, out []float32) 
 	}
 	// out = out_proj(o)
 	return s.proj.Group(l, d.gLinOut, o, n, out)
+}
+
+// prepGrain is the tokens of one work item of prepare: enough to amortise a hand-off, few
+// enough that a prompt batch spreads over the cores.
+const prepGrain = 8
+
+// prepare is the per-token work between a DeltaNet layer's input projections and its
+// recurrence, for tokens [lo, hi) of the batch (ls.prep's layer, ls.prepProj's projections,
+// the convolution's window filled): the convolution, q and k L2-normed per key head (q then
+// scaled by key_dim^-0.5), and per value head β = sigmoid(b) and e^g,
+// g = −exp(A_log)·softplus(a + dt_bias).
+func (ls *linearState) prepare(lo, hi int) {
+	L, proj, c := ls.prep, ls.prepProj, ls.cfg
+	C, V, K := ls.conv, ls.value, c.LinearConvKernelDim
+	hk, hv, dk := c.LinearNumKeyHeads, c.LinearNumValueHeads, c.LinearKeyHeadDim
+	inW := C + V + 2*hv
+	kernels.CausalConvSiLU(ls.mixed[lo*C:hi*C], ls.win[lo*C:(hi+K-1)*C], L.conv, hi-lo, C, K)
+	for i := lo; i < hi; i++ {
+		row := ls.mixed[i*C : (i+1)*C]
+		for h := 0; h < hk; h++ {
+			q := row[h*dk : (h+1)*dk]
+			kernels.L2Norm(q, l2Eps)
+			kernels.Scale(q, ls.qScale)
+			kernels.L2Norm(row[(hk+h)*dk:(hk+h+1)*dk], l2Eps)
+		}
+		b := proj[i*inW+C+V : i*inW+C+V+hv]
+		a := proj[i*inW+C+V+hv : (i+1)*inW]
+		for h := 0; h < hv; h++ {
+			ls.beta[i*hv+h] = kernels.Sigmoid(b[h])
+			g := L.negA[h] * kernels.Softplus(a[h]+L.dtBias[h])
+			ls.decay[i*hv+h] = float32(math.Exp(float64(g)))
+		}
+	}
 }

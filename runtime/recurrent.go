@@ -3,6 +3,7 @@ package runtime
 import (
 	"math"
 
+	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/runtime/kernels"
 )
 
@@ -34,9 +35,13 @@ type linearState struct {
 	decay, beta   []float32 // [batch, value heads] e^g and β
 	scratch       []float32 // [value heads, value_dim] for the heads' recurrence
 	heads         []kernels.DeltaHead
+	cfg           *arch.Config
 	pool          *kernels.Pool
 	fn            func(lo, hi int)
-	t0, t1        int        // the tokens fn runs
+	t0, t1        int // the tokens fn runs
+	prepFn        func(lo, hi int)
+	prep          *deltaNetLayer // the layer and input projections prepFn works on
+	prepProj      []float32
 	snaps         []snapshot // ascending positions, each <= live
 	pending       snapshot   // being captured during the current Forward
 	pendingAt     int        // its position, or -1
@@ -69,7 +74,8 @@ func newLinearState(d *Decoder, batch int) *linearState {
 	c := d.cfg
 	hv, dk, dv, k := c.LinearNumValueHeads, c.LinearKeyHeadDim, c.LinearValueHeadDim, c.LinearConvKernelDim
 	ls := &linearState{conv: c.LinearConvDim(), value: c.LinearValueDim(), headLen: kernels.StateLen(dk, dv),
-		qScale: float32(1 / math.Sqrt(float64(dk))), pool: d.pool, pendingAt: -1}
+		qScale: float32(1 / math.Sqrt(float64(dk))), cfg: c, pool: d.pool, pendingAt: -1}
+	ls.prepFn = ls.prepare
 	ls.stateLen = hv * ls.headLen
 	ls.tailLen = (k - 1) * ls.conv
 	for _, L := range d.layers {
