@@ -4,12 +4,17 @@ BIN      := bin
 OUT      := out
 DEMO_CFG := configs/qwen2-tiny.json
 
-.PHONY: all build demo test test-tools vet bench clean
+.PHONY: all build demo test test-tools vet fuzz-short bench clean
 
 all: build
 
+# The commit goes into the binaries for `anerun version` (go build cannot record it where
+# GOFLAGS has -buildvcs=false).
+COMMIT   := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo +modified)
+LDFLAGS  := -X github.com/anepack/anepack/internal/version.Commit=$(COMMIT)
+
 build:
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 # The whole pipeline on a synthetic model: SYNTH-1 checkpoint -> .aneb -> inspect -> verify ->
 # generated text (gibberish: the weights are synthetic, but every step is the real one).
@@ -20,6 +25,9 @@ demo: build
 	$(BIN)/anepack inspect $(OUT)/qwen2-tiny.aneb
 	$(BIN)/anepack verify $(OUT)/qwen2-tiny.aneb
 	$(BIN)/anerun $(OUT)/qwen2-tiny.aneb "Hello! Who are you?" --max-tokens 32 --verbose
+	@echo
+	@echo "Next: $(BIN)/anerun -i $(OUT)/qwen2-tiny.aneb (a chat; /help lists its commands), or a real model:"
+	@echo "      $(BIN)/anerun Qwen/Qwen2.5-0.5B-Instruct \"Why is the sky blue?\" (fetched and packed once, then from the store)"
 
 vet:
 	$(GO) vet ./...
@@ -41,6 +49,20 @@ $(SERVE_CLIENT)/node_modules/.package-lock.json: $(SERVE_CLIENT)/package-lock.js
 test: test-tools $(SERVE_CLIENT)/node_modules/.package-lock.json vet
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags noasm ./half/... ./runtime/kernels/... ./runtime/cpu/...
+	$(MAKE) fuzz-short
+
+# Every fuzz target of the repository (found by name, so new ones join by themselves) for
+# FUZZTIME each; a crash or a failed assertion fails the target. go test fuzzes one target of
+# one package per run. (Much under 5s, go's fuzzer can stop with "context deadline exceeded"
+# before it has even run the seed corpus on a busy machine.)
+FUZZTIME ?= 5s
+fuzz-short:
+	@set -e; grep -rl --include='*_test.go' '^func Fuzz' . | sort | while read -r f; do \
+		for fn in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$f"); do \
+			echo "fuzz $$(dirname $$f) $$fn for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) "./$$(dirname $$f)"; \
+		done; \
+	done
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./half/ ./format/ ./synth/

@@ -49,9 +49,9 @@ func fitGroupQ4(q []uint8, w []float32, mode fitMode) (scale, offset uint16) {
 	if mode != fitMinMaxZero && hi > lo {
 		try(float64(hi-lo)/15, float64(lo))
 	}
+	var lv [128]float64
 	if mode == fitBest && hi > lo {
 		rng := float64(hi) - float64(lo)
-		var lv [128]float64
 		for i := 0; i <= sweepSteps; i++ {
 			iscale := (15 + sweepMin + sweepStep*float64(i)) / rng
 			for j, v := range w {
@@ -62,27 +62,29 @@ func fitGroupQ4(q []uint8, w []float32, mode fitMode) (scale, offset uint16) {
 			}
 		}
 		// One more refit on the winner's own levels.
+		levelsQ4(q, w, best.s, best.z)
 		for j := range w {
-			lv[j] = float64(best.q[j])
+			lv[j] = float64(q[j])
 		}
 		if a, b, ok := leastSquares(lv[:len(w)], w); ok {
 			try(a, b)
 		}
 	}
-	copy(q, best.q[:len(w)])
+	levelsQ4(q, w, best.s, best.z)
 	return best.scale, best.offset
 }
 
-// candidate is one (scale, offset) fit of a group and its levels and error.
+// candidate is one (scale, offset) fit of a group: the stored bits, their values, and the
+// squared error of the reconstruction. The levels are computed only for the winner.
 type candidate struct {
 	scale, offset uint16
-	q             [128]uint8
+	s, z          float32
 	err           float64
 }
 
 // evalQ4 rounds w ≈ a*level + b to the stored form scale*(q - offset) with
-// fp16 scale = a and offset = -b/a, picks each weight's nearest level under
-// those rounded parameters and returns them with the squared error.
+// fp16 scale = a and offset = -b/a and returns the squared error of each weight's
+// nearest level under those rounded parameters.
 func evalQ4(w []float32, a, b float64) candidate {
 	var c candidate
 	if !(a > 0) || math.IsInf(a, 0) {
@@ -98,19 +100,32 @@ func evalQ4(w []float32, a, b float64) candidate {
 	}
 	c.scale = half.F32ToF16Scalar(float32(a))
 	c.offset = half.F32ToF16Scalar(float32(-b / a))
-	s := half.F16ToF32Scalar(c.scale)
-	z := half.F16ToF32Scalar(c.offset)
-	if s == 0 || math.IsInf(float64(s), 0) || math.IsInf(float64(z), 0) {
+	c.s = half.F16ToF32Scalar(c.scale)
+	c.z = half.F16ToF32Scalar(c.offset)
+	if c.s == 0 || math.IsInf(float64(c.s), 0) || math.IsInf(float64(c.z), 0) {
 		c.err = math.Inf(1)
 		return c
 	}
-	for i, v := range w {
-		l := max(0, min(15, math.RoundToEven(float64(v)/float64(s)+float64(z))))
-		c.q[i] = uint8(l)
-		d := float64(s*(float32(l)-z)) - float64(v)
+	inv := 1 / float64(c.s)
+	for _, v := range w {
+		l := max(0, min(15, math.RoundToEven(float64(v)*inv+float64(c.z))))
+		d := float64(c.s*(float32(l)-c.z)) - float64(v)
 		c.err += d * d
 	}
 	return c
+}
+
+// levelsQ4 writes each weight's nearest level under scale s and offset z (zero for a zero
+// scale: the all-zero group).
+func levelsQ4(q []uint8, w []float32, s, z float32) {
+	if s == 0 {
+		clear(q[:len(w)])
+		return
+	}
+	inv := 1 / float64(s)
+	for i, v := range w {
+		q[i] = uint8(max(0, min(15, math.RoundToEven(float64(v)*inv+float64(z)))))
+	}
 }
 
 // leastSquares fits w ≈ a*l + b over a group and reports whether the levels

@@ -150,10 +150,14 @@ func (s *Server) interrupted(w http.ResponseWriter, r *http.Request, rec *record
 	var gone errClientGone
 	switch {
 	case r.Context().Err() != nil || errors.As(err, &gone):
-		// The client disconnected (or the server was forced to stop): nobody is listening.
+		// The client disconnected, half-closed its side (shutdown(SHUT_WR): Go's server reads
+		// that as gone and cancels the request), or the server was forced to stop. Returning
+		// would let net/http send "200 OK" with an empty body, a success the client could
+		// mistake for an empty answer; aborting closes the connection without a status (and a
+		// stream without its final chunk), so the client sees the request fail.
 		s.stats.cancelled.Add(1)
 		rec.status, rec.finish, rec.errMsg = statusClientGone, "cancelled", "the client went away while "+during
-		return
+		panic(http.ErrAbortHandler)
 	case ctx.Err() != nil:
 		s.stats.timedOut.Add(1)
 		rec.finish = "timeout"

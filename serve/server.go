@@ -105,6 +105,11 @@ func New(cfg Config) (*Server, error) {
 	case cfg.MaxBodyBytes < 0:
 		return nil, fmt.Errorf("max body size is %d bytes; expected a positive number", cfg.MaxBodyBytes)
 	}
+	// Every request without sampling fields takes these defaults: a bundle with invalid ones
+	// is refused here, naming it, rather than failing each request as the client's fault.
+	if err := cfg.Model.Generation().Check(); err != nil {
+		return nil, fmt.Errorf("%s: the bundle's generation config is invalid: %w", cfg.Model.Name, err)
+	}
 	tok, err := cfg.Model.Tokenizer()
 	if err != nil {
 		return nil, err

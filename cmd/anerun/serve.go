@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/serve"
 )
 
@@ -22,6 +23,8 @@ import (
 type serveFlags struct {
 	model     modelFlags
 	addr      string
+	host      string // --host and --port, llama-server's spelling of --addr
+	port      int
 	apiKey    string
 	modelName string
 	parallel  int
@@ -51,7 +54,7 @@ func defaultServeFlags() serveFlags {
 func newServeCmd() *cobra.Command {
 	f := defaultServeFlags()
 	cmd := &cobra.Command{
-		Use:   "serve MODEL.aneb [--addr 127.0.0.1:8000] [--api-key KEY] [--parallel N]",
+		Use:   "serve MODEL [--addr 127.0.0.1:8000 | --host H --port P] [--api-key KEY] [--parallel N]",
 		Short: "Serve the model over the OpenAI HTTP API",
 		Long: `serve loads the bundle once and answers the OpenAI API, so OpenAI clients and tools work
 unchanged (point them at http://ADDR/v1):
@@ -61,24 +64,31 @@ unchanged (point them at http://ADDR/v1):
   GET  /v1/models             the model's id (--model-name, else the bundle's source repo or name)
   GET  /health                {"status":"ok", ...} (no API key needed)
 
-It listens on the loopback interface unless --addr names another. With --api-key (or $` + apiKeyEnv + `)
+MODEL is what anerun MODEL "prompt" takes: a model id (Org/Name), a stored name, a bundle file
+or a reference. It listens on the loopback interface unless --addr (or --host) names another. With --api-key (or $` + apiKeyEnv + `)
 every request but /health must send "Authorization: Bearer KEY". --parallel generations run at
 once, each with its own KV cache of --ctx tokens; up to --queue more requests wait, and beyond
 that clients get 429 with Retry-After. A client that disconnects cancels its generation.
 SIGINT or SIGTERM stops accepting, lets requests in progress finish (at most --drain), and
 exits; a second signal exits at once. One access-log line per request goes to stderr.`,
-		Example: `  anerun serve qwen.aneb
-  anerun serve qwen.aneb --addr 0.0.0.0:8000 --api-key "$KEY" --parallel 4
+		Example: `  anerun serve Qwen/Qwen2.5-0.5B-Instruct
+  anerun serve Qwen/Qwen2.5-0.5B-Instruct --port 8080
+  anerun serve Qwen2.5-0.5B-Instruct.aneb --host 0.0.0.0 --port 8000 --api-key "$KEY" --parallel 4
   curl http://127.0.0.1:8000/v1/chat/completions -H 'Content-Type: application/json' \
     -d '{"model":"Qwen/Qwen2.5-0.5B-Instruct","messages":[{"role":"user","content":"Hi"}]}'`,
-		Args: cobra.ExactArgs(1),
+		Args: cli.Args(0, "MODEL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.hostPort(cmd); err != nil {
+				return err
+			}
 			return runServe(cmd, args[0], &f)
 		},
 	}
 	f.model.register(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", f.addr, "address to listen on (host:port; a bare port means 127.0.0.1)")
+	fl.StringVar(&f.host, "host", "", "host or IP to listen on, with --port (instead of --addr; default 127.0.0.1)")
+	fl.IntVar(&f.port, "port", 0, "port to listen on, with --host (instead of --addr; default 8000)")
 	fl.StringVar(&f.apiKey, "api-key", f.apiKey, "require this Bearer key on every request but /health (default $"+apiKeyEnv+")")
 	fl.StringVar(&f.modelName, "model-name", "", "the model id clients send and /v1/models lists (default: the bundle's source repo or model name)")
 	fl.IntVar(&f.parallel, "parallel", f.parallel, "generations that run at once, each with its own KV cache")
@@ -88,6 +98,34 @@ exits; a second signal exits at once. One access-log line per request goes to st
 	fl.Int64Var(&f.maxBody, "max-body", f.maxBody, "largest request body in bytes (beyond: 413)")
 	fl.StringVar(&f.logFormat, "log-format", f.logFormat, "access log format on stderr: text or json")
 	return cmd
+}
+
+// hostPort folds --host and --port into --addr, refusing a mix of the two spellings.
+func (f *serveFlags) hostPort(cmd *cobra.Command) error {
+	changed := cmd.Flags().Changed
+	if !changed("host") && !changed("port") {
+		return nil
+	}
+	if changed("addr") {
+		return errors.New("give --addr or --host/--port, not both")
+	}
+	host, port, err := net.SplitHostPort(serve.DefaultAddr)
+	if err != nil {
+		return err
+	}
+	if changed("host") {
+		if host = f.host; host == "" {
+			return errors.New("--host: expected a host name or IP address")
+		}
+	}
+	if changed("port") {
+		if f.port < 0 || f.port > 65535 {
+			return fmt.Errorf("--port %d: expected 0 to 65535", f.port)
+		}
+		port = strconv.Itoa(f.port)
+	}
+	f.addr = net.JoinHostPort(host, port)
+	return nil
 }
 
 // serveShortcut runs `anerun MODEL.aneb --http PORT`: the server with serve's defaults and the

@@ -14,7 +14,7 @@ import (
 
 // Where decode steps (Forward of one token) run.
 const (
-	// DecodeANE runs decode through the S = 32 kernels with one live column (ane-facts §3.5:
+	// DecodeANE runs decode through the S = 32 kernels with one live column (docs/ane.md, "Inputs and outputs":
 	// narrower surfaces give zeros or garbage).
 	DecodeANE = "ane"
 	// DecodeCPU runs decode's projections as float32 GEMVs on the CPU over the same weights;
@@ -63,7 +63,17 @@ type Options struct {
 	// LinearInOn is where the Gated DeltaNet's input projections run: LinearInCPU (default)
 	// or LinearInANE. Models without DeltaNet layers ignore it.
 	LinearInOn string
+	// Constexpr is how quantized weights reach the compiler: ConstexprNative (or "": through
+	// the MIL constexpr ops, as the bundle stores them) or ConstexprExpand (expanded to dense
+	// fp16 at compile time, mil.ExpandConstexpr: for a compiler that refuses the ops in memory).
+	Constexpr string
 }
+
+// How quantized weights reach the ANE compiler (Options.Constexpr).
+const (
+	ConstexprNative = "native"
+	ConstexprExpand = "expand"
+)
 
 // Backend runs a bundle's ANE kernels for the projections of prefill (and decode), with the
 // rest of the runtime's one forward pass (embedding, norms, RoPE, attention, residuals) on the
@@ -110,6 +120,8 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("threads is %d; expected 0 (all cores) or a positive number", opts.Threads)
 	case opts.BlobLayout != "" && opts.BlobLayout != mil.LayoutPacked && opts.BlobLayout != mil.LayoutSplit:
 		return nil, fmt.Errorf("blob layout %q; expected %q or %q", opts.BlobLayout, mil.LayoutPacked, mil.LayoutSplit)
+	case opts.Constexpr != "" && opts.Constexpr != ConstexprNative && opts.Constexpr != ConstexprExpand:
+		return nil, fmt.Errorf("constexpr %q; expected %q or %q", opts.Constexpr, ConstexprNative, ConstexprExpand)
 	}
 	ks, err := readKernels(m)
 	if err != nil {
@@ -122,13 +134,13 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	var eval mil.Backend
 	switch opts.Eval {
 	case EvalSim:
-		eval = &simBackend{sim: mil.SimBackend{Cache: mil.NewWeightCache(), TrackRange: opts.Check}, budget: budget, layout: opts.BlobLayout}
+		eval = &simBackend{sim: mil.SimBackend{Cache: mil.NewWeightCache(), TrackRange: opts.Check}, budget: budget, layout: opts.BlobLayout, expand: opts.Constexpr == ConstexprExpand}
 	case EvalANE:
 		d, err := Open()
 		if err != nil {
 			return nil, fmt.Errorf("%w (`anerun doctor` reports the machine); the same kernels run in the simulator with --backend sim", err)
 		}
-		eval = &driverBackend{d: d, layout: opts.BlobLayout}
+		eval = &driverBackend{d: d, layout: opts.BlobLayout, expand: opts.Constexpr == ConstexprExpand}
 	}
 	if opts.Check {
 		// No weight cache: each kernel's float32 weights are freed once it has been checked.

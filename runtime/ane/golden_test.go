@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 }
 
 // Tolerances of the simulated ANE path against the CPU backend (float32) and Hugging Face
-// (float32). The kernels see fp16 activations and round every result to fp16 (ane-facts:
+// (float32). The kernels see fp16 activations and round every result to fp16 (docs/ane.md:
 // fp16 datapath), so a logit of magnitude ~4 carries an fp16 rounding of ~2e-3 at the LM head
 // alone, plus the error carried by the residual stream through the layers. The largest
 // difference measured on the goldens, printed by TestSimGolden, is 4.3e-3; simTol leaves

@@ -41,7 +41,7 @@ func readKernels(m *runtime.Model) (*kernelSet, error) {
 		if man.Provenance.Repo != "" {
 			src = man.Provenance.Repo
 		}
-		if m.DType != dtype.F16 {
+		if m.DType == dtype.F32 {
 			return nil, fmt.Errorf("%s: %w: it stores %s weights, which are for the CPU (the ANE computes in fp16); pack an f16 bundle: anepack %s --dtype f16 -o %s",
 				m.Name, ErrNoKernels, m.DType, src, m.Name)
 		}

@@ -46,6 +46,10 @@ type dispatch struct {
 	outs  [maxOutputs]output
 	nout  int
 	gated func(dst, gate, up []float32) // when set: outs[0] is gate, outs[1] up; y = act(gate)*up goes to outs[0].y
+	// acts is x quantized to int8, once per job, when the job's weights are quantized: every
+	// work item's products read it (kernels.Int8Acts is read-only inside the kernels).
+	acts    kernels.Int8Acts
+	useActs bool
 }
 
 func newDispatch(pool *kernels.Pool, batch int) *dispatch {
@@ -74,8 +78,18 @@ func (d *dispatch) add(w *runtime.Linear, bias, y []float32, ldy, col int) {
 func (d *dispatch) linear(x []float32, n int) {
 	last := &d.outs[d.nout-1]
 	d.x, d.n, d.gated = x, n, nil
+	d.quantizeInput()
 	d.pool.Parallel(last.first+last.w.Rows, d.grain(last.first+last.w.Rows), d.fn)
 	d.reset()
+}
+
+// quantizeInput quantizes the job's input once when its weights are quantized (they are all
+// of one kind: the members of a fused group, or the chunks of one LM head).
+func (d *dispatch) quantizeInput() {
+	d.useActs = d.outs[0].w.Quantized()
+	if d.useActs {
+		d.acts.Quantize(d.x, d.n, d.outs[0].w.Cols)
+	}
 }
 
 // gatedMLP computes y[t*rows+r] = act(x[t]·gate[r] + gb[r]) * (x[t]·up[r] + ub[r]), the gated
@@ -86,12 +100,13 @@ func (d *dispatch) gatedMLP(y, x []float32, n int, gate, up *runtime.Linear, gb,
 	d.outs[0] = output{w: gate, bias: gb, y: y, ldy: gate.Rows}
 	d.outs[1] = output{w: up, bias: ub}
 	d.nout, d.x, d.n, d.gated = 2, x, n, act
+	d.quantizeInput()
 	d.pool.Parallel(gate.Rows, d.grain(gate.Rows), d.fn)
 	d.reset()
 }
 
 func (d *dispatch) reset() {
-	d.x, d.nout, d.gated = nil, 0, nil
+	d.x, d.nout, d.gated, d.useActs = nil, 0, nil, false
 	d.outs = [maxOutputs]output{}
 }
 
@@ -117,6 +132,16 @@ func (d *dispatch) run(lo, hi int) {
 		o := &d.outs[i]
 		a, b := max(lo, o.first)-o.first, min(hi, o.first+o.w.Rows)-o.first
 		if a >= b {
+			continue
+		}
+		if d.useActs {
+			// The quantized kernels write y[t*ldy + j] in place: no scratch, no copy.
+			o.w.MulActs(o.y[o.col+a:], o.ldy, &d.acts, a, b)
+			if o.bias != nil {
+				for t := 0; t < d.n; t++ {
+					kernels.Add(o.y[t*o.ldy+o.col+a:t*o.ldy+o.col+b], o.bias[a:b])
+				}
+			}
 			continue
 		}
 		if d.n == 1 {
@@ -151,16 +176,26 @@ func (d *dispatch) runGated(lo, hi int) {
 	tmp := <-d.scratch
 	if d.n == 1 {
 		y := gate.y[lo:hi]
-		gate.w.MatVec(y, d.x, lo, hi)
 		u := tmp[:rows]
-		up.w.MatVec(u, d.x, lo, hi)
+		if d.useActs {
+			gate.w.MulActs(y, rows, &d.acts, lo, hi)
+			up.w.MulActs(u, rows, &d.acts, lo, hi)
+		} else {
+			gate.w.MatVec(y, d.x, lo, hi)
+			up.w.MatVec(u, d.x, lo, hi)
+		}
 		addBias(y, gate.bias, lo, hi)
 		addBias(u, up.bias, lo, hi)
 		d.gated(y, y, u)
 	} else {
 		g, u := tmp[:d.n*rows], tmp[d.n*rows:2*d.n*rows]
-		gate.w.MatMul(g, d.x, d.n, lo, hi)
-		up.w.MatMul(u, d.x, d.n, lo, hi)
+		if d.useActs {
+			gate.w.MulActs(g, rows, &d.acts, lo, hi)
+			up.w.MulActs(u, rows, &d.acts, lo, hi)
+		} else {
+			gate.w.MatMul(g, d.x, d.n, lo, hi)
+			up.w.MatMul(u, d.x, d.n, lo, hi)
+		}
 		for t := 0; t < d.n; t++ {
 			gt, ut := g[t*rows:(t+1)*rows], u[t*rows:(t+1)*rows]
 			addBias(gt, gate.bias, lo, hi)
