@@ -193,3 +193,17 @@ func (mt *Matcher) copyFrame(old []anode, h int32) int32 {
 	mt.remap[h] = n
 	return n
 }
+
+// try reports whether bs would be accepted, without accepting it.
+func (mt *Matcher) try(bs []byte) bool {
+	base := len(mt.m.arena)
+	defer func() { mt.m.arena = mt.m.arena[:base] }()
+	heads := mt.heads
+	for _, b := range bs {
+		heads = mt.m.stepAll(heads, b, nil)
+		if len(heads) == 0 {
+			return false
+		}
+	}
+	return true
+}
