@@ -203,3 +203,12 @@ func (t *trie) maxDepth() int {
 	}
 	return d
 }
+
+// TokenBytes returns the bytes of id as the grammar sees them (nil for an id a grammar never
+// allows: special, unknown or empty).
+func (v *Vocab) TokenBytes(id int) []byte {
+	if id < 0 || id >= len(v.bytes) {
+		return nil
+	}
+	return v.bytes[id]
+}
