@@ -548,6 +548,14 @@ func (m *machine) stepString(h int32, f frame, b byte, out []int32) []int32 {
 			return out
 		}
 		f.lo, f.hi = f.lo*16+d, f.hi+1
+		// Refuse at once a \u escape that could only end as a lone low surrogate, or a low half
+		// that is not one, so that no accepted prefix is a dead end.
+		switch {
+		case f.flag == 1 && f.hi == 1 && f.lo != 0xD,
+			f.flag == 1 && f.hi == 2 && f.lo < 0xDC,
+			f.flag == 0 && f.hi == 2 && f.lo >= 0xDC && f.lo <= 0xDF:
+			return out
+		}
 		if f.hi < 4 {
 			break
 		}
