@@ -21,7 +21,9 @@ type ToolError struct {
 	Err   error
 }
 
-func (e *ToolError) Error() string { return fmt.Sprintf("tools[%d].function.parameters: %v", e.Index, e.Err) }
+func (e *ToolError) Error() string {
+	return fmt.Sprintf("tools[%d].function.parameters: %v", e.Index, e.Err)
+}
 
 func (e *ToolError) Unwrap() error { return e.Err }
 
