@@ -39,15 +39,16 @@ func ParseFormat(s string) (Format, error) {
 	return None, fmt.Errorf("tool-call format %q: expected hermes, llama3_json or none", s)
 }
 
-// Detect picks the format a model was trained on from its chat template and whether its
-// vocabulary has Llama 3's <|python_tag|> token: a template that writes <tool_call> is Hermes'
-// (Qwen2.5, Qwen3); a template that takes tools in a vocabulary with <|python_tag|> is Llama 3's.
-// Anything else is None: the template does not tell the model about tools.
-func Detect(template string, hasPythonTag bool) Format {
+// Detect picks the format a model was trained on from its chat template rendered with one probe
+// tool named probe (rendered) and whether its vocabulary has Llama 3's <|python_tag|> token: a
+// template that tells the model to answer in <tool_call> blocks is Hermes' (Qwen2.5, Qwen3); one
+// that shows the tool in a vocabulary with <|python_tag|> is Llama 3's. Anything else is None:
+// the template does not tell the model about tools in a form the server can read back.
+func Detect(rendered, probe string, hasPythonTag bool) Format {
 	switch {
-	case strings.Contains(template, "<tool_call>"):
+	case strings.Contains(rendered, hermesOpen):
 		return Hermes
-	case hasPythonTag && strings.Contains(template, "tools"):
+	case hasPythonTag && strings.Contains(rendered, probe):
 		return Llama3JSON
 	}
 	return None

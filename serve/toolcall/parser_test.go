@@ -124,7 +124,8 @@ func TestLlama3JSON(t *testing.T) {
 }
 
 func TestDetectAndFormats(t *testing.T) {
-	if Detect("{{ '<tool_call>' }}", false) != Hermes || Detect("{% if tools %}", true) != Llama3JSON || Detect("{% if tools %}", false) != None || Detect("plain", true) != None {
+	if Detect("answer in <tool_call></tool_call>", "probe", false) != Hermes || Detect(`{"name": "probe"}`, "probe", true) != Llama3JSON ||
+		Detect(`{"name": "probe"}`, "probe", false) != None || Detect("plain", "probe", true) != None {
 		t.Fatal("Detect")
 	}
 	for _, f := range []Format{None, Hermes, Llama3JSON} {
