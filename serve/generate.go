@@ -37,8 +37,8 @@ type format interface {
 // tally adds up the generations of a request's choices.
 type tally struct {
 	completion, computed, reused, steps int
-	prefill, decode, gen, ttft           time.Duration
-	reason                               runtime.StopReason
+	prefill, decode, gen, ttft          time.Duration
+	reason                              runtime.StopReason
 }
 
 func (t *tally) add(res *runtime.Result, gen time.Duration) {

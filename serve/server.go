@@ -105,7 +105,7 @@ type Server struct {
 	vocabOnce  sync.Once
 	vocab      *grammar.Vocab
 	toolFormat toolcall.Format
-	avgGen   atomic.Int64 // nanoseconds; see noteDuration
+	avgGen     atomic.Int64 // nanoseconds; see noteDuration
 	// life is read-held by every request in progress and write-held by Close, which thereby
 	// waits for them; closed (guarded by life) turns later requests away.
 	life   sync.RWMutex
