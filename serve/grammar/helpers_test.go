@@ -1,18 +1,13 @@
 package grammar
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"regexp"
-	"slices"
-	"strconv"
 	"sync"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/anepack/anepack/internal/qwentok"
+	"github.com/anepack/anepack/serve/internal/schemacheck"
 	"github.com/anepack/anepack/tokenizer"
 )
 
@@ -70,174 +65,11 @@ func accepts(g *Grammar, v *Vocab, text string) (prefix, complete bool) {
 	return true, mt.CanEnd()
 }
 
-// validate is an independent check of a JSON text against the schema subset, written from the
-// JSON Schema specification on the decoded values (not from the recognizer's frames).
-func validate(doc any, schema any, v any) error {
-	s, ok := schema.(map[string]any)
-	if !ok {
-		if schema == true {
-			return nil
-		}
-		return fmt.Errorf("schema false")
-	}
-	if ref, ok := s["$ref"].(string); ok {
-		target := doc
-		if ref != "#" {
-			for _, tok := range splitPointer(ref[2:]) {
-				target = target.(map[string]any)[tok]
-			}
-		}
-		return validate(doc, target, v)
-	}
-	if all, ok := s["allOf"].([]any); ok {
-		for _, sub := range all {
-			if err := validate(doc, sub, v); err != nil {
-				return err
-			}
-		}
-	}
-	if alts, ok := s["anyOf"].([]any); ok {
-		var errs []error
-		for _, sub := range alts {
-			err := validate(doc, sub, v)
-			if err == nil {
-				errs = nil
-				break
-			}
-			errs = append(errs, err)
-		}
-		if errs != nil {
-			return fmt.Errorf("anyOf: %v", errs)
-		}
-	}
-	if t, ok := s["type"]; ok {
-		var names []string
-		if n, ok := t.(string); ok {
-			names = []string{n}
-		} else {
-			for _, x := range t.([]any) {
-				names = append(names, x.(string))
-			}
-		}
-		if !slices.ContainsFunc(names, func(n string) bool { return hasType(v, n) }) {
-			return fmt.Errorf("%v is not of type %v", v, names)
-		}
-	}
-	if e, ok := s["enum"].([]any); ok {
-		if !slices.ContainsFunc(e, func(x any) bool { return jsonEqual(x, v) }) {
-			return fmt.Errorf("%v not in enum %v", v, e)
-		}
-	}
-	if c, ok := s["const"]; ok && !jsonEqual(c, v) {
-		return fmt.Errorf("%v is not const %v", v, c)
-	}
-	switch v := v.(type) {
-	case string:
-		n := utf8.RuneCountInString(v)
-		if x, ok := s["maxLength"].(json.Number); ok && n > atoi(x) {
-			return fmt.Errorf("%q longer than %v", v, x)
-		}
-		if x, ok := s["minLength"].(json.Number); ok && n < atoi(x) {
-			return fmt.Errorf("%q shorter than %v", v, x)
-		}
-	case []any:
-		if x, ok := s["maxItems"].(json.Number); ok && len(v) > atoi(x) {
-			return fmt.Errorf("%d items > %v", len(v), x)
-		}
-		if x, ok := s["minItems"].(json.Number); ok && len(v) < atoi(x) {
-			return fmt.Errorf("%d items < %v", len(v), x)
-		}
-		if it, ok := s["items"]; ok {
-			for i, x := range v {
-				if err := validate(doc, it, x); err != nil {
-					return fmt.Errorf("[%d]: %w", i, err)
-				}
-			}
-		}
-	case map[string]any:
-		props, _ := s["properties"].(map[string]any)
-		if req, ok := s["required"].([]any); ok {
-			for _, r := range req {
-				if _, ok := v[r.(string)]; !ok {
-					return fmt.Errorf("missing required %q", r)
-				}
-			}
-		}
-		for k, x := range v {
-			if ps, ok := props[k]; ok {
-				if err := validate(doc, ps, x); err != nil {
-					return fmt.Errorf(".%s: %w", k, err)
-				}
-				continue
-			}
-			if ap, ok := s["additionalProperties"]; ok {
-				if err := validate(doc, ap, x); err != nil {
-					return fmt.Errorf("additional .%s: %w", k, err)
-				}
-			}
-		}
-	}
-	return nil
-}
-
-func splitPointer(p string) []string {
-	var out []string
-	for _, t := range bytes.Split([]byte(p), []byte("/")) {
-		s := string(bytes.ReplaceAll(bytes.ReplaceAll(t, []byte("~1"), []byte("/")), []byte("~0"), []byte("~")))
-		out = append(out, s)
-	}
-	return out
-}
-
-func atoi(n json.Number) int {
-	f, _ := strconv.ParseFloat(string(n), 64)
-	return int(f)
-}
-
-func jsonEqual(a, b any) bool {
-	switch a := a.(type) {
-	case json.Number:
-		bn, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		x, _ := strconv.ParseFloat(string(a), 64)
-		y, _ := strconv.ParseFloat(string(bn), 64)
-		return x == y
-	case []any:
-		bl, ok := b.([]any)
-		return ok && len(a) == len(bl) && !slices.ContainsFunc(a, func(x any) bool {
-			i := slices.Index(a, x)
-			return !jsonEqual(x, bl[i])
-		})
-	case map[string]any:
-		bm, ok := b.(map[string]any)
-		if !ok || len(a) != len(bm) {
-			return false
-		}
-		for k, x := range a {
-			if !jsonEqual(x, bm[k]) {
-				return false
-			}
-		}
-		return true
-	}
-	return a == b
-}
+// validate checks v against schema with the independent validator of package schemacheck.
+func validate(doc, schema, v any) error { return schemacheck.Value(doc, schema, v) }
 
 // decodeJSON decodes one JSON document with numbers kept as text; it fails on trailing data.
-func decodeJSON(text []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(text))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("data after the value")
-	}
-	return v, nil
-}
+func decodeJSON(text []byte) (any, error) { return schemacheck.Decode(text) }
 
 // structural matches tokens that help a random walk finish: closing quotes and brackets.
 var structural = regexp.MustCompile(`["}\],]`)
