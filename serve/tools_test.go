@@ -94,7 +94,7 @@ func TestToolCallsRequired(t *testing.T) {
 		events := ts.stream(t, "/v1/chat/completions", body)
 		type acc struct {
 			id, typ, name, args string
-			deltas             int
+			deltas              int
 		}
 		var calls []*acc
 		var finish string
