@@ -1,6 +1,8 @@
 package grammar
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -38,4 +40,15 @@ func BenchmarkNewVocab(b *testing.B) {
 	for range b.N {
 		NewVocab(tok, qwenModelVocab)
 	}
+}
+
+// BenchmarkMaskHostileAnyOf: a schema built to keep the most alternatives alive at once inside
+// a string (an anyOf of 40 strings of different lengths): the bound on what one request's
+// grammar can cost per token.
+func BenchmarkMaskHostileAnyOf(b *testing.B) {
+	var alts []string
+	for i := range 40 {
+		alts = append(alts, fmt.Sprintf(`{"type":"string","maxLength":%d}`, 100+i))
+	}
+	benchMask(b, `{"anyOf":[`+strings.Join(alts, ",")+`]}`, `"abc`)
 }

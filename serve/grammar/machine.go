@@ -137,6 +137,9 @@ func (m *machine) stepAll(heads []int32, b byte, out []int32) []int32 {
 	start := len(out)
 	for _, h := range heads {
 		out = m.step(h, b, out)
+		if len(out)-start > pushCap {
+			out = append(out[:start], m.dedupe(out[start:])...)
+		}
 	}
 	if len(out)-start > 1 {
 		out = append(out[:start], m.dedupe(out[start:])...)
@@ -241,6 +244,9 @@ func (m *machine) push(parent, x int32, b byte, out []int32) []int32 {
 	switch n.kind {
 	case kAnyOf:
 		for _, k := range n.kids {
+			if len(out) >= pushCap {
+				break // more alternatives than are followed: the rest are dropped (see maxHeads)
+			}
 			out = m.push(parent, k, b, out)
 		}
 	case kAny:

@@ -23,8 +23,12 @@ const (
 	// MaxLiterals bounds the values of one enum.
 	MaxLiterals = 4096
 	// maxHeads bounds the alternatives followed at once; beyond it the latest are dropped, which
-	// keeps every output valid but may forbid some valid ones.
-	maxHeads = 64
+	// keeps every output valid but may forbid some valid ones. Each head costs a step per trie
+	// node and comparisons with the others, so the bound is also what a hostile anyOf can cost:
+	// about 16 times a one-head mask.
+	maxHeads = 16
+	// pushCap bounds the heads one byte may open through nested anyOf before they are deduplicated.
+	pushCap = 4 * maxHeads
 	// Number bounds (see the package documentation).
 	maxIntDigits  = 15
 	maxFracDigits = 15
