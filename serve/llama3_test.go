@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anepack/anepack/internal/qwentok"
 	"github.com/anepack/anepack/internal/testtok"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/cpu"
@@ -16,24 +15,16 @@ import (
 
 // TestDetectToolFormat: the format comes from rendering the chat template with a probe tool:
 // Qwen's template (<tool_call> instructions) is Hermes; a template that shows the tool in a
-// vocabulary with <|python_tag|> (Llama 3.1's) is Llama 3 JSON; the short Llama 3 template of
-// testdata, which ignores tools, is none, and so is any template with a vocabulary that has no
-// <|python_tag|> (testdata's tokenizer still calls id 128010 <|reserved_special_token_5|>,
-// as Llama 3.0 did, which had no tool calling).
+// vocabulary with <|python_tag|> (Llama 3.1's) is Llama 3 JSON; in a vocabulary without it
+// (testdata's tokenizer still calls id 128010 <|reserved_special_token_5|>, as Llama 3.0 did,
+// which had no tool calling) it is none. (TestLlama3ToolCalls covers testdata's short Llama 3
+// template, which ignores tools.)
 func TestDetectToolFormat(t *testing.T) {
-	qj, err := qwentok.TokenizerJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	qwen, err := tokenizer.LoadJSON(qj, qwentok.TokenizerConfigJSON())
+	qwen, err := testModel.Tokenizer()
 	if err != nil {
 		t.Fatal(err)
 	}
 	lj, lc, err := testtok.Files("llama3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	short, err := tokenizer.LoadJSON(lj, lc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +49,6 @@ func TestDetectToolFormat(t *testing.T) {
 		want toolcall.Format
 	}{
 		"qwen":                        {qwen, toolcall.Hermes},
-		"llama3 short":                {short, toolcall.None},
 		"llama3.0 vocab, tools shown": {load(lj, withTools), toolcall.None},
 		"llama3.1 vocab, tools shown": {load(lj31, withTools), toolcall.Llama3JSON},
 	} {
