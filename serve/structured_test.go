@@ -149,3 +149,45 @@ func TestJSONObjectChoicesAndStream(t *testing.T) {
 		t.Errorf("streamed usage %+v; plain %+v", su, u)
 	}
 }
+
+// TestConcurrentStructured: constrained requests at once, on two sessions, sharing grammars
+// (the same schema) and not (another), while the vocabulary is prepared on first use; every
+// finished answer validates. Run with -race, it checks the shared parts are safe.
+func TestConcurrentStructured(t *testing.T) {
+	ts := startServer(t, Config{Parallel: 2})
+	errs := make(chan error, 6)
+	for i := range 6 {
+		go func() {
+			schema := structuredSchemas[i%2]
+			body, _ := json.Marshal(map[string]any{"model": ts.ModelID(), "max_tokens": 80, "temperature": 1, "seed": i,
+				"messages":        []map[string]any{{"role": "user", "content": "JSON"}},
+				"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "s", "schema": json.RawMessage(schema)}}})
+			resp, err := ts.client.Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader(string(body)))
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer resp.Body.Close()
+			var got chatCompletion
+			if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != 200 || len(got.Choices) != 1 {
+				errs <- fmt.Errorf("status %d: %v", resp.StatusCode, err)
+				return
+			}
+			if c := got.Choices[0]; c.FinishReason == "stop" {
+				if err := schemacheck.Validate([]byte(schema), []byte(*c.Message.Content)); err != nil {
+					errs <- fmt.Errorf("%q: %v", *c.Message.Content, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 6 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if size, hits, misses := ts.grammars.Stats(); size != 2 || hits+misses != 6 {
+		t.Errorf("grammar cache: %d entries, %d hits, %d misses; want 2 schemas over 6 lookups", size, hits, misses)
+	}
+}
