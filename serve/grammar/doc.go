@@ -25,7 +25,7 @@
 // The JSON subset of [Builder.Schema] (see there), written with optional whitespace of at most
 // [MaxWhitespace] bytes between tokens and none before or after the whole value. Numbers have at
 // most 15 integer digits, 15 fraction digits and a 2-digit exponent, so every number the model
-// writes is exact in an IEEE double and parses in every language; JSON nested deeper than
+// writes fits an IEEE double (integers exactly) and parses in every language; JSON nested deeper than
 // [MaxDepth] is not produced. A generation cut short by max_tokens is a prefix of valid JSON,
 // not valid JSON (OpenAI documents the same).
 package grammar
