@@ -16,6 +16,7 @@ type SchemaError struct {
 	Path, Keyword, Msg string
 }
 
+// Error says where in the schema the problem is and what it is.
 func (e *SchemaError) Error() string {
 	at := "the schema"
 	if e.Path != "" {

@@ -21,10 +21,12 @@ type ToolError struct {
 	Err   error
 }
 
+// Error names the tool's parameters and the schema error.
 func (e *ToolError) Error() string {
 	return fmt.Sprintf("tools[%d].function.parameters: %v", e.Index, e.Err)
 }
 
+// Unwrap returns the schema error (a *grammar.SchemaError, or grammar.ErrUnsatisfiable).
 func (e *ToolError) Unwrap() error { return e.Err }
 
 // Constrain builds the grammar of an answer made of tool calls only, written in format f, each
