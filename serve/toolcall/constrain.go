@@ -26,7 +26,7 @@ func (e *ToolError) Error() string {
 	return fmt.Sprintf("tools[%d].function.parameters: %v", e.Index, e.Err)
 }
 
-// Unwrap returns the schema error (a *grammar.SchemaError, or grammar.ErrUnsatisfiable).
+// Unwrap returns the schema error (a *grammar.SchemaError).
 func (e *ToolError) Unwrap() error { return e.Err }
 
 // Constrain builds the grammar of an answer made of tool calls only, written in format f, each
