@@ -45,26 +45,28 @@ type DecoderOptions struct {
 // the embedding, the norms and the per-head q/k norms. It implements Backend's NewState and
 // Name; a backend embeds it and adds Close. It is safe for concurrent use by states.
 type Decoder struct {
-	name    string
-	m       *Model
-	cfg     *arch.Config
-	proj    Projections
-	pool    *kernels.Pool
-	batch   int
-	wrap    func(error) error
-	gQKV    int // indices of the groups in the family's Groups; -1 where no layer has it
-	gO      int
-	gLinIn  int
-	gLinOut int
-	gMLP    int
-	qkvOut  int  // the attn_qkv group's width: q_proj's rows (with the gates) + k + v
-	gated   bool // attention's output gate (q_proj interleaves each head's query and gate)
-	norm    arch.NormKind
-	rotary  bool      // RoPE (else learned position embeddings)
-	invFreq []float32 // RoPE frequencies of the full-attention layers
-	local   []float32 // and of the sliding-window layers (nil when there are none)
-	scale   float32   // attention score scale
-	window  int       // sliding window of the sliding layers
+	name     string
+	m        *Model
+	cfg      *arch.Config
+	proj     Projections
+	pool     *kernels.Pool
+	batch    int
+	wrap     func(error) error
+	gQKV     int // indices of the groups in the family's Groups; -1 where no layer has it
+	gO       int
+	gLinIn   int
+	gLinOut  int
+	gMLP     int
+	qkvOut   int  // the attn_qkv group's width: q_proj's rows (with the gates) + k + v
+	linInOut int  // the linear_attn_in group's width: qkv + z + b + a
+	gated    bool // attention's output gate (q_proj interleaves each head's query and gate)
+	norm     arch.NormKind
+	eps      float32   // the norms' epsilon
+	rotary   bool      // RoPE (else learned position embeddings)
+	invFreq  []float32 // RoPE frequencies of the full-attention layers
+	local    []float32 // and of the sliding-window layers (nil when there are none)
+	scale    float32   // attention score scale
+	window   int       // sliding window of the sliding layers
 
 	embed      Matrix
 	embedScale float32 // multiplies the embedding when not 0 (Gemma: sqrt(hidden))
@@ -95,7 +97,7 @@ func NewDecoder(m *Model, proj Projections, opts DecoderOptions) (*Decoder, erro
 	c, fam := m.Config, m.Family
 	d := &Decoder{name: opts.Name, m: m, cfg: c, proj: proj, pool: opts.Pool, batch: opts.Batch, wrap: opts.WrapError,
 		gQKV: -1, gO: -1, gLinIn: -1, gLinOut: -1, gMLP: -1, gated: fam.AttnOutputGate,
-		norm: fam.Norm, rotary: fam.Positions == arch.RotaryPositions,
+		norm: fam.Norm, eps: float32(c.RMSNormEps), rotary: fam.Positions == arch.RotaryPositions,
 		// HF's scaling (head_dim**-0.5, or Gemma's query_pre_attn_scalar**-0.5), applied to
 		// the float32 scores as a float32 scalar.
 		scale: float32(c.AttentionScale()), window: c.SlidingWindow}
@@ -112,7 +114,7 @@ func NewDecoder(m *Model, proj Projections, opts DecoderOptions) (*Decoder, erro
 		case arch.GroupO:
 			d.gO = i
 		case arch.GroupLinearIn:
-			d.gLinIn = i
+			d.gLinIn, d.linInOut = i, g.Out
 		case arch.GroupLinearOut:
 			d.gLinOut = i
 		case arch.GroupMLP:
@@ -193,22 +195,15 @@ func (d *Decoder) NewState(maxTokens int) (State, error) {
 		return nil, fmt.Errorf("context of %d tokens: expected 1 to %d (the model's max_position_embeddings)", maxTokens, c.MaxPositionEmbeddings)
 	}
 	batch := min(d.batch, maxTokens)
-	p, err := d.proj.NewProjector(batch)
+	ws, err := d.newWorkspace(batch)
 	if err != nil {
 		return nil, err
 	}
-	q, kv, h := c.QDim(), c.KVDim(), c.HiddenSize
-	s := &decoderState{
-		d: d, proj: p, maxTokens: maxTokens, batch: batch, eps: float32(c.RMSNormEps),
-		x: make([]float32, batch*h), xn: make([]float32, batch*h), tmp: make([]float32, batch*h),
-		base: make([]int, c.NumHiddenLayers), capacity: make([]int, c.NumHiddenLayers),
-	}
+	s := &decoderState{d: d, ws: ws, maxTokens: maxTokens, batch: batch,
+		base: make([]int, c.NumHiddenLayers), capacity: make([]int, c.NumHiddenLayers)}
+	kv := c.KVDim()
 	if d.gQKV >= 0 {
-		s.qkv, s.att = make([]float32, batch*d.qkvOut), make([]float32, batch*q)
 		s.attn = kernels.NewAttention(d.pool, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, maxTokens, d.scale)
-		if d.gated {
-			s.gate = make([]float32, batch*q)
-		}
 	}
 	if d.gLinIn >= 0 {
 		s.lin = newLinearState(d, batch)

@@ -53,20 +53,33 @@ func newDeltaNetLayer(m *Model, l, index int) (*deltaNetLayer, error) {
 	return L, nil
 }
 
-// deltaNet is the Gated DeltaNet block of layer l for n tokens at positions pos...: from the
-// normed input xn [n, hidden] to out_proj's output in out [n, hidden], advancing the layer's
-// recurrent state and convolution history past the tokens.
-func (s *decoderState) deltaNet(l int, xn []float32, n, pos int, out []float32) error {
-	d, c, ls := s.d, s.d.cfg, s.lin
-	L := d.layers[l].linear
+// deltaNet is the Gated DeltaNet block of layer l for the pass's rows: from the normed input
+// ws.xn [rows, hidden] to out_proj's output in ws.tmp [rows, hidden], advancing each segment's
+// recurrent state and convolution history past its tokens. The projections run over all rows;
+// the convolution and the recurrence per segment.
+func (d *Decoder) deltaNet(l int, ws *workspace, segs []segment, rows int) error {
+	c := d.cfg
+	inW, V := d.linInOut, c.LinearValueDim()
+	// lin[rows, qkv | z | b | a] = in_proj_qkv, in_proj_z, in_proj_b, in_proj_a (one group).
+	lin, o := ws.lin[:rows*inW], ws.linO[:rows*V]
+	if err := ws.proj.Group(l, d.gLinIn, ws.xn[:rows*c.HiddenSize], rows, lin); err != nil {
+		return err
+	}
+	for _, sg := range segs {
+		sg.s.lin.mix(d.layers[l].linear, lin[sg.row*inW:], o[sg.row*V:], len(sg.tokens), sg.pos, d.eps)
+	}
+	// out = out_proj(o)
+	return ws.proj.Group(l, d.gLinOut, o, rows, ws.tmp[:rows*c.HiddenSize])
+}
+
+// mix runs DeltaNet layer L of one sequence for its n tokens at positions pos...: from their
+// input projections proj [n, qkv | z | b | a] to the heads' gated, normed outputs o [n, value
+// heads · value dim], advancing the layer's recurrent state and convolution history.
+func (ls *linearState) mix(L *deltaNetLayer, proj, o []float32, n, pos int, eps float32) {
+	c := ls.cfg
 	C, V, K := ls.conv, ls.value, c.LinearConvKernelDim
 	hk, hv, dk, dv := c.LinearNumKeyHeads, c.LinearNumValueHeads, c.LinearKeyHeadDim, c.LinearValueHeadDim
 	inW := C + V + 2*hv
-	// proj[n, qkv | z | b | a] = in_proj_qkv, in_proj_z, in_proj_b, in_proj_a (one group).
-	proj := ls.proj[:n*inW]
-	if err := s.proj.Group(l, d.gLinIn, xn, n, proj); err != nil {
-		return err
-	}
 	state, tail := ls.layer(L.index)
 	// The convolution reads the kernel-1 inputs before the batch (tail) and the batch's own:
 	// win = tail | qkv rows; mixed = silu(conv(win)); the new tail is win's last kernel-1 rows.
@@ -76,10 +89,9 @@ func (s *decoderState) deltaNet(l int, xn []float32, n, pos int, out []float32) 
 		copy(win[(K-1+i)*C:(K+i)*C], proj[i*inW:i*inW+C])
 	}
 	ls.prep, ls.prepProj = L, proj
-	d.pool.Parallel(n, prepGrain, ls.prepFn)
+	ls.pool.Parallel(n, prepGrain, ls.prepFn)
 	mixed := ls.mixed[:n*C]
 	// The recurrence, every value head in parallel; value head h reads key head h / (hv/hk).
-	o := ls.out[:n*V]
 	for h := 0; h < hv; h++ {
 		kh := h / (hv / hk)
 		ls.heads[h] = kernels.DeltaHead{State: state[h*ls.headLen : (h+1)*ls.headLen], KeyDim: dk, ValueDim: dv,
@@ -101,12 +113,10 @@ func (s *decoderState) deltaNet(l int, xn []float32, n, pos int, out []float32) 
 	for i := 0; i < n; i++ {
 		for h := 0; h < hv; h++ {
 			oh := o[i*V+h*dv : i*V+(h+1)*dv]
-			kernels.RMSNorm(oh, oh, L.norm, s.eps)
+			kernels.RMSNorm(oh, oh, L.norm, eps)
 			kernels.MulSiLU(oh, proj[i*inW+C+h*dv:i*inW+C+(h+1)*dv])
 		}
 	}
-	// out = out_proj(o)
-	return s.proj.Group(l, d.gLinOut, o, n, out)
 }
 
 // prepGrain is the tokens of one work item of prepare: enough to amortise a hand-off, few

@@ -30,8 +30,8 @@ type linearState struct {
 	qScale        float32
 	rec           []float32 // every DeltaNet layer's state then history, layer after layer
 	live          int       // the position rec holds; -1 after a failed pass
-	proj, win     []float32 // batch scratch: the group's output, the convolution's window
-	mixed, out    []float32 // the convolution's output (q | k | v), the heads' outputs
+	win           []float32 // batch scratch: the convolution's window
+	mixed         []float32 // the convolution's output (q | k | v)
 	decay, beta   []float32 // [batch, value heads] e^g and β
 	scratch       []float32 // [value heads, value_dim] for the heads' recurrence
 	heads         []kernels.DeltaHead
@@ -84,9 +84,8 @@ func newLinearState(d *Decoder, batch int) *linearState {
 		}
 	}
 	ls.rec = make([]float32, ls.layers*(ls.stateLen+ls.tailLen))
-	ls.proj = make([]float32, batch*(ls.conv+ls.value+2*hv))
 	ls.win = make([]float32, (k-1+batch)*ls.conv)
-	ls.mixed, ls.out = make([]float32, batch*ls.conv), make([]float32, batch*ls.value)
+	ls.mixed = make([]float32, batch*ls.conv)
 	ls.decay, ls.beta = make([]float32, batch*hv), make([]float32, batch*hv)
 	ls.scratch, ls.heads = make([]float32, hv*dv), make([]kernels.DeltaHead, hv)
 	ls.fn = func(lo, hi int) {
