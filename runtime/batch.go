@@ -24,6 +24,8 @@ type BatchStep struct {
 type Batcher interface {
 	// NewBatch allocates a pass of up to rows tokens in all, from up to seqs sequences.
 	NewBatch(rows, seqs int) (Batch, error)
+	// PassTokens returns the most tokens one state runs in one pass (a batch step's limit).
+	PassTokens() int
 }
 
 // Batch runs the next tokens of several sequences in one pass: the projections (and the LM
@@ -67,6 +69,9 @@ func (d *Decoder) NewBatch(rows, seqs int) (Batch, error) {
 	return &decoderBatch{d: d, ws: ws, seqs: seqs, segs: make([]segment, 0, seqs), want: make([]int, 0, seqs),
 		logits: make([]float32, seqs*d.cfg.VocabSize)}, nil
 }
+
+// PassTokens implements Batcher: the backend's pass size (DecoderOptions.Batch).
+func (d *Decoder) PassTokens() int { return d.batch }
 
 // Forward implements Batch.
 func (b *decoderBatch) Forward(steps []BatchStep) error {
