@@ -77,8 +77,9 @@ func perSecond(n int, d time.Duration) float64 {
 }
 
 // generate runs one validated request: it waits for a session, generates pl.n choices one
-// after the other on it (each after the first reuses the cached prompt), and answers in f's
-// shapes, streaming or not. Every way it can end is counted and logged: finished, refused
+// after the other on it (each after the first reuses the cached prompt) through the engine,
+// which runs them in the same passes as every other generation in progress, and answers in
+// f's shapes, streaming or not. Every way it can end is counted and logged: finished, refused
 // (queue full), timed out, client gone, or failed.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, rec *record, pl *plan, prompt []int, f format) {
 	rec.stream, rec.promptTokens = pl.stream, len(prompt)
@@ -130,19 +131,16 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, rec *record, p
 			s.interrupted(w, r, rec, ctx, sse, err, "preparing the sampler")
 			return
 		}
-		opts := pl.opts
-		opts.Pick = seq.pick
-		opts.OnText = func(text string) error {
-			evs := seq.push(text)
-			if sse == nil {
+		var send func([]event) error
+		if sse != nil {
+			send = func(evs []event) error {
+				for _, e := range evs {
+					if err := sse.send(f.delta(i, e)); err != nil {
+						return err
+					}
+				}
 				return nil
 			}
-			for _, e := range evs {
-				if err := sse.send(f.delta(i, e)); err != nil {
-					return errClientGone{err}
-				}
-			}
-			return nil
 		}
 		if sse != nil {
 			if ev := f.start(i); ev != nil {
@@ -154,7 +152,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, rec *record, p
 			}
 		}
 		genStart := time.Now()
-		res, err := sl.sess.Generate(ctx, prompt, opts)
+		res, err := s.engine.generate(ctx, sl.sess, prompt, pl.opts, seq, send)
 		genTime := time.Since(genStart)
 		s.noteDuration(genTime)
 		t.add(res, genTime)

@@ -65,6 +65,9 @@ type Config struct {
 	// Parallel is how many generations run at once, each in its own session (KV cache); 0
 	// means 1.
 	Parallel int
+	// PrefillChunk is the most prompt tokens one pass of the engine reads beside the running
+	// generations' decode steps; 0 means DefaultPrefillChunk.
+	PrefillChunk int
 	// Queue is how many requests may wait for a session; more are refused with 429. 0 means
 	// DefaultQueue; a negative value means none wait.
 	Queue int
@@ -91,6 +94,7 @@ type Server struct {
 	aliases []string // other names a request may give as "model"
 	context int
 	slots   *slots
+	engine  *engine
 	timeout time.Duration
 	apiKey  string
 	maxBody int64
@@ -121,6 +125,8 @@ func New(cfg Config) (*Server, error) {
 	switch {
 	case cfg.Parallel < 0:
 		return nil, fmt.Errorf("parallel is %d; expected a positive number of sessions", cfg.Parallel)
+	case cfg.PrefillChunk < 0:
+		return nil, fmt.Errorf("prefill chunk is %d tokens; expected a positive number", cfg.PrefillChunk)
 	case cfg.Timeout < 0:
 		return nil, fmt.Errorf("timeout is %v; expected a positive duration", cfg.Timeout)
 	case cfg.MaxBodyBytes < 0:
@@ -186,6 +192,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.context = all[0].sess.Context()
 	s.slots = newSlots(all, queue)
+	chunk := cmp.Or(cfg.PrefillChunk, DefaultPrefillChunk)
+	sb, err := runtime.NewSessionBatch(cfg.Backend, parallel+chunk, parallel, chunk)
+	if err != nil {
+		s.slots.close()
+		return nil, err
+	}
+	s.engine = newEngine(sb)
 	return s, nil
 }
 
@@ -288,5 +301,5 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.slots.close()
+	return errors.Join(s.engine.close(), s.slots.close())
 }
