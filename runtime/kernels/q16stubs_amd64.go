@@ -83,3 +83,43 @@ func q8A16VNNIT4R1(y []float32, ldy int, x []int16, xstride int, d []float32, ds
 //
 //go:noescape
 func q8A16VNNIT4R2(y []float32, ldy int, x []int16, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8P16VNNIT1R1 is design (b) of the q8 kernels on VNNI (measurement only).
+//
+//go:noescape
+func q8P16VNNIT1R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8P16VNNIT1R2 is design (b) of the q8 kernels on VNNI (measurement only).
+//
+//go:noescape
+func q8P16VNNIT1R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8P16VNNIT2R1 is design (b) of the q8 kernels on VNNI (measurement only).
+//
+//go:noescape
+func q8P16VNNIT2R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8P16VNNIT2R2 is design (b) of the q8 kernels on VNNI (measurement only).
+//
+//go:noescape
+func q8P16VNNIT2R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8P16VNNIT3R1 is design (b) of the q8 kernels on VNNI (measurement only).
+//
+//go:noescape
+func q8P16VNNIT3R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8P16VNNIT3R2 is design (b) of the q8 kernels on VNNI (measurement only).
+//
+//go:noescape
+func q8P16VNNIT3R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8P16VNNIT4R1 is design (b) of the q8 kernels on VNNI (measurement only).
+//
+//go:noescape
+func q8P16VNNIT4R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8P16VNNIT4R2 is design (b) of the q8 kernels on VNNI (measurement only).
+//
+//go:noescape
+func q8P16VNNIT4R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
