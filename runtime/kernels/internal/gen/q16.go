@@ -75,13 +75,6 @@ func q16Main() {
 			}
 		}
 	}
-	q16Bias = constVec("signBias", 0x80808080)
-	c254 = constVec("i254", 254)
-	for t := 1; t <= q16Tokens; t++ {
-		for _, r := range []int{1, q16Rows} {
-			q16PlanesVNNI(t, r)
-		}
-	}
 	Generate()
 	if *q16TilesOut != "" {
 		writeGo(*q16TilesOut, q16Tables("AVX2", "VNNI"))
@@ -223,99 +216,4 @@ func writeGo(path, body string) {
 	if err := os.WriteFile(path, src, 0o644); err != nil {
 		log.Fatal(err)
 	}
-}
-
-var q16Bias, c254 Mem
-
-// q16PlanesVNNI is design (b) on VNNI, kept for the measurement in
-// docs/quantization.md: x per whole block is q1 (32 bytes), q2 (32 bytes)
-// and 8 int32 lane biases -128*sum(Q over the lane's 4 values); per token
-// and row: VPDPBUSD q1 from zero, *254, + bias, VPDPBUSD q2.
-func q16PlanesVNNI(T, R int) {
-	name := fmt.Sprintf("q8P16VNNIT%dR%d", T, R)
-	TEXT(name, NOSPLIT, "func(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k, panels int)")
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s is design (b) of the q8 kernels on VNNI (measurement only).", name))
-	yp := Load(Param("y").Base(), GP64())
-	wp := Load(Param("w").Base(), GP64())
-	sp := Load(Param("scale").Base(), GP64())
-	panels := Load(Param("panels"), GP64())
-
-	Label("panel")
-	xp := Load(Param("x").Base(), GP64())
-	xstr := Load(Param("xstride"), GP64())
-	dp := Load(Param("d").Base(), GP64())
-	dstr := Load(Param("dstride"), GP64())
-	SHLQ(U8(2), dstr)
-	wstr := Load(Param("cols"), GP64())
-	var xp2, dp2 Register
-	if T > 3 {
-		xp2, dp2 = GP64(), GP64()
-		LEAQ(Mem{Base: xp, Index: xstr, Scale: 2}, xp2)
-		LEAQ(Mem{Base: dp, Index: dstr, Scale: 2}, dp2)
-	}
-	n := Load(Param("k"), GP64())
-	SHRQ(U8(5), n)
-	acc := zeroAcc(T, R)
-
-	Label("loop")
-	wv := make([]VecVirtual, R)
-	for r := 0; r < R; r++ {
-		if T == 1 {
-			PREFETCHT0(rowMem(wp, wstr, r, rowPrefetch))
-		}
-		wv[r] = YMM()
-		VMOVDQU(rowMem(wp, wstr, r, 0), wv[r])
-		VPXOR(q16Bias, wv[r], wv[r])
-	}
-	for t := 0; t < T; t++ {
-		db := YMM()
-		VBROADCASTSS(tokenMem(dp, dp2, dstr, t, 0), db)
-		for r := 0; r < R; r++ {
-			i := YMM()
-			VPXOR(i, i, i)
-			VPDPBUSD(tokenMem(xp, xp2, xstr, t, 0), wv[r], i)
-			VPMULLD(c254, i, i)
-			VPADDD(tokenMem(xp, xp2, xstr, t, 64), i, i)
-			VPDPBUSD(tokenMem(xp, xp2, xstr, t, 32), wv[r], i)
-			VCVTDQ2PS(i, i)
-			VFMADD231PS(db, i, acc[t][r])
-		}
-	}
-	ADDQ(U8(32), wp)
-	ADDQ(U8(96), xp)
-	ADDQ(U8(4), dp)
-	if T > 3 {
-		ADDQ(U8(96), xp2)
-		ADDQ(U8(4), dp2)
-	}
-	DECQ(n)
-	JNZ(LabelRef("loop"))
-
-	ldy := Load(Param("ldy"), GP64())
-	SHLQ(U8(2), ldy)
-	yt := GP64()
-	MOVQ(yp, yt)
-	for t := 0; t < T; t++ {
-		for r := 0; r < R; r++ {
-			s := hsum1(acc[t][r])
-			mulScale(Mem{Base: sp, Disp: 2 * r}, s)
-			VMOVSS(s, Mem{Base: yt, Disp: 4 * r})
-		}
-		if t+1 < T {
-			ADDQ(ldy, yt)
-		}
-	}
-	ADDQ(U8(4*R), yp)
-	ADDQ(U8(2*R), sp)
-	adv := Load(Param("cols"), GP64())
-	if R == 2 {
-		SHLQ(U8(1), adv)
-	}
-	SUBQ(Load(Param("k"), GP64()), adv)
-	ADDQ(adv, wp)
-	DECQ(panels)
-	JNZ(LabelRef("panel"))
-	VZEROUPPER()
-	RET()
 }
