@@ -1639,3 +1639,1663 @@ loop:
 	JNZ          panel
 	VZEROUPPER
 	RET
+
+DATA signBias<>+0(SB)/4, $0x80808080
+DATA signBias<>+4(SB)/4, $0x80808080
+DATA signBias<>+8(SB)/4, $0x80808080
+DATA signBias<>+12(SB)/4, $0x80808080
+DATA signBias<>+16(SB)/4, $0x80808080
+DATA signBias<>+20(SB)/4, $0x80808080
+DATA signBias<>+24(SB)/4, $0x80808080
+DATA signBias<>+28(SB)/4, $0x80808080
+GLOBL signBias<>(SB), RODATA|NOPTR, $32
+
+DATA onesI16<>+0(SB)/4, $0x00010001
+DATA onesI16<>+4(SB)/4, $0x00010001
+DATA onesI16<>+8(SB)/4, $0x00010001
+DATA onesI16<>+12(SB)/4, $0x00010001
+DATA onesI16<>+16(SB)/4, $0x00010001
+DATA onesI16<>+20(SB)/4, $0x00010001
+DATA onesI16<>+24(SB)/4, $0x00010001
+DATA onesI16<>+28(SB)/4, $0x00010001
+GLOBL onesI16<>(SB), RODATA|NOPTR, $32
+
+// func q8W8A8AVX2T1R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·q8W8A8AVX2T1R1(SB), NOSPLIT, $0-168
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+96(FP), CX
+	MOVQ scale_base+128(FP), DX
+	MOVQ panels+160(FP), BX
+
+panel:
+	MOVQ   x_base+32(FP), SI
+	MOVQ   xstride+56(FP), DI
+	MOVQ   d_base+64(FP), DI
+	MOVQ   dstride+88(FP), R8
+	SHLQ   $0x02, R8
+	MOVQ   cols+120(FP), R8
+	MOVQ   k+152(FP), R8
+	SHRQ   $0x05, R8
+	VXORPS Y0, Y0, Y0
+
+loop:
+	PREFETCHT0   1024(CX)
+	VMOVDQU      (CX), Y1
+	VPABSB       Y1, Y2
+	VBROADCASTSS (DI), Y3
+	VMOVDQU      (SI), Y4
+	VPSIGNB      Y1, Y4, Y1
+	VPMADDUBSW   Y1, Y2, Y1
+	VPMADDWD     onesI16<>+0(SB), Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VFMADD231PS  Y3, Y1, Y0
+	ADDQ         $0x20, CX
+	ADDQ         $0x40, SI
+	ADDQ         $0x04, DI
+	DECQ         R8
+	JNZ          loop
+	MOVQ         ldy+24(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         AX, SI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	MOVWLZX      (DX), DI
+	VMOVD        DI, X0
+	VCVTPH2PS    X0, X0
+	VMULSS       X0, X1, X1
+	VMOVSS       X1, (SI)
+	ADDQ         $0x04, AX
+	ADDQ         $0x02, DX
+	MOVQ         cols+120(FP), SI
+	MOVQ         k+152(FP), DI
+	SUBQ         DI, SI
+	ADDQ         SI, CX
+	DECQ         BX
+	JNZ          panel
+	VZEROUPPER
+	RET
+
+// func q8W8A8AVX2T1R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·q8W8A8AVX2T1R2(SB), NOSPLIT, $0-168
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+96(FP), CX
+	MOVQ scale_base+128(FP), DX
+	MOVQ panels+160(FP), BX
+
+panel:
+	MOVQ   x_base+32(FP), SI
+	MOVQ   xstride+56(FP), DI
+	MOVQ   d_base+64(FP), DI
+	MOVQ   dstride+88(FP), R8
+	SHLQ   $0x02, R8
+	MOVQ   cols+120(FP), R8
+	MOVQ   k+152(FP), R9
+	SHRQ   $0x05, R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+loop:
+	PREFETCHT0   1024(CX)
+	VMOVDQU      (CX), Y2
+	VPABSB       Y2, Y3
+	PREFETCHT0   1024(CX)(R8*1)
+	VMOVDQU      (CX)(R8*1), Y4
+	VPABSB       Y4, Y5
+	VBROADCASTSS (DI), Y6
+	VMOVDQU      (SI), Y7
+	VPSIGNB      Y2, Y7, Y2
+	VPMADDUBSW   Y2, Y3, Y2
+	VPMADDWD     onesI16<>+0(SB), Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VFMADD231PS  Y6, Y2, Y0
+	VPSIGNB      Y4, Y7, Y2
+	VPMADDUBSW   Y2, Y5, Y2
+	VPMADDWD     onesI16<>+0(SB), Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VFMADD231PS  Y6, Y2, Y1
+	ADDQ         $0x20, CX
+	ADDQ         $0x40, SI
+	ADDQ         $0x04, DI
+	DECQ         R9
+	JNZ          loop
+	MOVQ         ldy+24(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         AX, SI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X2
+	MOVWLZX      (DX), DI
+	VMOVD        DI, X0
+	VCVTPH2PS    X0, X0
+	VMULSS       X0, X2, X2
+	VMOVSS       X2, (SI)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	MOVWLZX      2(DX), DI
+	VMOVD        DI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(SI)
+	ADDQ         $0x08, AX
+	ADDQ         $0x04, DX
+	MOVQ         cols+120(FP), SI
+	SHLQ         $0x01, SI
+	MOVQ         k+152(FP), DI
+	SUBQ         DI, SI
+	ADDQ         SI, CX
+	DECQ         BX
+	JNZ          panel
+	VZEROUPPER
+	RET
+
+// func q8W8A8AVX2T2R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q8W8A8AVX2T2R1(SB), NOSPLIT, $0-168
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+96(FP), CX
+	MOVQ scale_base+128(FP), DX
+	MOVQ panels+160(FP), BX
+
+panel:
+	MOVQ   x_base+32(FP), SI
+	MOVQ   xstride+56(FP), DI
+	MOVQ   d_base+64(FP), R8
+	MOVQ   dstride+88(FP), R9
+	SHLQ   $0x02, R9
+	MOVQ   cols+120(FP), R10
+	MOVQ   k+152(FP), R10
+	SHRQ   $0x05, R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+loop:
+	VMOVDQU      (CX), Y2
+	VPABSB       Y2, Y3
+	VBROADCASTSS (R8), Y4
+	VMOVDQU      (SI), Y5
+	VPSIGNB      Y2, Y5, Y5
+	VPMADDUBSW   Y5, Y3, Y5
+	VPMADDWD     onesI16<>+0(SB), Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS (R8)(R9*1), Y4
+	VMOVDQU      (SI)(DI*1), Y5
+	VPSIGNB      Y2, Y5, Y2
+	VPMADDUBSW   Y2, Y3, Y2
+	VPMADDWD     onesI16<>+0(SB), Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VFMADD231PS  Y4, Y2, Y1
+	ADDQ         $0x20, CX
+	ADDQ         $0x40, SI
+	ADDQ         $0x04, R8
+	DECQ         R10
+	JNZ          loop
+	MOVQ         ldy+24(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         AX, DI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X2
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X0
+	VCVTPH2PS    X0, X0
+	VMULSS       X0, X2, X2
+	VMOVSS       X2, (DI)
+	ADDQ         SI, DI
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	MOVWLZX      (DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	ADDQ         $0x04, AX
+	ADDQ         $0x02, DX
+	MOVQ         cols+120(FP), SI
+	MOVQ         k+152(FP), DI
+	SUBQ         DI, SI
+	ADDQ         SI, CX
+	DECQ         BX
+	JNZ          panel
+	VZEROUPPER
+	RET
+
+// func q8W8A8AVX2T2R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q8W8A8AVX2T2R2(SB), NOSPLIT, $0-168
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+96(FP), CX
+	MOVQ scale_base+128(FP), DX
+	MOVQ panels+160(FP), BX
+
+panel:
+	MOVQ   x_base+32(FP), SI
+	MOVQ   xstride+56(FP), DI
+	MOVQ   d_base+64(FP), R8
+	MOVQ   dstride+88(FP), R9
+	SHLQ   $0x02, R9
+	MOVQ   cols+120(FP), R10
+	MOVQ   k+152(FP), R11
+	SHRQ   $0x05, R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+loop:
+	VMOVDQU      (CX), Y4
+	VPABSB       Y4, Y5
+	VMOVDQU      (CX)(R10*1), Y6
+	VPABSB       Y6, Y7
+	VBROADCASTSS (R8), Y8
+	VMOVDQU      (SI), Y9
+	VPSIGNB      Y4, Y9, Y10
+	VPMADDUBSW   Y10, Y5, Y10
+	VPMADDWD     onesI16<>+0(SB), Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VPSIGNB      Y6, Y9, Y9
+	VPMADDUBSW   Y9, Y7, Y9
+	VPMADDWD     onesI16<>+0(SB), Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS (R8)(R9*1), Y8
+	VMOVDQU      (SI)(DI*1), Y9
+	VPSIGNB      Y4, Y9, Y4
+	VPMADDUBSW   Y4, Y5, Y4
+	VPMADDWD     onesI16<>+0(SB), Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VFMADD231PS  Y8, Y4, Y2
+	VPSIGNB      Y6, Y9, Y4
+	VPMADDUBSW   Y4, Y7, Y4
+	VPMADDWD     onesI16<>+0(SB), Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VFMADD231PS  Y8, Y4, Y3
+	ADDQ         $0x20, CX
+	ADDQ         $0x40, SI
+	ADDQ         $0x04, R8
+	DECQ         R11
+	JNZ          loop
+	MOVQ         ldy+24(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         AX, DI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X4, X0, X4
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X0
+	VCVTPH2PS    X0, X0
+	VMULSS       X0, X4, X4
+	VMOVSS       X4, (DI)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	MOVWLZX      2(DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         SI, DI
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	MOVWLZX      (DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	MOVWLZX      2(DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         $0x08, AX
+	ADDQ         $0x04, DX
+	MOVQ         cols+120(FP), SI
+	SHLQ         $0x01, SI
+	MOVQ         k+152(FP), DI
+	SUBQ         DI, SI
+	ADDQ         SI, CX
+	DECQ         BX
+	JNZ          panel
+	VZEROUPPER
+	RET
+
+// func q8W8A8AVX2T3R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q8W8A8AVX2T3R1(SB), NOSPLIT, $0-168
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+96(FP), CX
+	MOVQ scale_base+128(FP), DX
+	MOVQ panels+160(FP), BX
+
+panel:
+	MOVQ   x_base+32(FP), SI
+	MOVQ   xstride+56(FP), DI
+	MOVQ   d_base+64(FP), R8
+	MOVQ   dstride+88(FP), R9
+	SHLQ   $0x02, R9
+	MOVQ   cols+120(FP), R10
+	MOVQ   k+152(FP), R10
+	SHRQ   $0x05, R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+loop:
+	VMOVDQU      (CX), Y3
+	VPABSB       Y3, Y4
+	VBROADCASTSS (R8), Y5
+	VMOVDQU      (SI), Y6
+	VPSIGNB      Y3, Y6, Y6
+	VPMADDUBSW   Y6, Y4, Y6
+	VPMADDWD     onesI16<>+0(SB), Y6, Y6
+	VCVTDQ2PS    Y6, Y6
+	VFMADD231PS  Y5, Y6, Y0
+	VBROADCASTSS (R8)(R9*1), Y5
+	VMOVDQU      (SI)(DI*1), Y6
+	VPSIGNB      Y3, Y6, Y6
+	VPMADDUBSW   Y6, Y4, Y6
+	VPMADDWD     onesI16<>+0(SB), Y6, Y6
+	VCVTDQ2PS    Y6, Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS (R8)(R9*2), Y5
+	VMOVDQU      (SI)(DI*2), Y6
+	VPSIGNB      Y3, Y6, Y3
+	VPMADDUBSW   Y3, Y4, Y3
+	VPMADDWD     onesI16<>+0(SB), Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VFMADD231PS  Y5, Y3, Y2
+	ADDQ         $0x20, CX
+	ADDQ         $0x40, SI
+	ADDQ         $0x04, R8
+	DECQ         R10
+	JNZ          loop
+	MOVQ         ldy+24(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         AX, DI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X3, X0, X3
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X0
+	VCVTPH2PS    X0, X0
+	VMULSS       X0, X3, X3
+	VMOVSS       X3, (DI)
+	ADDQ         SI, DI
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	ADDQ         SI, DI
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	MOVWLZX      (DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	ADDQ         $0x04, AX
+	ADDQ         $0x02, DX
+	MOVQ         cols+120(FP), SI
+	MOVQ         k+152(FP), DI
+	SUBQ         DI, SI
+	ADDQ         SI, CX
+	DECQ         BX
+	JNZ          panel
+	VZEROUPPER
+	RET
+
+// func q8W8A8AVX2T3R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q8W8A8AVX2T3R2(SB), NOSPLIT, $0-168
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+96(FP), CX
+	MOVQ scale_base+128(FP), DX
+	MOVQ panels+160(FP), BX
+
+panel:
+	MOVQ   x_base+32(FP), SI
+	MOVQ   xstride+56(FP), DI
+	MOVQ   d_base+64(FP), R8
+	MOVQ   dstride+88(FP), R9
+	SHLQ   $0x02, R9
+	MOVQ   cols+120(FP), R10
+	MOVQ   k+152(FP), R11
+	SHRQ   $0x05, R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+loop:
+	VMOVDQU      (CX), Y6
+	VPABSB       Y6, Y7
+	VMOVDQU      (CX)(R10*1), Y8
+	VPABSB       Y8, Y9
+	VBROADCASTSS (R8), Y10
+	VMOVDQU      (SI), Y11
+	VPSIGNB      Y6, Y11, Y12
+	VPMADDUBSW   Y12, Y7, Y12
+	VPMADDWD     onesI16<>+0(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VFMADD231PS  Y10, Y12, Y0
+	VPSIGNB      Y8, Y11, Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     onesI16<>+0(SB), Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y10, Y11, Y1
+	VBROADCASTSS (R8)(R9*1), Y10
+	VMOVDQU      (SI)(DI*1), Y11
+	VPSIGNB      Y6, Y11, Y12
+	VPMADDUBSW   Y12, Y7, Y12
+	VPMADDWD     onesI16<>+0(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VFMADD231PS  Y10, Y12, Y2
+	VPSIGNB      Y8, Y11, Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     onesI16<>+0(SB), Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y10, Y11, Y3
+	VBROADCASTSS (R8)(R9*2), Y10
+	VMOVDQU      (SI)(DI*2), Y11
+	VPSIGNB      Y6, Y11, Y6
+	VPMADDUBSW   Y6, Y7, Y6
+	VPMADDWD     onesI16<>+0(SB), Y6, Y6
+	VCVTDQ2PS    Y6, Y6
+	VFMADD231PS  Y10, Y6, Y4
+	VPSIGNB      Y8, Y11, Y6
+	VPMADDUBSW   Y6, Y9, Y6
+	VPMADDWD     onesI16<>+0(SB), Y6, Y6
+	VCVTDQ2PS    Y6, Y6
+	VFMADD231PS  Y10, Y6, Y5
+	ADDQ         $0x20, CX
+	ADDQ         $0x40, SI
+	ADDQ         $0x04, R8
+	DECQ         R11
+	JNZ          loop
+	MOVQ         ldy+24(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         AX, DI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X6
+	VADDPS       X6, X0, X6
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X0
+	VCVTPH2PS    X0, X0
+	VMULSS       X0, X6, X6
+	VMOVSS       X6, (DI)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	MOVWLZX      2(DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         SI, DI
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	MOVWLZX      2(DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         SI, DI
+	VHADDPS      Y4, Y4, Y4
+	VHADDPS      Y4, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X0
+	MOVWLZX      (DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y5, Y5
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X0
+	MOVWLZX      2(DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         $0x08, AX
+	ADDQ         $0x04, DX
+	MOVQ         cols+120(FP), SI
+	SHLQ         $0x01, SI
+	MOVQ         k+152(FP), DI
+	SUBQ         DI, SI
+	ADDQ         SI, CX
+	DECQ         BX
+	JNZ          panel
+	VZEROUPPER
+	RET
+
+// func q8W8A8AVX2T4R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q8W8A8AVX2T4R1(SB), NOSPLIT, $0-168
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+96(FP), CX
+	MOVQ scale_base+128(FP), DX
+	MOVQ panels+160(FP), BX
+
+panel:
+	MOVQ   x_base+32(FP), SI
+	MOVQ   xstride+56(FP), DI
+	MOVQ   d_base+64(FP), R8
+	MOVQ   dstride+88(FP), R9
+	SHLQ   $0x02, R9
+	MOVQ   cols+120(FP), R10
+	LEAQ   (SI)(DI*2), R10
+	LEAQ   (R8)(R9*2), R11
+	MOVQ   k+152(FP), R12
+	SHRQ   $0x05, R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+loop:
+	VMOVDQU      (CX), Y4
+	VPABSB       Y4, Y5
+	VBROADCASTSS (R8), Y6
+	VMOVDQU      (SI), Y7
+	VPSIGNB      Y4, Y7, Y7
+	VPMADDUBSW   Y7, Y5, Y7
+	VPMADDWD     onesI16<>+0(SB), Y7, Y7
+	VCVTDQ2PS    Y7, Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS (R8)(R9*1), Y6
+	VMOVDQU      (SI)(DI*1), Y7
+	VPSIGNB      Y4, Y7, Y7
+	VPMADDUBSW   Y7, Y5, Y7
+	VPMADDWD     onesI16<>+0(SB), Y7, Y7
+	VCVTDQ2PS    Y7, Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS (R8)(R9*2), Y6
+	VMOVDQU      (SI)(DI*2), Y7
+	VPSIGNB      Y4, Y7, Y7
+	VPMADDUBSW   Y7, Y5, Y7
+	VPMADDWD     onesI16<>+0(SB), Y7, Y7
+	VCVTDQ2PS    Y7, Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS (R11)(R9*1), Y6
+	VMOVDQU      (R10)(DI*1), Y7
+	VPSIGNB      Y4, Y7, Y4
+	VPMADDUBSW   Y4, Y5, Y4
+	VPMADDWD     onesI16<>+0(SB), Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VFMADD231PS  Y6, Y4, Y3
+	ADDQ         $0x20, CX
+	ADDQ         $0x40, SI
+	ADDQ         $0x04, R8
+	ADDQ         $0x40, R10
+	ADDQ         $0x04, R11
+	DECQ         R12
+	JNZ          loop
+	MOVQ         ldy+24(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         AX, DI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X4, X0, X4
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X0
+	VCVTPH2PS    X0, X0
+	VMULSS       X0, X4, X4
+	VMOVSS       X4, (DI)
+	ADDQ         SI, DI
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	ADDQ         SI, DI
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	ADDQ         SI, DI
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	MOVWLZX      (DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	ADDQ         $0x04, AX
+	ADDQ         $0x02, DX
+	MOVQ         cols+120(FP), SI
+	MOVQ         k+152(FP), DI
+	SUBQ         DI, SI
+	ADDQ         SI, CX
+	DECQ         BX
+	JNZ          panel
+	VZEROUPPER
+	RET
+
+// func q8W8A8AVX2T4R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q8W8A8AVX2T4R2(SB), NOSPLIT, $0-168
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+96(FP), CX
+	MOVQ scale_base+128(FP), DX
+	MOVQ panels+160(FP), BX
+
+panel:
+	MOVQ   x_base+32(FP), SI
+	MOVQ   xstride+56(FP), DI
+	MOVQ   d_base+64(FP), R8
+	MOVQ   dstride+88(FP), R9
+	SHLQ   $0x02, R9
+	MOVQ   cols+120(FP), R10
+	LEAQ   (SI)(DI*2), R11
+	LEAQ   (R8)(R9*2), R12
+	MOVQ   k+152(FP), R13
+	SHRQ   $0x05, R13
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+loop:
+	VMOVDQU      (CX), Y8
+	VPABSB       Y8, Y9
+	VMOVDQU      (CX)(R10*1), Y10
+	VPABSB       Y10, Y11
+	VBROADCASTSS (R8), Y12
+	VMOVDQU      (SI), Y13
+	VPSIGNB      Y8, Y13, Y14
+	VPMADDUBSW   Y14, Y9, Y14
+	VPMADDWD     onesI16<>+0(SB), Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VPSIGNB      Y10, Y13, Y13
+	VPMADDUBSW   Y13, Y11, Y13
+	VPMADDWD     onesI16<>+0(SB), Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VFMADD231PS  Y12, Y13, Y1
+	VBROADCASTSS (R8)(R9*1), Y12
+	VMOVDQU      (SI)(DI*1), Y13
+	VPSIGNB      Y8, Y13, Y14
+	VPMADDUBSW   Y14, Y9, Y14
+	VPMADDWD     onesI16<>+0(SB), Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VPSIGNB      Y10, Y13, Y13
+	VPMADDUBSW   Y13, Y11, Y13
+	VPMADDWD     onesI16<>+0(SB), Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VFMADD231PS  Y12, Y13, Y3
+	VBROADCASTSS (R8)(R9*2), Y12
+	VMOVDQU      (SI)(DI*2), Y13
+	VPSIGNB      Y8, Y13, Y14
+	VPMADDUBSW   Y14, Y9, Y14
+	VPMADDWD     onesI16<>+0(SB), Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VPSIGNB      Y10, Y13, Y13
+	VPMADDUBSW   Y13, Y11, Y13
+	VPMADDWD     onesI16<>+0(SB), Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VFMADD231PS  Y12, Y13, Y5
+	VBROADCASTSS (R12)(R9*1), Y12
+	VMOVDQU      (R11)(DI*1), Y13
+	VPSIGNB      Y8, Y13, Y8
+	VPMADDUBSW   Y8, Y9, Y8
+	VPMADDWD     onesI16<>+0(SB), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y12, Y8, Y6
+	VPSIGNB      Y10, Y13, Y8
+	VPMADDUBSW   Y8, Y11, Y8
+	VPMADDWD     onesI16<>+0(SB), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y12, Y8, Y7
+	ADDQ         $0x20, CX
+	ADDQ         $0x40, SI
+	ADDQ         $0x04, R8
+	ADDQ         $0x40, R11
+	ADDQ         $0x04, R12
+	DECQ         R13
+	JNZ          loop
+	MOVQ         ldy+24(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         AX, DI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X8
+	VADDPS       X8, X0, X8
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X0
+	VCVTPH2PS    X0, X0
+	VMULSS       X0, X8, X8
+	VMOVSS       X8, (DI)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	MOVWLZX      2(DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         SI, DI
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	MOVWLZX      2(DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         SI, DI
+	VHADDPS      Y4, Y4, Y4
+	VHADDPS      Y4, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X0
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y5, Y5
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X0
+	MOVWLZX      2(DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         SI, DI
+	VHADDPS      Y6, Y6, Y6
+	VHADDPS      Y6, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X0
+	MOVWLZX      (DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	VHADDPS      Y7, Y7, Y7
+	VHADDPS      Y7, Y7, Y7
+	VEXTRACTF128 $0x01, Y7, X0
+	VADDPS       X0, X7, X0
+	MOVWLZX      2(DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         $0x08, AX
+	ADDQ         $0x04, DX
+	MOVQ         cols+120(FP), SI
+	SHLQ         $0x01, SI
+	MOVQ         k+152(FP), DI
+	SUBQ         DI, SI
+	ADDQ         SI, CX
+	DECQ         BX
+	JNZ          panel
+	VZEROUPPER
+	RET
+
+// func q8W8A8VNNIT1R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+// Requires: AVX, AVX2, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·q8W8A8VNNIT1R1(SB), NOSPLIT, $0-168
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+96(FP), CX
+	MOVQ scale_base+128(FP), DX
+	MOVQ panels+160(FP), BX
+
+panel:
+	MOVQ   x_base+32(FP), SI
+	MOVQ   xstride+56(FP), DI
+	MOVQ   d_base+64(FP), DI
+	MOVQ   dstride+88(FP), R8
+	SHLQ   $0x02, R8
+	MOVQ   cols+120(FP), R8
+	MOVQ   k+152(FP), R8
+	SHRQ   $0x05, R8
+	VXORPS Y0, Y0, Y0
+
+loop:
+	PREFETCHT0   1024(CX)
+	VMOVDQU      (CX), Y1
+	VPXOR        signBias<>+0(SB), Y1, Y1
+	VBROADCASTSS (DI), Y2
+	VMOVDQU      32(SI), Y3
+	VPDPBUSD     (SI), Y1, Y3
+	VCVTDQ2PS    Y3, Y3
+	VFMADD231PS  Y2, Y3, Y0
+	ADDQ         $0x20, CX
+	ADDQ         $0x40, SI
+	ADDQ         $0x04, DI
+	DECQ         R8
+	JNZ          loop
+	MOVQ         ldy+24(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         AX, SI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	MOVWLZX      (DX), DI
+	VMOVD        DI, X0
+	VCVTPH2PS    X0, X0
+	VMULSS       X0, X1, X1
+	VMOVSS       X1, (SI)
+	ADDQ         $0x04, AX
+	ADDQ         $0x02, DX
+	MOVQ         cols+120(FP), SI
+	MOVQ         k+152(FP), DI
+	SUBQ         DI, SI
+	ADDQ         SI, CX
+	DECQ         BX
+	JNZ          panel
+	VZEROUPPER
+	RET
+
+// func q8W8A8VNNIT1R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+// Requires: AVX, AVX2, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·q8W8A8VNNIT1R2(SB), NOSPLIT, $0-168
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+96(FP), CX
+	MOVQ scale_base+128(FP), DX
+	MOVQ panels+160(FP), BX
+
+panel:
+	MOVQ   x_base+32(FP), SI
+	MOVQ   xstride+56(FP), DI
+	MOVQ   d_base+64(FP), DI
+	MOVQ   dstride+88(FP), R8
+	SHLQ   $0x02, R8
+	MOVQ   cols+120(FP), R8
+	MOVQ   k+152(FP), R9
+	SHRQ   $0x05, R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+loop:
+	PREFETCHT0   1024(CX)
+	VMOVDQU      (CX), Y2
+	VPXOR        signBias<>+0(SB), Y2, Y2
+	PREFETCHT0   1024(CX)(R8*1)
+	VMOVDQU      (CX)(R8*1), Y3
+	VPXOR        signBias<>+0(SB), Y3, Y3
+	VBROADCASTSS (DI), Y4
+	VMOVDQU      32(SI), Y5
+	VPDPBUSD     (SI), Y2, Y5
+	VCVTDQ2PS    Y5, Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VMOVDQU      32(SI), Y2
+	VPDPBUSD     (SI), Y3, Y2
+	VCVTDQ2PS    Y2, Y2
+	VFMADD231PS  Y4, Y2, Y1
+	ADDQ         $0x20, CX
+	ADDQ         $0x40, SI
+	ADDQ         $0x04, DI
+	DECQ         R9
+	JNZ          loop
+	MOVQ         ldy+24(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         AX, SI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X2
+	MOVWLZX      (DX), DI
+	VMOVD        DI, X0
+	VCVTPH2PS    X0, X0
+	VMULSS       X0, X2, X2
+	VMOVSS       X2, (SI)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	MOVWLZX      2(DX), DI
+	VMOVD        DI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(SI)
+	ADDQ         $0x08, AX
+	ADDQ         $0x04, DX
+	MOVQ         cols+120(FP), SI
+	SHLQ         $0x01, SI
+	MOVQ         k+152(FP), DI
+	SUBQ         DI, SI
+	ADDQ         SI, CX
+	DECQ         BX
+	JNZ          panel
+	VZEROUPPER
+	RET
+
+// func q8W8A8VNNIT2R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+// Requires: AVX, AVX2, AVX512VL, AVX512VNNI, F16C, FMA3
+TEXT ·q8W8A8VNNIT2R1(SB), NOSPLIT, $0-168
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+96(FP), CX
+	MOVQ scale_base+128(FP), DX
+	MOVQ panels+160(FP), BX
+
+panel:
+	MOVQ   x_base+32(FP), SI
+	MOVQ   xstride+56(FP), DI
+	MOVQ   d_base+64(FP), R8
+	MOVQ   dstride+88(FP), R9
+	SHLQ   $0x02, R9
+	MOVQ   cols+120(FP), R10
+	MOVQ   k+152(FP), R10
+	SHRQ   $0x05, R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+loop:
+	VMOVDQU      (CX), Y2
+	VPXOR        signBias<>+0(SB), Y2, Y2
+	VBROADCASTSS (R8), Y3
+	VMOVDQU      32(SI), Y4
+	VPDPBUSD     (SI), Y2, Y4
+	VCVTDQ2PS    Y4, Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VBROADCASTSS (R8)(R9*1), Y3
+	VMOVDQU      32(SI)(DI*1), Y4
+	VPDPBUSD     (SI)(DI*1), Y2, Y4
+	VCVTDQ2PS    Y4, Y4
+	VFMADD231PS  Y3, Y4, Y1
+	ADDQ         $0x20, CX
+	ADDQ         $0x40, SI
+	ADDQ         $0x04, R8
+	DECQ         R10
+	JNZ          loop
+	MOVQ         ldy+24(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         AX, DI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X2
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X0
+	VCVTPH2PS    X0, X0
+	VMULSS       X0, X2, X2
+	VMOVSS       X2, (DI)
+	ADDQ         SI, DI
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	MOVWLZX      (DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	ADDQ         $0x04, AX
+	ADDQ         $0x02, DX
+	MOVQ         cols+120(FP), SI
+	MOVQ         k+152(FP), DI
+	SUBQ         DI, SI
+	ADDQ         SI, CX
+	DECQ         BX
+	JNZ          panel
+	VZEROUPPER
+	RET
+
+// func q8W8A8VNNIT2R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+// Requires: AVX, AVX2, AVX512VL, AVX512VNNI, F16C, FMA3
+TEXT ·q8W8A8VNNIT2R2(SB), NOSPLIT, $0-168
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+96(FP), CX
+	MOVQ scale_base+128(FP), DX
+	MOVQ panels+160(FP), BX
+
+panel:
+	MOVQ   x_base+32(FP), SI
+	MOVQ   xstride+56(FP), DI
+	MOVQ   d_base+64(FP), R8
+	MOVQ   dstride+88(FP), R9
+	SHLQ   $0x02, R9
+	MOVQ   cols+120(FP), R10
+	MOVQ   k+152(FP), R11
+	SHRQ   $0x05, R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+loop:
+	VMOVDQU      (CX), Y4
+	VPXOR        signBias<>+0(SB), Y4, Y4
+	VMOVDQU      (CX)(R10*1), Y5
+	VPXOR        signBias<>+0(SB), Y5, Y5
+	VBROADCASTSS (R8), Y6
+	VMOVDQU      32(SI), Y7
+	VPDPBUSD     (SI), Y4, Y7
+	VCVTDQ2PS    Y7, Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VMOVDQU      32(SI), Y7
+	VPDPBUSD     (SI), Y5, Y7
+	VCVTDQ2PS    Y7, Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS (R8)(R9*1), Y6
+	VMOVDQU      32(SI)(DI*1), Y7
+	VPDPBUSD     (SI)(DI*1), Y4, Y7
+	VCVTDQ2PS    Y7, Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VMOVDQU      32(SI)(DI*1), Y4
+	VPDPBUSD     (SI)(DI*1), Y5, Y4
+	VCVTDQ2PS    Y4, Y4
+	VFMADD231PS  Y6, Y4, Y3
+	ADDQ         $0x20, CX
+	ADDQ         $0x40, SI
+	ADDQ         $0x04, R8
+	DECQ         R11
+	JNZ          loop
+	MOVQ         ldy+24(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         AX, DI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X4, X0, X4
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X0
+	VCVTPH2PS    X0, X0
+	VMULSS       X0, X4, X4
+	VMOVSS       X4, (DI)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	MOVWLZX      2(DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         SI, DI
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	MOVWLZX      (DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	MOVWLZX      2(DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         $0x08, AX
+	ADDQ         $0x04, DX
+	MOVQ         cols+120(FP), SI
+	SHLQ         $0x01, SI
+	MOVQ         k+152(FP), DI
+	SUBQ         DI, SI
+	ADDQ         SI, CX
+	DECQ         BX
+	JNZ          panel
+	VZEROUPPER
+	RET
+
+// func q8W8A8VNNIT3R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+// Requires: AVX, AVX2, AVX512VL, AVX512VNNI, F16C, FMA3
+TEXT ·q8W8A8VNNIT3R1(SB), NOSPLIT, $0-168
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+96(FP), CX
+	MOVQ scale_base+128(FP), DX
+	MOVQ panels+160(FP), BX
+
+panel:
+	MOVQ   x_base+32(FP), SI
+	MOVQ   xstride+56(FP), DI
+	MOVQ   d_base+64(FP), R8
+	MOVQ   dstride+88(FP), R9
+	SHLQ   $0x02, R9
+	MOVQ   cols+120(FP), R10
+	MOVQ   k+152(FP), R10
+	SHRQ   $0x05, R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+loop:
+	VMOVDQU      (CX), Y3
+	VPXOR        signBias<>+0(SB), Y3, Y3
+	VBROADCASTSS (R8), Y4
+	VMOVDQU      32(SI), Y5
+	VPDPBUSD     (SI), Y3, Y5
+	VCVTDQ2PS    Y5, Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS (R8)(R9*1), Y4
+	VMOVDQU      32(SI)(DI*1), Y5
+	VPDPBUSD     (SI)(DI*1), Y3, Y5
+	VCVTDQ2PS    Y5, Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS (R8)(R9*2), Y4
+	VMOVDQU      32(SI)(DI*2), Y5
+	VPDPBUSD     (SI)(DI*2), Y3, Y5
+	VCVTDQ2PS    Y5, Y5
+	VFMADD231PS  Y4, Y5, Y2
+	ADDQ         $0x20, CX
+	ADDQ         $0x40, SI
+	ADDQ         $0x04, R8
+	DECQ         R10
+	JNZ          loop
+	MOVQ         ldy+24(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         AX, DI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X3, X0, X3
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X0
+	VCVTPH2PS    X0, X0
+	VMULSS       X0, X3, X3
+	VMOVSS       X3, (DI)
+	ADDQ         SI, DI
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	ADDQ         SI, DI
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	MOVWLZX      (DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	ADDQ         $0x04, AX
+	ADDQ         $0x02, DX
+	MOVQ         cols+120(FP), SI
+	MOVQ         k+152(FP), DI
+	SUBQ         DI, SI
+	ADDQ         SI, CX
+	DECQ         BX
+	JNZ          panel
+	VZEROUPPER
+	RET
+
+// func q8W8A8VNNIT3R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+// Requires: AVX, AVX2, AVX512VL, AVX512VNNI, F16C, FMA3
+TEXT ·q8W8A8VNNIT3R2(SB), NOSPLIT, $0-168
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+96(FP), CX
+	MOVQ scale_base+128(FP), DX
+	MOVQ panels+160(FP), BX
+
+panel:
+	MOVQ   x_base+32(FP), SI
+	MOVQ   xstride+56(FP), DI
+	MOVQ   d_base+64(FP), R8
+	MOVQ   dstride+88(FP), R9
+	SHLQ   $0x02, R9
+	MOVQ   cols+120(FP), R10
+	MOVQ   k+152(FP), R11
+	SHRQ   $0x05, R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+loop:
+	VMOVDQU      (CX), Y6
+	VPXOR        signBias<>+0(SB), Y6, Y6
+	VMOVDQU      (CX)(R10*1), Y7
+	VPXOR        signBias<>+0(SB), Y7, Y7
+	VBROADCASTSS (R8), Y8
+	VMOVDQU      32(SI), Y9
+	VPDPBUSD     (SI), Y6, Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VMOVDQU      32(SI), Y9
+	VPDPBUSD     (SI), Y7, Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS (R8)(R9*1), Y8
+	VMOVDQU      32(SI)(DI*1), Y9
+	VPDPBUSD     (SI)(DI*1), Y6, Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VMOVDQU      32(SI)(DI*1), Y9
+	VPDPBUSD     (SI)(DI*1), Y7, Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS (R8)(R9*2), Y8
+	VMOVDQU      32(SI)(DI*2), Y9
+	VPDPBUSD     (SI)(DI*2), Y6, Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VMOVDQU      32(SI)(DI*2), Y6
+	VPDPBUSD     (SI)(DI*2), Y7, Y6
+	VCVTDQ2PS    Y6, Y6
+	VFMADD231PS  Y8, Y6, Y5
+	ADDQ         $0x20, CX
+	ADDQ         $0x40, SI
+	ADDQ         $0x04, R8
+	DECQ         R11
+	JNZ          loop
+	MOVQ         ldy+24(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         AX, DI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X6
+	VADDPS       X6, X0, X6
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X0
+	VCVTPH2PS    X0, X0
+	VMULSS       X0, X6, X6
+	VMOVSS       X6, (DI)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	MOVWLZX      2(DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         SI, DI
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	MOVWLZX      2(DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         SI, DI
+	VHADDPS      Y4, Y4, Y4
+	VHADDPS      Y4, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X0
+	MOVWLZX      (DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y5, Y5
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X0
+	MOVWLZX      2(DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         $0x08, AX
+	ADDQ         $0x04, DX
+	MOVQ         cols+120(FP), SI
+	SHLQ         $0x01, SI
+	MOVQ         k+152(FP), DI
+	SUBQ         DI, SI
+	ADDQ         SI, CX
+	DECQ         BX
+	JNZ          panel
+	VZEROUPPER
+	RET
+
+// func q8W8A8VNNIT4R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+// Requires: AVX, AVX2, AVX512VL, AVX512VNNI, F16C, FMA3
+TEXT ·q8W8A8VNNIT4R1(SB), NOSPLIT, $0-168
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+96(FP), CX
+	MOVQ scale_base+128(FP), DX
+	MOVQ panels+160(FP), BX
+
+panel:
+	MOVQ   x_base+32(FP), SI
+	MOVQ   xstride+56(FP), DI
+	MOVQ   d_base+64(FP), R8
+	MOVQ   dstride+88(FP), R9
+	SHLQ   $0x02, R9
+	MOVQ   cols+120(FP), R10
+	LEAQ   (SI)(DI*2), R10
+	LEAQ   (R8)(R9*2), R11
+	MOVQ   k+152(FP), R12
+	SHRQ   $0x05, R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+loop:
+	VMOVDQU      (CX), Y4
+	VPXOR        signBias<>+0(SB), Y4, Y4
+	VBROADCASTSS (R8), Y5
+	VMOVDQU      32(SI), Y6
+	VPDPBUSD     (SI), Y4, Y6
+	VCVTDQ2PS    Y6, Y6
+	VFMADD231PS  Y5, Y6, Y0
+	VBROADCASTSS (R8)(R9*1), Y5
+	VMOVDQU      32(SI)(DI*1), Y6
+	VPDPBUSD     (SI)(DI*1), Y4, Y6
+	VCVTDQ2PS    Y6, Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS (R8)(R9*2), Y5
+	VMOVDQU      32(SI)(DI*2), Y6
+	VPDPBUSD     (SI)(DI*2), Y4, Y6
+	VCVTDQ2PS    Y6, Y6
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS (R11)(R9*1), Y5
+	VMOVDQU      32(R10)(DI*1), Y6
+	VPDPBUSD     (R10)(DI*1), Y4, Y6
+	VCVTDQ2PS    Y6, Y6
+	VFMADD231PS  Y5, Y6, Y3
+	ADDQ         $0x20, CX
+	ADDQ         $0x40, SI
+	ADDQ         $0x04, R8
+	ADDQ         $0x40, R10
+	ADDQ         $0x04, R11
+	DECQ         R12
+	JNZ          loop
+	MOVQ         ldy+24(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         AX, DI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X4, X0, X4
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X0
+	VCVTPH2PS    X0, X0
+	VMULSS       X0, X4, X4
+	VMOVSS       X4, (DI)
+	ADDQ         SI, DI
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	ADDQ         SI, DI
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	ADDQ         SI, DI
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	MOVWLZX      (DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	ADDQ         $0x04, AX
+	ADDQ         $0x02, DX
+	MOVQ         cols+120(FP), SI
+	MOVQ         k+152(FP), DI
+	SUBQ         DI, SI
+	ADDQ         SI, CX
+	DECQ         BX
+	JNZ          panel
+	VZEROUPPER
+	RET
+
+// func q8W8A8VNNIT4R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+// Requires: AVX, AVX2, AVX512VL, AVX512VNNI, F16C, FMA3
+TEXT ·q8W8A8VNNIT4R2(SB), NOSPLIT, $0-168
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+96(FP), CX
+	MOVQ scale_base+128(FP), DX
+	MOVQ panels+160(FP), BX
+
+panel:
+	MOVQ   x_base+32(FP), SI
+	MOVQ   xstride+56(FP), DI
+	MOVQ   d_base+64(FP), R8
+	MOVQ   dstride+88(FP), R9
+	SHLQ   $0x02, R9
+	MOVQ   cols+120(FP), R10
+	LEAQ   (SI)(DI*2), R11
+	LEAQ   (R8)(R9*2), R12
+	MOVQ   k+152(FP), R13
+	SHRQ   $0x05, R13
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+loop:
+	VMOVDQU      (CX), Y8
+	VPXOR        signBias<>+0(SB), Y8, Y8
+	VMOVDQU      (CX)(R10*1), Y9
+	VPXOR        signBias<>+0(SB), Y9, Y9
+	VBROADCASTSS (R8), Y10
+	VMOVDQU      32(SI), Y11
+	VPDPBUSD     (SI), Y8, Y11
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y10, Y11, Y0
+	VMOVDQU      32(SI), Y11
+	VPDPBUSD     (SI), Y9, Y11
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y10, Y11, Y1
+	VBROADCASTSS (R8)(R9*1), Y10
+	VMOVDQU      32(SI)(DI*1), Y11
+	VPDPBUSD     (SI)(DI*1), Y8, Y11
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y10, Y11, Y2
+	VMOVDQU      32(SI)(DI*1), Y11
+	VPDPBUSD     (SI)(DI*1), Y9, Y11
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y10, Y11, Y3
+	VBROADCASTSS (R8)(R9*2), Y10
+	VMOVDQU      32(SI)(DI*2), Y11
+	VPDPBUSD     (SI)(DI*2), Y8, Y11
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y10, Y11, Y4
+	VMOVDQU      32(SI)(DI*2), Y11
+	VPDPBUSD     (SI)(DI*2), Y9, Y11
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y10, Y11, Y5
+	VBROADCASTSS (R12)(R9*1), Y10
+	VMOVDQU      32(R11)(DI*1), Y11
+	VPDPBUSD     (R11)(DI*1), Y8, Y11
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y10, Y11, Y6
+	VMOVDQU      32(R11)(DI*1), Y8
+	VPDPBUSD     (R11)(DI*1), Y9, Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y10, Y8, Y7
+	ADDQ         $0x20, CX
+	ADDQ         $0x40, SI
+	ADDQ         $0x04, R8
+	ADDQ         $0x40, R11
+	ADDQ         $0x04, R12
+	DECQ         R13
+	JNZ          loop
+	MOVQ         ldy+24(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         AX, DI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X8
+	VADDPS       X8, X0, X8
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X0
+	VCVTPH2PS    X0, X0
+	VMULSS       X0, X8, X8
+	VMOVSS       X8, (DI)
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	MOVWLZX      2(DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         SI, DI
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	MOVWLZX      2(DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         SI, DI
+	VHADDPS      Y4, Y4, Y4
+	VHADDPS      Y4, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X0
+	MOVWLZX      (DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y5, Y5
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X0
+	MOVWLZX      2(DX), R8
+	VMOVD        R8, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         SI, DI
+	VHADDPS      Y6, Y6, Y6
+	VHADDPS      Y6, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X0
+	MOVWLZX      (DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	VHADDPS      Y7, Y7, Y7
+	VHADDPS      Y7, Y7, Y7
+	VEXTRACTF128 $0x01, Y7, X0
+	VADDPS       X0, X7, X0
+	MOVWLZX      2(DX), SI
+	VMOVD        SI, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	ADDQ         $0x08, AX
+	ADDQ         $0x04, DX
+	MOVQ         cols+120(FP), SI
+	SHLQ         $0x01, SI
+	MOVQ         k+152(FP), DI
+	SUBQ         DI, SI
+	ADDQ         SI, CX
+	DECQ         BX
+	JNZ          panel
+	VZEROUPPER
+	RET

@@ -83,3 +83,83 @@ func q8A16VNNIT4R1(y []float32, ldy int, x []int16, xstride int, d []float32, ds
 //
 //go:noescape
 func q8A16VNNIT4R2(y []float32, ldy int, x []int16, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8W8A8AVX2T1R1 sweeps q8 panels of 1 rows for 1 tokens; k is a positive multiple of 32.
+//
+//go:noescape
+func q8W8A8AVX2T1R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8W8A8AVX2T1R2 sweeps q8 panels of 2 rows for 1 tokens; k is a positive multiple of 32.
+//
+//go:noescape
+func q8W8A8AVX2T1R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8W8A8AVX2T2R1 sweeps q8 panels of 1 rows for 2 tokens; k is a positive multiple of 32.
+//
+//go:noescape
+func q8W8A8AVX2T2R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8W8A8AVX2T2R2 sweeps q8 panels of 2 rows for 2 tokens; k is a positive multiple of 32.
+//
+//go:noescape
+func q8W8A8AVX2T2R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8W8A8AVX2T3R1 sweeps q8 panels of 1 rows for 3 tokens; k is a positive multiple of 32.
+//
+//go:noescape
+func q8W8A8AVX2T3R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8W8A8AVX2T3R2 sweeps q8 panels of 2 rows for 3 tokens; k is a positive multiple of 32.
+//
+//go:noescape
+func q8W8A8AVX2T3R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8W8A8AVX2T4R1 sweeps q8 panels of 1 rows for 4 tokens; k is a positive multiple of 32.
+//
+//go:noescape
+func q8W8A8AVX2T4R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8W8A8AVX2T4R2 sweeps q8 panels of 2 rows for 4 tokens; k is a positive multiple of 32.
+//
+//go:noescape
+func q8W8A8AVX2T4R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8W8A8VNNIT1R1 sweeps q8 panels of 1 rows for 1 tokens; k is a positive multiple of 32.
+//
+//go:noescape
+func q8W8A8VNNIT1R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8W8A8VNNIT1R2 sweeps q8 panels of 2 rows for 1 tokens; k is a positive multiple of 32.
+//
+//go:noescape
+func q8W8A8VNNIT1R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8W8A8VNNIT2R1 sweeps q8 panels of 1 rows for 2 tokens; k is a positive multiple of 32.
+//
+//go:noescape
+func q8W8A8VNNIT2R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8W8A8VNNIT2R2 sweeps q8 panels of 2 rows for 2 tokens; k is a positive multiple of 32.
+//
+//go:noescape
+func q8W8A8VNNIT2R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8W8A8VNNIT3R1 sweeps q8 panels of 1 rows for 3 tokens; k is a positive multiple of 32.
+//
+//go:noescape
+func q8W8A8VNNIT3R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8W8A8VNNIT3R2 sweeps q8 panels of 2 rows for 3 tokens; k is a positive multiple of 32.
+//
+//go:noescape
+func q8W8A8VNNIT3R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8W8A8VNNIT4R1 sweeps q8 panels of 1 rows for 4 tokens; k is a positive multiple of 32.
+//
+//go:noescape
+func q8W8A8VNNIT4R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
+
+// q8W8A8VNNIT4R2 sweeps q8 panels of 2 rows for 4 tokens; k is a positive multiple of 32.
+//
+//go:noescape
+func q8W8A8VNNIT4R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)

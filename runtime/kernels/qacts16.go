@@ -76,10 +76,11 @@ func (a *Int16Acts) Quantize(x []float32, n, cols int) {
 	}
 }
 
-// split fills a.planes from a.q: per whole block of 32, q1 = round(Q/254)
-// (ties away from zero's side chosen so that q2 stays in [-127, 126]) and
-// q2 = Q - 254*q1, both int8, so that Q = 254*q1 + q2 exactly. A leftover
-// block shorter than 32 has no planes: the Go twin handles those columns.
+// split fills a.planes from a.q: per whole block of 32, q1 =
+// floor((Q+127)/254) (Q/254 rounded, ties up) and q2 = Q - 254*q1, so that
+// Q = 254*q1 + q2 exactly with q1 in [-127, 127] and q2 in [-127, 126]. A
+// leftover block shorter than 32 has no planes: the Go twin handles those
+// columns.
 func (a *Int16Acts) split() {
 	nw := a.cols / 32
 	a.planes = grow(a.planes, a.n*nw*64)
