@@ -75,15 +75,6 @@ func q16Main() {
 			}
 		}
 	}
-	q16Bias = constVec("signBias", 0x80808080)
-	cOnes16 = constVec("onesI16", 0x00010001)
-	for _, isa := range qISAs {
-		for t := 1; t <= q16Tokens; t++ {
-			for _, r := range []int{1, q16Rows} {
-				q8OldPanels(isa, t, r)
-			}
-		}
-	}
 	Generate()
 	if *q16TilesOut != "" {
 		writeGo(*q16TilesOut, q16Tables("AVX2", "VNNI"))
@@ -226,5 +217,3 @@ func writeGo(path, body string) {
 		log.Fatal(err)
 	}
 }
-
-var q16Bias Mem
