@@ -7,8 +7,9 @@ import (
 	"github.com/anepack/anepack/runtime/kernels"
 )
 
-// decoderState is one sequence: its KV cache and the activations of one batch of tokens. It
-// implements State and Resumer. It is not safe for concurrent use.
+// decoderState is one sequence: its KV cache, the recurrent state of its Gated DeltaNet layers
+// and the activations of one batch of tokens. It implements State and Resumer. It is not safe
+// for concurrent use.
 type decoderState struct {
 	d         *Decoder
 	proj      Projector
@@ -25,11 +26,14 @@ type decoderState struct {
 	x         []float32 // [n, hidden] the residual stream
 	xn        []float32 // [n, hidden] a norm's output
 	tmp       []float32 // [n, hidden] a block's output before it joins the residual
-	qkv       []float32 // [n, q+2kv] q | k | v of each token, RoPE applied in place
+	qkv       []float32 // [n, attn_qkv's width] q (| gates) | k | v of each token, RoPE applied in place
+	gate      []float32 // [n, q] the attention output gates, when the family has them
 	att       []float32 // [n, q] attention output
 	rope      *kernels.Rope
 	ropeLocal *kernels.Rope // the sliding layers' tables, when they have their own base
 	attn      *kernels.Attention
+	// lin is the Gated DeltaNet layers' recurrent state and scratch (nil without such layers).
+	lin *linearState
 
 	closed bool
 }
@@ -49,7 +53,7 @@ func (s *decoderState) Forward(tokens []int, pos int, logits []float32) error {
 	case pos > s.end:
 		return fmt.Errorf("%s: position %d leaves a gap after the %d cached positions", d.name, pos, s.end)
 	case s.ResumeAt(pos) != pos:
-		return fmt.Errorf("%s: the sliding-window cache no longer holds the positions before %d; continue from %d", d.name, pos, s.ResumeAt(pos))
+		return fmt.Errorf("%s: the state cannot continue from position %d (a sliding-window ring or a recurrent state keeps only part of the past); continue from %d", d.name, pos, s.ResumeAt(pos))
 	case len(logits)%vocab != 0 || len(logits)/vocab > len(tokens):
 		return fmt.Errorf("%s: logits buffer of %d values is not a whole number of rows of %d for at most %d tokens", d.name, len(logits), vocab, len(tokens))
 	}
@@ -64,14 +68,23 @@ func (s *decoderState) Forward(tokens []int, pos int, logits []float32) error {
 			s.ropeLocal.UpTo(pos + len(tokens))
 		}
 	}
+	if s.lin != nil {
+		s.lin.begin(pos, len(tokens))
+	}
 	firstOut := len(tokens) - len(logits)/vocab // the first token whose logits are wanted
 	for c0 := 0; c0 < len(tokens); c0 += s.batch {
 		c1 := min(len(tokens), c0+s.batch)
 		s.end = pos + c0 // a failed pass leaves the cache valid up to here
 		if err := s.forward(tokens[c0:c1], pos+c0); err != nil {
+			if s.lin != nil {
+				s.lin.fail() // some layers' recurrent states have moved on, others not
+			}
 			return d.wrap(err)
 		}
 		s.end = pos + c1
+		if s.lin != nil {
+			s.lin.done(pos + c1)
+		}
 		if lo := max(c0, firstOut); lo < c1 {
 			if err := s.logits(logits[(lo-firstOut)*vocab:(c1-firstOut)*vocab], lo-c0, c1-c0); err != nil {
 				return d.wrap(err)
@@ -82,10 +95,15 @@ func (s *decoderState) Forward(tokens []int, pos int, logits []float32) error {
 }
 
 // ResumeAt implements Resumer: the largest position p <= pos from which Forward can continue.
-// A full-attention cache allows any; a sliding layer's ring allows pos only while it still
-// holds the window of positions before pos, else the sequence is recomputed from 0.
+// A full-attention cache allows any; the Gated DeltaNet layers' recurrent state its current
+// position, 0, and the positions it keeps snapshots of (recurrent.go); a sliding layer's ring
+// allows p only while it still holds the window of positions before p, else the sequence is
+// recomputed from 0.
 func (s *decoderState) ResumeAt(pos int) int {
 	pos = min(pos, s.end)
+	if s.lin != nil {
+		pos = s.lin.resumeAt(pos)
+	}
 	for l, L := range s.d.layers {
 		if !L.sliding {
 			continue
@@ -99,16 +117,12 @@ func (s *decoderState) ResumeAt(pos int) int {
 }
 
 // forward runs n = len(tokens) <= batch tokens at positions pos... through every layer (the
-// pass arch.Family describes), leaving the final residual stream in s.x and their keys and
-// values in the cache.
+// pass arch.Family describes), leaving the final residual stream in s.x, their keys and values
+// in the cache and the Gated DeltaNet layers' states advanced past them.
 func (s *decoderState) forward(tokens []int, pos int) error {
 	d, c := s.d, s.d.cfg
-	n, hidden, hd := len(tokens), c.HiddenSize, c.HeadDim
-	heads, kvHeads := c.NumAttentionHeads, c.NumKeyValueHeads
-	qd, kvd := heads*hd, kvHeads*hd
-	stride := qd + 2*kvd
+	n, hidden := len(tokens), c.HiddenSize
 	x, xn, tmp := s.x[:n*hidden], s.xn[:n*hidden], s.tmp[:n*hidden]
-	qkv, att := s.qkv[:n*stride], s.att[:n*qd]
 
 	// x[n, hidden] = embed_tokens[tokens] (· sqrt(hidden)) (+ position embedding[pos+i])
 	for i, t := range tokens {
@@ -124,48 +138,16 @@ func (s *decoderState) forward(tokens []int, pos int) error {
 	}
 	for l := range d.layers {
 		L := &d.layers[l]
-		// Attention block. xn = input norm(x); qkv[n, q | k | v] = the QKV projections (+ biases).
+		// Token mixer. tmp = attention or Gated DeltaNet of input norm(x);
+		// x += post-attention norm?(tmp)
 		s.normRows(xn, x, L.inputNorm, n, hidden)
-		if err := s.proj.Group(l, d.gQKV, xn, n, qkv); err != nil {
-			return err
+		var err error
+		if L.linear != nil {
+			err = s.deltaNet(l, xn, n, pos, tmp)
+		} else {
+			err = s.attention(l, xn, n, pos, tmp)
 		}
-		// Per token: q and k norms per head (when the family has them), RoPE at the token's
-		// position (the sliding layers' own tables where they have them), then k and v into
-		// the cache: cache[l][kvHead][slot of pos+i][hd].
-		capacity := s.capacity[l]
-		layerK := s.keys[s.base[l] : s.base[l]+kvHeads*capacity*hd]
-		layerV := s.values[s.base[l] : s.base[l]+kvHeads*capacity*hd]
-		rope := s.rope
-		if L.sliding && s.ropeLocal != nil {
-			rope = s.ropeLocal
-		}
-		for i := 0; i < n; i++ {
-			row := qkv[i*stride : (i+1)*stride]
-			q, k, v := row[:qd], row[qd:qd+kvd], row[qd+kvd:]
-			if L.qNorm != nil {
-				s.normRows(q, q, norm{w: L.qNorm}, heads, hd)
-				s.normRows(k, k, norm{w: L.kNorm}, kvHeads, hd)
-			}
-			if rope != nil {
-				cos, sin := rope.At(pos + i)
-				kernels.RoPE(q, heads, hd, cos, sin)
-				kernels.RoPE(k, kvHeads, hd, cos, sin)
-			}
-			slot := (pos + i) % capacity
-			for h := 0; h < kvHeads; h++ {
-				at := (h*capacity + slot) * hd
-				copy(layerK[at:at+hd], k[h*hd:(h+1)*hd])
-				copy(layerV[at:at+hd], v[h*hd:(h+1)*hd])
-			}
-		}
-		// att[n, heads*hd] = softmax(q·kᵀ·scale, causal, within the window)·v
-		window := 0
-		if L.sliding {
-			window = d.window
-		}
-		s.attn.ComputeWindow(att, qkv, stride, layerK, layerV, n, pos, capacity, window)
-		// x += post-attention norm?(o_proj(att))
-		if err := s.proj.Group(l, d.gO, att, n, tmp); err != nil {
+		if err != nil {
 			return err
 		}
 		if L.postAttnNorm.w != nil {
@@ -209,9 +191,9 @@ func (s *decoderState) logits(out []float32, lo, hi int) error {
 	return s.proj.LMHead(xn, hi-lo, out)
 }
 
-// Close releases the cache. The state must not be used afterwards.
+// Close releases the cache and the recurrent state. The state must not be used afterwards.
 func (s *decoderState) Close() error {
 	s.closed = true
-	s.keys, s.values = nil, nil
+	s.keys, s.values, s.lin = nil, nil, nil
 	return nil
 }

@@ -26,6 +26,12 @@ type GenerateOptions struct {
 	// Special shows special tokens (<|im_start|>, ...) in the text; by default they are skipped,
 	// like transformers' decode(skip_special_tokens=True).
 	Special bool
+	// Pick, when set, chooses each token instead of a Sampler built from Sampling (which is then
+	// unused): it gets the logits that follow the sequence so far ([vocab], read-only, valid
+	// during the call) and that sequence (prompt and generated tokens). Choosing a token is kept
+	// apart from computing the logits so that what depends on the one sequence — a grammar mask,
+	// penalties, log-probabilities — stays with it, whoever computes the logits.
+	Pick func(logits []float32, history []int) int
 	// OnText receives the text as it is decoded (complete UTF-8 characters only, stop strings
 	// withheld). An error from it stops generation and is returned.
 	OnText func(text string) error
@@ -87,9 +93,13 @@ func (s *Session) Generate(ctx context.Context, prompt []int, opts GenerateOptio
 	if err != nil {
 		return res, err
 	}
-	sampler, err := NewSampler(opts.Sampling, s.model.Config.VocabSize)
-	if err != nil {
-		return res, err
+	pick := opts.Pick
+	if pick == nil {
+		sampler, err := NewSampler(opts.Sampling, s.model.Config.VocabSize)
+		if err != nil {
+			return res, err
+		}
+		pick = sampler.Sample
 	}
 	if opts.MaxTokens < 0 {
 		return res, errors.New("max tokens is negative; expected 0 (no limit) or more")
@@ -126,7 +136,7 @@ func (s *Session) Generate(ctx context.Context, prompt []int, opts GenerateOptio
 			res.Reason = StopCancelled
 			break
 		}
-		id := sampler.Sample(s.Logits(), s.tokens)
+		id := pick(s.Logits(), s.tokens)
 		if res.FirstTokenAt.IsZero() {
 			res.FirstTokenAt = time.Now()
 			res.TTFT = res.FirstTokenAt.Sub(start)

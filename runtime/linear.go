@@ -195,10 +195,11 @@ func (m *Model) Linear(s arch.Slot, layer int) (*Linear, error) {
 	return &parts[0], nil
 }
 
-// Vector returns the one-part float32 tensor in slot s of layer (a norm weight or a bias), or
-// nil when the model has no tensor in that slot.
+// Vector returns the one-part float32 tensor in slot s of layer (a norm weight, a bias or
+// another small parameter, all its elements in a row), or nil when the layer has no tensor in
+// that slot.
 func (m *Model) Vector(s arch.Slot, layer int) ([]float32, error) {
-	if s == arch.SlotNone || !m.Has(s) {
+	if s == arch.SlotNone || !m.HasIn(s, layer) {
 		return nil, nil
 	}
 	t, err := m.TensorOf(s, layer)

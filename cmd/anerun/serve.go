@@ -27,6 +27,8 @@ type serveFlags struct {
 	port      int
 	apiKey    string
 	modelName string
+	served    []string // --served-model-name, repeatable and comma-separated
+	toolCalls string   // --tool-call-parser
 	parallel  int
 	queue     int
 	timeout   time.Duration
@@ -48,7 +50,7 @@ const apiKeyEnv = "ANERUN_API_KEY"
 
 func defaultServeFlags() serveFlags {
 	return serveFlags{addr: serve.DefaultAddr, apiKey: os.Getenv(apiKeyEnv), parallel: defaultParallel, queue: serve.DefaultQueue,
-		timeout: serve.DefaultTimeout, maxBody: serve.DefaultMaxBodyBytes, logFormat: "text"}
+		timeout: serve.DefaultTimeout, maxBody: serve.DefaultMaxBodyBytes, logFormat: "text", toolCalls: "auto"}
 }
 
 func newServeCmd() *cobra.Command {
@@ -59,10 +61,12 @@ func newServeCmd() *cobra.Command {
 		Long: `serve loads the bundle once and answers the OpenAI API, so OpenAI clients and tools work
 unchanged (point them at http://ADDR/v1):
 
-  POST /v1/chat/completions   messages through the model's chat template; "stream": true for SSE
+  POST /v1/chat/completions   messages through the model's chat template; "stream": true for SSE;
+                              tools, response_format (json_object, json_schema), logprobs, n
   POST /v1/completions        a prompt string or an array of token ids
-  GET  /v1/models             the model's id (--model-name, else the bundle's source repo or name)
+  GET  /v1/models             the model's id (--served-model-name, else the bundle's source repo or name)
   GET  /health                {"status":"ok", ...} (no API key needed)
+  GET  /metrics               Prometheus text format (no API key needed, as vLLM)
 
 MODEL is what anerun MODEL "prompt" takes: a model id (Org/Name), a stored name, a bundle file
 or a reference. It listens on the loopback interface unless --addr (or --host) names another. With --api-key (or $` + apiKeyEnv + `)
@@ -90,7 +94,9 @@ exits; a second signal exits at once. One access-log line per request goes to st
 	fl.StringVar(&f.host, "host", "", "host or IP to listen on, with --port (instead of --addr; default 127.0.0.1)")
 	fl.IntVar(&f.port, "port", 0, "port to listen on, with --host (instead of --addr; default 8000)")
 	fl.StringVar(&f.apiKey, "api-key", f.apiKey, "require this Bearer key on every request but /health (default $"+apiKeyEnv+")")
-	fl.StringVar(&f.modelName, "model-name", "", "the model id clients send and /v1/models lists (default: the bundle's source repo or model name)")
+	fl.StringVar(&f.modelName, "model-name", "", "the model id clients send and /v1/models lists, besides the bundle's own names (default: the bundle's source repo or model name)")
+	fl.StringSliceVar(&f.served, "served-model-name", nil, "the only names clients may send as model (repeatable or comma-separated); the first is listed and reported")
+	fl.StringVar(&f.toolCalls, "tool-call-parser", "auto", "how the model writes tool calls: auto (from the chat template), hermes (Qwen2.5/Qwen3), llama3_json, or none")
 	fl.IntVar(&f.parallel, "parallel", f.parallel, "generations that run at once, each with its own KV cache")
 	fl.IntVar(&f.queue, "queue", f.queue, "requests that may wait for a free generation slot (beyond: 429)")
 	fl.DurationVar(&f.timeout, "timeout", f.timeout, "longest time a request may take, waiting included")
@@ -171,6 +177,13 @@ func runServe(cmd *cobra.Command, path string, f *serveFlags) error {
 		return fmt.Errorf("--drain %v: expected 0 or a positive duration", f.drain)
 	case f.maxBody < 1:
 		return fmt.Errorf("--max-body %d: expected a positive number of bytes", f.maxBody)
+	case len(f.served) > 0 && f.modelName != "":
+		return errors.New("--model-name and --served-model-name both name the model: give one of them")
+	}
+	switch f.toolCalls {
+	case "auto", "hermes", "llama3_json", "none":
+	default:
+		return fmt.Errorf("--tool-call-parser %q: expected auto, hermes, llama3_json or none", f.toolCalls)
 	}
 	var handler slog.Handler
 	switch f.logFormat {
@@ -192,7 +205,8 @@ func runServe(cmd *cobra.Command, path string, f *serveFlags) error {
 	if queue == 0 {
 		queue = -1 // serve.Config: negative means no waiting; 0 would mean its default
 	}
-	srv, err := serve.New(serve.Config{Model: l.model, Backend: l.backend, ModelID: f.modelName, Context: f.model.ctx,
+	srv, err := serve.New(serve.Config{Model: l.model, Backend: l.backend, ModelID: f.modelName, ServedModelNames: f.served,
+		ToolCallParser: f.toolCalls, Context: f.model.ctx,
 		Parallel: f.parallel, Queue: queue, Timeout: f.timeout, APIKey: f.apiKey, MaxBodyBytes: f.maxBody, Logger: log})
 	if err != nil {
 		return err
