@@ -33,6 +33,8 @@ type engine struct {
 	// running is touched by the engine's goroutine only.
 	running []*job
 	active  atomic.Int64 // len(running), for metrics
+	// For /metrics: passes run, and the sequences and tokens they held in all.
+	passes, passSeqs, passTokens atomic.Uint64
 }
 
 // job is one generation: a session's prompt and the generator that continues it.
@@ -216,7 +218,16 @@ func (e *engine) pass() {
 			j.queued = len(run)
 		}
 	}
+	seqs, tokens := e.sb.Len(), 0
+	for _, j := range e.running {
+		tokens += j.queued
+	}
 	runErr := e.sb.Run()
+	if seqs > 0 {
+		e.passes.Add(1)
+		e.passSeqs.Add(uint64(seqs))
+		e.passTokens.Add(uint64(tokens))
+	}
 	for _, j := range e.running {
 		if j.queued == 0 {
 			continue

@@ -38,7 +38,12 @@ func TestOpenAINodeClient(t *testing.T) {
 		t.Fatalf("node is needed to run the openai client test: %v", err)
 	}
 	const key = "sk-anepack-test"
-	ts := startServer(t, Config{APIKey: key, ModelID: "anepack/qwen2-tiny", Context: 512})
+	ts := startServer(t, Config{APIKey: key, ModelID: "anepack/qwen2-tiny", Context: 512, Parallel: 8})
+	batchPrompts := []string{"One.", "Two words.", "Three words here.", "What is four?", "Five.", "Six is a number.", "Seven", "Eight, at last."}
+	batchJSON, err := json.Marshal(batchPrompts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tools, err := json.Marshal(testTools())
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +55,7 @@ func TestOpenAINodeClient(t *testing.T) {
 	cmd := exec.CommandContext(ctx, node, "client.mjs")
 	cmd.Dir = clientDir
 	cmd.Env = append(os.Environ(), "ANEPACK_BASE_URL="+ts.URL+"/v1", "ANEPACK_API_KEY="+key,
-		"ANEPACK_MODEL="+ts.ModelID(), "ANEPACK_PROMPT="+prompt, "ANEPACK_SCHEMA="+nodeSchema, "ANEPACK_TOOLS="+string(tools))
+		"ANEPACK_MODEL="+ts.ModelID(), "ANEPACK_PROMPT="+prompt, "ANEPACK_SCHEMA="+nodeSchema, "ANEPACK_TOOLS="+string(tools), "ANEPACK_BATCH_PROMPTS="+string(batchJSON))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -114,6 +119,11 @@ func TestOpenAINodeClient(t *testing.T) {
 			TextOffset    []int                `json:"text_offset"`
 		} `json:"completion_logprobs"`
 		Choices []int `json:"choices"`
+		Batch   struct {
+			Texts     []string `json:"texts"`
+			Passes    int      `json:"passes"`
+			Sequences int      `json:"sequences"`
+		} `json:"batch"`
 		Metrics struct {
 			Status      int    `json:"status"`
 			ContentType string `json:"content_type"`
@@ -195,6 +205,21 @@ func TestOpenAINodeClient(t *testing.T) {
 	if len(got.Choices) != 2 || got.Choices[0] != 0 || got.Choices[1] != 1 {
 		t.Errorf("n=2: choices %v", got.Choices)
 	}
+	// Continuous batching: each concurrent stream got exactly its greedy text alone, and the
+	// passes held several sequences at a time.
+	for i, p := range batchPrompts {
+		ids, e := ts.renderChat([]templateMessage{{"user", p}})
+		if e != nil {
+			t.Fatal(e)
+		}
+		if want := reference(t, ids, greedy(16)).Text; i >= len(got.Batch.Texts) || got.Batch.Texts[i] != want {
+			t.Errorf("concurrent stream %d (%q): got %q; alone it generates %q", i, p, got.Batch.Texts, want)
+		}
+	}
+	if b := got.Batch; b.Passes == 0 || float64(b.Sequences)/float64(b.Passes) < 2 {
+		t.Errorf("%d concurrent streams ran %d sequences in %d passes; expected passes shared by several", len(batchPrompts), b.Sequences, b.Passes)
+	}
+	t.Logf("%d concurrent streams: %d passes, %.2f sequences per pass", len(batchPrompts), got.Batch.Passes, float64(got.Batch.Sequences)/float64(got.Batch.Passes))
 	m := got.Metrics
 	types := map[string]string{}
 	for _, f := range m.Families {

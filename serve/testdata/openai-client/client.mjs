@@ -161,8 +161,28 @@ out.completion_logprobs = clp.choices[0].logprobs;
 const two = await client.chat.completions.create({ model, messages, max_tokens: 3, n: 2, seed: 3, temperature: 1 });
 out.choices = two.choices.map((c) => c.index);
 
-// /metrics, without the API key, parsed by a Prometheus text-format parser.
+// Continuous batching: concurrent greedy streams, each of which must get exactly what it gets
+// alone; the engine's counters before and after say how many sequences its passes held.
 const base = env("ANEPACK_BASE_URL").replace(/\/v1\/?$/, "");
+const batchCounters = async () => {
+  const fams = parsePrometheusTextFormat(await (await fetch(base + "/metrics")).text());
+  const value = (name) => Number(fams.find((f) => f.name === name).metrics[0].value);
+  return { passes: value("anepack_batch_passes_total"), sequences: value("anepack_batch_sequences_total") };
+};
+const before = await batchCounters();
+const batchPrompts = JSON.parse(env("ANEPACK_BATCH_PROMPTS"));
+const texts = await Promise.all(batchPrompts.map(async (p) => {
+  const st = await client.chat.completions.create({
+    model, messages: [{ role: "user", content: p }], max_tokens: 16, temperature: 0, stream: true,
+  });
+  let text = "";
+  for await (const chunk of st) text += chunk.choices[0]?.delta?.content ?? "";
+  return text;
+}));
+const after = await batchCounters();
+out.batch = { texts, passes: after.passes - before.passes, sequences: after.sequences - before.sequences };
+
+// /metrics, without the API key, parsed by a Prometheus text-format parser.
 const res = await fetch(base + "/metrics");
 const families = parsePrometheusTextFormat(await res.text());
 out.metrics = {
