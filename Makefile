@@ -34,10 +34,11 @@ vet:
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet ./...
 
 # What the tests need from outside Go: a real OCI registry (Debian's docker-registry, with
-# htpasswd for its auth tests) for the distribution tests.
+# htpasswd for its auth tests) for the distribution tests, and qemu-aarch64 (Debian's
+# qemu-user) to run the arm64 kernels (NEON, SDOT) on this amd64 machine.
 test-tools:
-	@command -v docker-registry >/dev/null && command -v htpasswd >/dev/null || \
-		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry apache2-utils; }
+	@command -v docker-registry >/dev/null && command -v htpasswd >/dev/null && command -v qemu-aarch64 >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry apache2-utils qemu-user; }
 
 # A real OpenAI client (the official openai npm package, pinned in package-lock.json) for the
 # server tests.
@@ -45,10 +46,12 @@ SERVE_CLIENT := serve/testdata/openai-client
 $(SERVE_CLIENT)/node_modules/.package-lock.json: $(SERVE_CLIENT)/package-lock.json
 	cd $(SERVE_CLIENT) && npm ci --no-audit --no-fund
 
-# Every test, then the pure-Go kernels again with the assembly switched off.
+# Every test, then the pure-Go kernels again with the assembly switched off, then the kernels
+# as arm64 code under qemu (the NEON assembly is otherwise only assembled here, never run).
 test: test-tools $(SERVE_CLIENT)/node_modules/.package-lock.json vet
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags noasm ./half/... ./runtime/kernels/... ./runtime/cpu/...
+	GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64 ./runtime/kernels/
 	$(MAKE) fuzz-short
 
 # Every fuzz target of the repository (found by name, so new ones join by themselves) for

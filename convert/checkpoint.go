@@ -146,7 +146,7 @@ func (c *Checkpoint) Names() []string {
 // A name may lack the family's optional prefix; Tensor then finds it by the architecture's
 // name. It returns the names of tensors the architecture does not use (ignored, like
 // transformers does; the caller warns), e.g. lm_head.weight in a tied checkpoint; buffers the
-// family lists in Ignore are skipped silently.
+// family lists in Ignore, and the parts under its IgnorePrefixes, are skipped silently.
 func (c *Checkpoint) Check(cfg *arch.Config) (unused []string, err error) {
 	fam, err := arch.Lookup(cfg)
 	if err != nil {
@@ -206,10 +206,16 @@ func (c *Checkpoint) nameOf(name string) string {
 	return name
 }
 
-// ignored reports whether a checkpoint tensor is one of the family's non-weight buffers.
+// ignored reports whether a checkpoint tensor is one of the family's non-weight buffers or
+// belongs to a part of the model text generation does not use (a vision tower).
 func ignored(fam *arch.Family, name string) bool {
 	for _, suffix := range fam.Ignore {
 		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	for _, prefix := range fam.IgnorePrefixes {
+		if strings.HasPrefix(name, prefix) {
 			return true
 		}
 	}

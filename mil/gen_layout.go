@@ -132,8 +132,9 @@ func modelOf(cfg *arch.Config) (*arch.Family, error) {
 // GroupRecords returns the records of the blob file of group (one of the family's layer
 // groups) in layer, with linear weights stored as dt (dtype.F16 or dtype.F32):
 //
-//	concatenating groups (attn_qkv, attn_o): one record per member weight [out, in, 1, 1], then,
-//	  when the members have biases, one bias record [1, Σout, 1, 1] = their biases concatenated
+//	concatenating groups (attn_qkv, attn_o, linear_attn_in, linear_attn_out): one record per
+//	  member weight [out, in, 1, 1], then, when the members have biases, one bias record
+//	  [1, Σout, 1, 1] = their biases concatenated
 //	mlp: gate, up, down [out, in, 1, 1], then a bias record [1, out, 1, 1] per biased member
 func GroupRecords(cfg *arch.Config, group string, layer int, dt dtype.DType) ([]RecordSpec, error) {
 	fam, err := modelOf(cfg)
@@ -151,12 +152,12 @@ func groupRecords(fam *arch.Family, cfg *arch.Config, group string, layer int, d
 		return nil, fmt.Errorf("mil: layer %d out of range [0, %d)", layer, cfg.NumHiddenLayers)
 	}
 	g, ok := fam.Group(cfg, group)
-	if !ok {
+	if !ok || !fam.LayerHasGroup(cfg, layer, g) {
 		var names []string
-		for _, g := range fam.Groups(cfg) {
+		for _, g := range fam.LayerGroups(cfg, layer) {
 			names = append(names, g.Name)
 		}
-		return nil, fmt.Errorf("mil: unknown group %q; %s has %s", group, cfg.Architecture, strings.Join(names, ", "))
+		return nil, fmt.Errorf("mil: unknown group %q; layer %d of %s has %s", group, layer, cfg.Architecture, strings.Join(names, ", "))
 	}
 	var recs []RecordSpec
 	for _, s := range g.Linears {
@@ -259,8 +260,8 @@ func lmHeadSource(fam *arch.Family, cfg *arch.Config, dt dtype.DType) (string, d
 	return fam.TensorName(arch.LMHead, -1), dt
 }
 
-// BlobSpecs lists every blob file of a model in a stable order: per layer the family's groups
-// in the order they run; then the LM-head chunks.
+// BlobSpecs lists every blob file of a model in a stable order: per layer the groups it runs
+// (those of its token mixer, then the MLP); then the LM-head chunks.
 func BlobSpecs(cfg *arch.Config, opts Options) ([]BlobSpec, error) {
 	opts, err := opts.normalize()
 	if err != nil {
@@ -272,7 +273,7 @@ func BlobSpecs(cfg *arch.Config, opts Options) ([]BlobSpec, error) {
 	}
 	var out []BlobSpec
 	for l := 0; l < cfg.NumHiddenLayers; l++ {
-		for _, g := range fam.Groups(cfg) {
+		for _, g := range fam.LayerGroups(cfg, l) {
 			recs, err := groupRecords(fam, cfg, g.Name, l, opts.WeightDType, opts.GroupSize)
 			if err != nil {
 				return nil, err

@@ -137,7 +137,12 @@ type placedRecord struct {
 //
 //	attn_qkv: x = normed hidden [H], y = q | k | v (+ bias) [Cq + 2·Ckv], channel c of q is
 //	          head c / head_dim, dimension c % head_dim (the rows of q_proj), likewise k and v
+//	          (with an output gate, q_proj's rows interleave each head's query and gate)
 //	attn_o:   x = attention output [Cq], y = [H] (+ bias)
+//	linear_attn_in:  x = normed hidden [H], y = qkv | z | b | a, the rows of in_proj_qkv,
+//	                 in_proj_z, in_proj_b and in_proj_a (the convolution, recurrence and gating
+//	                 that follow run on the CPU)
+//	linear_attn_out: x = gated DeltaNet output [value heads · value_dim], y = [H]
 //	mlp:      x = normed hidden [H], y = down(act(gate(x)) · up(x)) [H] (biases after each conv)
 //	lm_head:  x = final-normed hidden [H], y = logits of the chunk's rows
 func Programs(cfg *arch.Config, opts Options, placed map[BlobKey]Placement) ([]Kernel, error) {
@@ -184,7 +189,7 @@ func Programs(cfg *arch.Config, opts Options, placed map[BlobKey]Placement) ([]K
 			switch spec.Key.Group {
 			case arch.GroupMLP:
 				k.MIL, err = genFFN(in, s, recs, act)
-			default: // attn_qkv, attn_o, lm_head: convs concatenated, plus a bias
+			default: // attn_qkv, attn_o, linear_attn_*, lm_head: convs concatenated, plus a bias
 				k.MIL = genConcat(in, outC, s, recs)
 			}
 			if err != nil {

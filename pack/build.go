@@ -159,12 +159,13 @@ func (b *builder) groupSize() int {
 	return b.milOpts.GroupSize
 }
 
-// storeDType is the dtype a tensor is stored in: norms and biases always F32, embeddings always
+// storeDType is the dtype a tensor is stored in: norms, biases and other small parameters
+// (arch.RoleParam) always F32, embeddings always
 // FP16 (a lookup reads one row per token, so F32 would only double the size), linear weights
 // (including a separate LM head) in the requested type.
 func (b *builder) storeDType(t arch.Tensor) dtype.DType {
 	switch t.Role {
-	case arch.RoleNorm, arch.RoleBias:
+	case arch.RoleNorm, arch.RoleBias, arch.RoleParam:
 		return dtype.F32
 	case arch.RoleEmbedding:
 		return dtype.F16
@@ -209,11 +210,11 @@ func (b *builder) writeRaw(w io.Writer, p []byte) error {
 }
 
 // isSmall reports whether a tensor lives in the tensors section rather than in an ANE blob:
-// norms, biases, position embeddings, and the token embedding when it is not tied to the LM
-// head.
+// norms, biases, other small parameters, position embeddings, and the token embedding when it
+// is not tied to the LM head.
 func isSmall(t arch.Tensor, cfg *arch.Config) bool {
 	tiedHead := t.Slot == arch.EmbedTokens && cfg.TieWordEmbeddings
-	return t.Role == arch.RoleNorm || t.Role == arch.RoleBias || (t.Role == arch.RoleEmbedding && !tiedHead)
+	return t.Role == arch.RoleNorm || t.Role == arch.RoleBias || t.Role == arch.RoleParam || (t.Role == arch.RoleEmbedding && !tiedHead)
 }
 
 // writeSmallTensors writes norms, biases and (when untied) the embedding into the tensors

@@ -157,8 +157,10 @@ func DequantizeQ8(dst []float32, data []int8, scale []uint16, rows, cols int) er
 
 // checkQ8 checks the section lengths of a q8 matrix.
 func checkQ8(fn string, data, scale, rows, cols int) error {
-	if err := checkShape(fn+" data", data, rows, cols); err != nil {
-		return err
+	// The name is joined only on error: DequantizeQ8 runs per decoded token (the embedding
+	// lookup of a q8 tied embedding), which must not allocate.
+	if rows < 0 || cols < 0 || data != rows*cols {
+		return checkShape(fn+" data", data, rows, cols)
 	}
 	if scale != rows {
 		return fmt.Errorf("quant: %s: %d scales for %d rows", fn, scale, rows)

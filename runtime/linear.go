@@ -27,22 +27,55 @@ type Linear struct {
 	offset     []uint16 // q4 fp16 offsets, like scale
 }
 
-// Quantized reports whether the weight holds integer codes: its products then read activations
-// quantized to int8 (kernels.Int8Acts), which MulActs takes ready-made so that every row range
-// of one input shares one quantization.
+// Quantized reports whether the weight holds integer codes: its products then read the input
+// quantized (QuantInput), which MulActs takes ready-made so that every row range of one input
+// shares one quantization.
 func (l *Linear) Quantized() bool { return l.DType.Quantized() }
 
-// MulActs computes rows [r0, r1) of a quantized weight for the tokens of a:
-// y[t*ldy + j] = W[r0+j] · x[t]. It is MatVec (one token) or MatMul with the input quantized
-// once by the caller.
-func (l *Linear) MulActs(y []float32, ldy int, a *kernels.Int8Acts, r0, r1 int) {
+// QuantInput is one input (n tokens of Cols values) quantized for the quantized weights that
+// multiply it, in the form each format reads: q4 weights int8 activations per block of 32
+// (kernels.Int8Acts, W4A8), q8 weights 16-bit ones (kernels.Int16Acts, W8A16: int8 activations
+// would add an error as large as the int8 weights' own, half of an int8 bundle's KL divergence
+// from its fp16 twin; docs/quantization.md). Prepare builds only the forms the weights at hand
+// need, each once; the kernels only read them, so work items on different rows share one
+// QuantInput. The zero value is ready to use.
+type QuantInput struct {
+	a8          kernels.Int8Acts
+	a16         kernels.Int16Acts
+	has8, has16 bool
+}
+
+// Reset forgets the forms held (their buffers stay for the next input).
+func (q *QuantInput) Reset() { q.has8, q.has16 = false, false }
+
+// Prepare quantizes x ([n, w.Cols]) into the form w multiplies, unless q already holds it. A
+// float weight needs none.
+func (q *QuantInput) Prepare(w *Linear, x []float32, n int) {
+	switch {
+	case w.DType == dtype.Q8 && !q.has16:
+		q.a16.Quantize(x, n, w.Cols)
+		q.has16 = true
+	case w.DType == dtype.Q4 && !q.has8:
+		q.a8.Quantize(x, n, w.Cols)
+		q.has8 = true
+	}
+}
+
+// MulActs computes rows [r0, r1) of a quantized weight for the tokens of in, which Prepare has
+// quantized for it: y[t*ldy + j] = W[r0+j] · x[t]. It is MatVec (one token) or MatMul with the
+// input quantized once by the caller. It panics on a float weight or an input not prepared for
+// this weight.
+func (l *Linear) MulActs(y []float32, ldy int, in *QuantInput, r0, r1 int) {
 	c := l.Cols
-	switch l.DType {
-	case dtype.Q8:
-		kernels.MatMulQ8Acts(y, ldy, a, l.q8[r0*c:r1*c], l.scale[r0:r1], r1-r0)
-	case dtype.Q4:
+	switch {
+	case l.DType == dtype.Q8 && in.has16 && in.a16.Cols() == c:
+		kernels.MatMulQ8Acts(y, ldy, &in.a16, l.q8[r0*c:r1*c], l.scale[r0:r1], r1-r0)
+	case l.DType == dtype.Q4 && in.has8 && in.a8.Cols() == c:
 		g := c / l.Group
-		kernels.MatMulQ4Acts(y, ldy, a, l.q4[r0*c/2:r1*c/2], l.scale[r0*g:r1*g], l.offset[r0*g:r1*g], l.Group, r1-r0)
+		kernels.MatMulQ4Acts(y, ldy, &in.a8, l.q4[r0*c/2:r1*c/2], l.scale[r0*g:r1*g], l.offset[r0*g:r1*g], l.Group, r1-r0)
+	default:
+		panic(fmt.Sprintf("runtime.Linear.MulActs: a %s weight of %d columns and an input prepared as int8 %v (%d columns), int16 %v (%d columns)",
+			l.DType, c, in.has8, in.a8.Cols(), in.has16, in.a16.Cols()))
 	}
 }
 
@@ -162,10 +195,11 @@ func (m *Model) Linear(s arch.Slot, layer int) (*Linear, error) {
 	return &parts[0], nil
 }
 
-// Vector returns the one-part float32 tensor in slot s of layer (a norm weight or a bias), or
-// nil when the model has no tensor in that slot.
+// Vector returns the one-part float32 tensor in slot s of layer (a norm weight, a bias or
+// another small parameter, all its elements in a row), or nil when the layer has no tensor in
+// that slot.
 func (m *Model) Vector(s arch.Slot, layer int) ([]float32, error) {
-	if s == arch.SlotNone || !m.Has(s) {
+	if s == arch.SlotNone || !m.HasIn(s, layer) {
 		return nil, nil
 	}
 	t, err := m.TensorOf(s, layer)

@@ -163,6 +163,10 @@ func (m *Model) TensorOf(s arch.Slot, layer int) (*Tensor, error) {
 // Has reports whether the model's family and config give it a tensor in slot s.
 func (m *Model) Has(s arch.Slot) bool { return m.Family.Has(m.Config, s) }
 
+// HasIn reports whether layer (-1 for the model-level slots) has a tensor in slot s: a layer
+// has the slots of its own token mixer only.
+func (m *Model) HasIn(s arch.Slot, layer int) bool { return m.Family.HasIn(m.Config, s, layer) }
+
 // NewModel checks an open bundle's manifest and resolves every tensor the architecture needs to
 // a view of the mapping. name is used in error messages (usually the bundle's path). It fails
 // with a message naming the bundle, the field and what was expected when the architecture is
@@ -236,11 +240,11 @@ func (m *Model) resolve(spec arch.Tensor, mt *format.Tensor) (*Tensor, error) {
 		return nil, fmt.Errorf("%s: shape is %v; the config implies %v", where, mt.Shape, spec.Shape)
 	}
 	dt, err := dtype.Parse(mt.DType)
-	// Norms and biases are float32. Matrices are f16 or f32 each, or quantized: a bundle's
-	// model.dtype is that of its layers, while the (tied) embedding that doubles as the ANE's
-	// LM head is FP16 in unquantized bundles and q8 in quantized ones.
+	// Norms, biases and the other small parameters are float32. Matrices are f16 or f32 each,
+	// or quantized: a bundle's model.dtype is that of its layers, while the (tied) embedding
+	// that doubles as the ANE's LM head is FP16 in unquantized bundles and q8 in quantized ones.
 	switch {
-	case spec.Role == arch.RoleNorm || spec.Role == arch.RoleBias:
+	case spec.Role == arch.RoleNorm || spec.Role == arch.RoleBias || spec.Role == arch.RoleParam:
 		if err != nil || dt != dtype.F32 {
 			return nil, fmt.Errorf("%s: dtype is %q; expected \"f32\"", where, mt.DType)
 		}

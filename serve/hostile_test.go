@@ -133,3 +133,59 @@ func TestHostileTemplateKeepsServing(t *testing.T) {
 		t.Fatalf("an ordinary conversation after the attacks: %+v", got)
 	}
 }
+
+// TestHostileSchemas sends schemas and tools made to cost the server: deep nesting, huge enums,
+// too many properties or tools, self-reference without nesting, a wide anyOf. Each is refused
+// with a 400 naming the parameter, or (the wide anyOf, whose alternatives followed at once are
+// bounded) answered; the server keeps serving.
+func TestHostileSchemas(t *testing.T) {
+	ts := startServer(t, Config{})
+	chat := func(extra map[string]any) map[string]any {
+		body := map[string]any{"model": ts.ModelID(), "max_tokens": 8, "messages": []map[string]any{{"role": "user", "content": "x"}}}
+		for k, v := range extra {
+			body[k] = v
+		}
+		return body
+	}
+	schema := func(s string) map[string]any {
+		return chat(map[string]any{"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "h", "schema": json.RawMessage(s)}}})
+	}
+	deep := strings.Repeat(`{"type":"array","items":`, 200) + `{}` + strings.Repeat(`}`, 200)
+	var enum []string
+	for i := range 5000 {
+		enum = append(enum, fmt.Sprint(i))
+	}
+	var props []string
+	for i := range 65 {
+		props = append(props, fmt.Sprintf(`"p%d":{}`, i))
+	}
+	var tools []map[string]any
+	for i := range 129 {
+		tools = append(tools, map[string]any{"type": "function", "function": map[string]any{"name": fmt.Sprint("f", i)}})
+	}
+	for _, c := range []struct {
+		name        string
+		body        map[string]any
+		param, code string
+	}{
+		{"deep", schema(deep), "response_format", "invalid_value"},
+		{"huge enum", schema(`{"enum":[` + strings.Join(enum, ",") + `]}`), "response_format", "unsupported_value"},
+		{"many properties", schema(`{"type":"object","properties":{` + strings.Join(props, ",") + `}}`), "response_format", "unsupported_value"},
+		{"self without nesting", schema(`{"anyOf":[{"$ref":"#"},{"type":"null"}]}`), "response_format", "invalid_value"},
+		{"ref cycle", schema(`{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`), "response_format", "unsupported_value"},
+		{"too many tools", chat(map[string]any{"tools": tools}), "tools", "invalid_value"},
+		{"deep tool", chat(map[string]any{"tool_choice": "required", "tools": []map[string]any{{"type": "function",
+			"function": map[string]any{"name": "f", "parameters": json.RawMessage(deep)}}}}), "tools[0].function.parameters", "invalid_value"},
+	} {
+		resp, data := ts.do(t, http.MethodPost, "/v1/chat/completions", c.body)
+		checkError(t, resp, data, 400, c.param, c.code)
+	}
+	var alts []string
+	for i := range 1000 {
+		alts = append(alts, fmt.Sprintf(`{"type":"object","properties":{"k":{"const":%d}},"required":["k"],"additionalProperties":false}`, i))
+	}
+	// Answered (within the client's timeout): what it costs per token is BenchmarkMaskHostileAnyOf's.
+	var got chatCompletion
+	ts.post(t, "/v1/chat/completions", schema(`{"anyOf":[`+strings.Join(alts, ",")+`]}`), &got)
+	ts.post(t, "/v1/completions", map[string]any{"model": ts.ModelID(), "prompt": "still here", "max_tokens": 2}, &got)
+}

@@ -39,15 +39,20 @@ type scaler struct {
 
 // scalerFor returns the role table's rule for t, from the architecture's description of it:
 //
-//	one    1 + 0.1*v                  norm weights used as w
+//	one    1 + 0.1*v                  norm weights used as w; Qwen3.5's dt_bias
 //	zero   0.1*v                      biases; norm weights used as (1 + w); position embeddings
+//	a_log  0.5*v                      Qwen3.5's A_log
 //	embed  0.25*v                     token embeddings
-//	linear v * sqrt(3 / in_features)  every other tensor of 2 or more dimensions (the role
-//	                                  table's in_out rule for [in, out] weights is the same value)
+//	linear v * sqrt(3 / in_features)  every other tensor of 2 or more dimensions, in_features
+//	                                  being the product of all but the first (Qwen3.5's conv1d
+//	                                  [C, 1, K] too; the role table's in_out rule for [in, out]
+//	                                  weights is the same value)
 func scalerFor(t arch.Tensor) scaler {
 	switch {
-	case t.Role == arch.RoleNorm && !t.PlusOne:
+	case t.Role == arch.RoleNorm && !t.PlusOne, t.Slot == arch.LinDtBias:
 		return scaler{0.1, 1}
+	case t.Slot == arch.LinALog:
+		return scaler{0.5, 0}
 	case t.Role == arch.RoleNorm || t.Role == arch.RoleBias || t.Slot == arch.PosEmbed:
 		return scaler{0.1, 0}
 	case t.Role == arch.RoleEmbedding:

@@ -192,3 +192,20 @@ func argmax(logits []float32) int {
 	}
 	return best
 }
+
+// TestSimBatchMatchesAlone runs every golden model's prompts through one runtime.Batch of the
+// sim backend (testmodel.CheckBatch: sequences joining and leaving, prompt chunks beside decode
+// steps, each pass one evaluation of the bundle's programs for all its rows) and requires each
+// sequence's logits alone within simTol and the same greedy tokens.
+func TestSimBatchMatchesAlone(t *testing.T) {
+	for _, name := range testmodel.Models {
+		t.Run(name, func(t *testing.T) {
+			m, _, sb := openBoth(t, name, "f16", Options{Eval: EvalSim})
+			worst, err := testmodel.CheckBatch(m, sb, testmodel.LoadGolden(t, name), simTol)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("largest difference from the same sequence alone: %.2e", worst)
+		})
+	}
+}

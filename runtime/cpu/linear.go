@@ -46,10 +46,10 @@ type dispatch struct {
 	outs  [maxOutputs]output
 	nout  int
 	gated func(dst, gate, up []float32) // when set: outs[0] is gate, outs[1] up; y = act(gate)*up goes to outs[0].y
-	// acts is x quantized to int8, once per job, when the job's weights are quantized: every
-	// work item's products read it (kernels.Int8Acts is read-only inside the kernels).
-	acts    kernels.Int8Acts
-	useActs bool
+	// in is x quantized once per job, in each form that the job's quantized weights read (int8
+	// for q4, int16 for q8: a job may mix them, and float weights, if a bundle does): every
+	// work item's products read it (the kernels only read it).
+	in runtime.QuantInput
 }
 
 func newDispatch(pool *kernels.Pool, batch int) *dispatch {
@@ -83,12 +83,15 @@ func (d *dispatch) linear(x []float32, n int) {
 	d.reset()
 }
 
-// quantizeInput quantizes the job's input once when its weights are quantized (they are all
-// of one kind: the members of a fused group, or the chunks of one LM head).
+// quantizeInput quantizes the job's input once per form its quantized weights read. anepack
+// packs every member of a fused group, and every chunk of an LM head, in one format, but a
+// bundle's manifest gives each tensor its own dtype and the runtime accepts any mix (a q8
+// V or down projection in a q4 model, as llama.cpp's mixed types keep, would be one), so each
+// output is checked.
 func (d *dispatch) quantizeInput() {
-	d.useActs = d.outs[0].w.Quantized()
-	if d.useActs {
-		d.acts.Quantize(d.x, d.n, d.outs[0].w.Cols)
+	d.in.Reset()
+	for i := range d.outs[:d.nout] {
+		d.in.Prepare(d.outs[i].w, d.x, d.n)
 	}
 }
 
@@ -106,7 +109,7 @@ func (d *dispatch) gatedMLP(y, x []float32, n int, gate, up *runtime.Linear, gb,
 }
 
 func (d *dispatch) reset() {
-	d.x, d.nout, d.gated, d.useActs = nil, 0, nil, false
+	d.x, d.nout, d.gated = nil, 0, nil
 	d.outs = [maxOutputs]output{}
 }
 
@@ -134,9 +137,9 @@ func (d *dispatch) run(lo, hi int) {
 		if a >= b {
 			continue
 		}
-		if d.useActs {
+		if o.w.Quantized() {
 			// The quantized kernels write y[t*ldy + j] in place: no scratch, no copy.
-			o.w.MulActs(o.y[o.col+a:], o.ldy, &d.acts, a, b)
+			o.w.MulActs(o.y[o.col+a:], o.ldy, &d.in, a, b)
 			if o.bias != nil {
 				for t := 0; t < d.n; t++ {
 					kernels.Add(o.y[t*o.ldy+o.col+a:t*o.ldy+o.col+b], o.bias[a:b])
@@ -177,25 +180,15 @@ func (d *dispatch) runGated(lo, hi int) {
 	if d.n == 1 {
 		y := gate.y[lo:hi]
 		u := tmp[:rows]
-		if d.useActs {
-			gate.w.MulActs(y, rows, &d.acts, lo, hi)
-			up.w.MulActs(u, rows, &d.acts, lo, hi)
-		} else {
-			gate.w.MatVec(y, d.x, lo, hi)
-			up.w.MatVec(u, d.x, lo, hi)
-		}
+		d.product(gate.w, y, lo, hi)
+		d.product(up.w, u, lo, hi)
 		addBias(y, gate.bias, lo, hi)
 		addBias(u, up.bias, lo, hi)
 		d.gated(y, y, u)
 	} else {
 		g, u := tmp[:d.n*rows], tmp[d.n*rows:2*d.n*rows]
-		if d.useActs {
-			gate.w.MulActs(g, rows, &d.acts, lo, hi)
-			up.w.MulActs(u, rows, &d.acts, lo, hi)
-		} else {
-			gate.w.MatMul(g, d.x, d.n, lo, hi)
-			up.w.MatMul(u, d.x, d.n, lo, hi)
-		}
+		d.product(gate.w, g, lo, hi)
+		d.product(up.w, u, lo, hi)
 		for t := 0; t < d.n; t++ {
 			gt, ut := g[t*rows:(t+1)*rows], u[t*rows:(t+1)*rows]
 			addBias(gt, gate.bias, lo, hi)
@@ -204,6 +197,19 @@ func (d *dispatch) runGated(lo, hi int) {
 		}
 	}
 	d.scratch <- tmp
+}
+
+// product computes rows [lo, hi) of w for the job's tokens into y, [n, hi-lo] densely: from
+// the job's quantized input for a quantized weight, else with the float kernels.
+func (d *dispatch) product(w *runtime.Linear, y []float32, lo, hi int) {
+	switch {
+	case w.Quantized():
+		w.MulActs(y, hi-lo, &d.in, lo, hi)
+	case d.n == 1:
+		w.MatVec(y, d.x, lo, hi)
+	default:
+		w.MatMul(y, d.x, d.n, lo, hi)
+	}
 }
 
 // addBias adds rows [lo, hi) of bias to y, when there is a bias.

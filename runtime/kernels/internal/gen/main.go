@@ -27,6 +27,10 @@ var qtilesOut = flag.String("qtiles", "", "write the Go tables of the quantized 
 
 func main() {
 	flag.Parse()
+	if *kernelSet == "q16" {
+		q16Main()
+		return
+	}
 	ConstraintExpr("!noasm")
 	matVec("matVecF16AVX2", true)
 	matVec("matVecF32AVX2", false)
