@@ -261,3 +261,29 @@ func BenchmarkDecodeBound(b *testing.B) {
 		p.Close()
 	}
 }
+
+// BenchmarkMatMulLevels compares the instruction-set levels of the fp16
+// GEMM on one thread, alternating them inside one run so that both see the
+// same background load: "avx512" (where the CPU has it), "avx2" and the
+// pure-Go twin ("go", on a smaller batch: it is ~20x slower).
+func BenchmarkMatMulLevels(b *testing.B) {
+	w16, _ := benchWeights(1, false)
+	x := benchVec(benchTokens * benchRows)
+	y := make([]float32, benchTokens*benchRows)
+	for _, s := range []struct{ rows, cols int }{{benchRows, benchCols}, {benchCols, benchRows}} {
+		for _, level := range isaLevels() {
+			b.Run(fmt.Sprintf("%dx%d/%s", s.rows, s.cols, level.name), func(b *testing.B) {
+				defer level.set()()
+				n := benchTokens
+				if level.name == "go" {
+					n = 8
+				}
+				b.SetBytes(int64(2 * s.rows * s.cols))
+				for b.Loop() {
+					MatMulF16(y, x, w16[0], n, s.rows, s.cols)
+				}
+				reportGFLOPS(b, 2*float64(n*s.rows*s.cols))
+			})
+		}
+	}
+}

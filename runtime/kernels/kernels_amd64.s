@@ -1863,6 +1863,3402 @@ loop:
 	VZEROUPPER
 	RET
 
+// func matVecF16AVX512(y []float32, w []uint16, x []float32, rows int, cols int, k int)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·matVecF16AVX512(SB), NOSPLIT, $0-96
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+24(FP), CX
+	MOVQ x_base+48(FP), DX
+	MOVQ rows+72(FP), BX
+	MOVQ cols+80(FP), SI
+	SHLQ $0x01, SI
+	MOVQ k+88(FP), DI
+
+row:
+	TESTQ  BX, BX
+	JZ     done
+	MOVQ   CX, R8
+	MOVQ   DX, R9
+	MOVQ   DI, R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+c64:
+	CMPQ        R10, $0x40
+	JB          c16
+	PREFETCHT0  2048(R8)
+	PREFETCHT0  2112(R8)
+	VCVTPH2PS   (R8), Z4
+	VFMADD231PS (R9), Z4, Z0
+	VCVTPH2PS   32(R8), Z4
+	VFMADD231PS 64(R9), Z4, Z1
+	VCVTPH2PS   64(R8), Z4
+	VFMADD231PS 128(R9), Z4, Z2
+	VCVTPH2PS   96(R8), Z4
+	VFMADD231PS 192(R9), Z4, Z3
+	ADDQ        $0x00000080, R8
+	ADDQ        $0x00000100, R9
+	SUBQ        $0x40, R10
+	JMP         c64
+
+c16:
+	TESTQ       R10, R10
+	JZ          sum
+	VCVTPH2PS   (R8), Z4
+	VFMADD231PS (R9), Z4, Z0
+	ADDQ        $0x20, R8
+	ADDQ        $0x40, R9
+	SUBQ        $0x10, R10
+	JMP         c16
+
+sum:
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z2, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y1
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y1, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y1
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	ADDQ          SI, CX
+	DECQ          BX
+	JMP           row
+
+done:
+	VZEROUPPER
+	RET
+
+// func matVecF32AVX512(y []float32, w []float32, x []float32, rows int, cols int, k int)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·matVecF32AVX512(SB), NOSPLIT, $0-96
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+24(FP), CX
+	MOVQ x_base+48(FP), DX
+	MOVQ rows+72(FP), BX
+	MOVQ cols+80(FP), SI
+	SHLQ $0x02, SI
+	MOVQ k+88(FP), DI
+
+row:
+	TESTQ  BX, BX
+	JZ     done
+	MOVQ   CX, R8
+	MOVQ   DX, R9
+	MOVQ   DI, R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+c64:
+	CMPQ        R10, $0x40
+	JB          c16
+	PREFETCHT0  2048(R8)
+	PREFETCHT0  2112(R8)
+	PREFETCHT0  2176(R8)
+	PREFETCHT0  2240(R8)
+	VMOVUPS     (R8), Z4
+	VFMADD231PS (R9), Z4, Z0
+	VMOVUPS     64(R8), Z4
+	VFMADD231PS 64(R9), Z4, Z1
+	VMOVUPS     128(R8), Z4
+	VFMADD231PS 128(R9), Z4, Z2
+	VMOVUPS     192(R8), Z4
+	VFMADD231PS 192(R9), Z4, Z3
+	ADDQ        $0x00000100, R8
+	ADDQ        $0x00000100, R9
+	SUBQ        $0x40, R10
+	JMP         c64
+
+c16:
+	TESTQ       R10, R10
+	JZ          sum
+	VMOVUPS     (R8), Z4
+	VFMADD231PS (R9), Z4, Z0
+	ADDQ        $0x40, R8
+	ADDQ        $0x40, R9
+	SUBQ        $0x10, R10
+	JMP         c16
+
+sum:
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z2, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y1
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y1, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y1
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	ADDQ          SI, CX
+	DECQ          BX
+	JMP           row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemmF16ZT1R1(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF16ZT1R1(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000002, DX, DX
+	MOVQ   DX, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (CX)(BX*2), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, DX
+	VPXORD Z0, Z0, Z0
+
+loop:
+	VCVTPH2PS     (CX)(DX*2), Z1
+	VMOVUPS       (AX)(DX*4), Z2
+	VFMADD231PS   Z1, Z2, Z0
+	ADDQ          $0x10, DX
+	JNZ           loop
+	MOVQ          (SP), DX
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y1
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y1, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y1
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDSS        (DX), X0, X0
+
+set0:
+	VMOVSS X0, (DX)
+	ADDQ   $0x04, (SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+96(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmF32ZT1R1(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF32ZT1R1(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000004, DX, DX
+	MOVQ   DX, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (CX)(BX*4), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, DX
+	VPXORD Z0, Z0, Z0
+
+loop:
+	VMOVUPS       (CX)(DX*4), Z1
+	VMOVUPS       (AX)(DX*4), Z2
+	VFMADD231PS   Z1, Z2, Z0
+	ADDQ          $0x10, DX
+	JNZ           loop
+	MOVQ          (SP), DX
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y1
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y1, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y1
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDSS        (DX), X0, X0
+
+set0:
+	VMOVSS X0, (DX)
+	ADDQ   $0x04, (SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+96(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmF16ZT1R4(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF16ZT1R4(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000008, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (CX)(BX*2), CX
+	LEAQ   (CX)(DX*2), SI
+	LEAQ   (SI)(DX*2), DI
+	LEAQ   (DI)(DX*2), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+loop:
+	VCVTPH2PS     (CX)(R8*2), Z4
+	VCVTPH2PS     (SI)(R8*2), Z5
+	VCVTPH2PS     (DI)(R8*2), Z6
+	VCVTPH2PS     (DX)(R8*2), Z7
+	VMOVUPS       (AX)(R8*4), Z8
+	VFMADD231PS   Z4, Z8, Z0
+	VFMADD231PS   Z5, Z8, Z1
+	VFMADD231PS   Z6, Z8, Z2
+	VFMADD231PS   Z7, Z8, Z3
+	ADDQ          $0x10, R8
+	JNZ           loop
+	MOVQ          (SP), R8
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y4
+	VADDPS        Y4, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y4
+	VADDPS        Y4, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y4
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y4, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y4
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y4, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y4
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y4, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X4, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDPS        (R8), X0, X0
+
+set0:
+	VMOVUPS X0, (R8)
+	ADDQ    $0x10, (SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), SI
+	ADDQ    16(SP), DI
+	ADDQ    16(SP), DX
+	DECQ    panels+96(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmF32ZT1R4(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF32ZT1R4(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000010, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (CX)(BX*4), CX
+	LEAQ   (CX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+loop:
+	VMOVUPS       (CX)(R8*4), Z4
+	VMOVUPS       (SI)(R8*4), Z5
+	VMOVUPS       (DI)(R8*4), Z6
+	VMOVUPS       (DX)(R8*4), Z7
+	VMOVUPS       (AX)(R8*4), Z8
+	VFMADD231PS   Z4, Z8, Z0
+	VFMADD231PS   Z5, Z8, Z1
+	VFMADD231PS   Z6, Z8, Z2
+	VFMADD231PS   Z7, Z8, Z3
+	ADDQ          $0x10, R8
+	JNZ           loop
+	MOVQ          (SP), R8
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y4
+	VADDPS        Y4, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y4
+	VADDPS        Y4, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y4
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y4, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y4
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y4, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y4
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y4, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X4, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDPS        (R8), X0, X0
+
+set0:
+	VMOVUPS X0, (R8)
+	ADDQ    $0x10, (SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), SI
+	ADDQ    16(SP), DI
+	ADDQ    16(SP), DX
+	DECQ    panels+96(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmF16ZT2R1(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF16ZT2R1(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000002, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DX
+	LEAQ   (CX)(BX*2), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+
+loop:
+	VCVTPH2PS     (CX)(SI*2), Z2
+	VMOVUPS       (AX)(SI*4), Z3
+	VFMADD231PS   Z2, Z3, Z0
+	VMOVUPS       (DX)(SI*4), Z3
+	VFMADD231PS   Z2, Z3, Z1
+	ADDQ          $0x10, SI
+	JNZ           loop
+	MOVQ          (SP), SI
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VADDPS        Y2, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y2
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y2, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y2
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y2, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VADDPS        X2, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDSS        (SI), X0, X0
+
+set0:
+	VMOVSS        X0, (SI)
+	ADDQ          8(SP), SI
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPS        Y2, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y2
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y2, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y2
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y2, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X2
+	VADDPS        X2, X1, X1
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDSS        (SI), X1, X1
+
+set1:
+	VMOVSS X1, (SI)
+	ADDQ   $0x04, (SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+96(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmF32ZT2R1(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF32ZT2R1(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000004, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DX
+	LEAQ   (CX)(BX*4), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+
+loop:
+	VMOVUPS       (CX)(SI*4), Z2
+	VMOVUPS       (AX)(SI*4), Z3
+	VFMADD231PS   Z2, Z3, Z0
+	VMOVUPS       (DX)(SI*4), Z3
+	VFMADD231PS   Z2, Z3, Z1
+	ADDQ          $0x10, SI
+	JNZ           loop
+	MOVQ          (SP), SI
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VADDPS        Y2, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y2
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y2, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y2
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y2, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VADDPS        X2, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDSS        (SI), X0, X0
+
+set0:
+	VMOVSS        X0, (SI)
+	ADDQ          8(SP), SI
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPS        Y2, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y2
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y2, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y2
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y2, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X2
+	VADDPS        X2, X1, X1
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDSS        (SI), X1, X1
+
+set1:
+	VMOVSS X1, (SI)
+	ADDQ   $0x04, (SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+96(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmF16ZT2R4(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF16ZT2R4(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000008, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (CX)(BX*2), CX
+	LEAQ   (CX)(DX*2), DI
+	LEAQ   (DI)(DX*2), R8
+	LEAQ   (R8)(DX*2), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R9
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+loop:
+	VCVTPH2PS     (CX)(R9*2), Z8
+	VCVTPH2PS     (DI)(R9*2), Z9
+	VCVTPH2PS     (R8)(R9*2), Z10
+	VCVTPH2PS     (DX)(R9*2), Z11
+	VMOVUPS       (AX)(R9*4), Z12
+	VFMADD231PS   Z8, Z12, Z0
+	VFMADD231PS   Z9, Z12, Z1
+	VFMADD231PS   Z10, Z12, Z2
+	VFMADD231PS   Z11, Z12, Z3
+	VMOVUPS       (SI)(R9*4), Z12
+	VFMADD231PS   Z8, Z12, Z4
+	VFMADD231PS   Z9, Z12, Z5
+	VFMADD231PS   Z10, Z12, Z6
+	VFMADD231PS   Z11, Z12, Z7
+	ADDQ          $0x10, R9
+	JNZ           loop
+	MOVQ          (SP), R9
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y8, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y8
+	VADDPS        Y8, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y8
+	VADDPS        Y8, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y8
+	VADDPS        Y8, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y8
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y8, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y8
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y8, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y8
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y8, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X8
+	VADDPS        X8, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDPS        (R9), X0, X0
+
+set0:
+	VMOVUPS       X0, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z4, Y8
+	VADDPS        Y8, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y8
+	VADDPS        Y8, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y8
+	VADDPS        Y8, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y8
+	VADDPS        Y8, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y8
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y8, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y8
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y8, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y8
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y8, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X8
+	VADDPS        X8, X4, X4
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDPS        (R9), X4, X4
+
+set1:
+	VMOVUPS X4, (R9)
+	ADDQ    $0x10, (SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), DI
+	ADDQ    16(SP), R8
+	ADDQ    16(SP), DX
+	DECQ    panels+96(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmF32ZT2R4(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF32ZT2R4(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000010, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (CX)(BX*4), CX
+	LEAQ   (CX)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R9
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+loop:
+	VMOVUPS       (CX)(R9*4), Z8
+	VMOVUPS       (DI)(R9*4), Z9
+	VMOVUPS       (R8)(R9*4), Z10
+	VMOVUPS       (DX)(R9*4), Z11
+	VMOVUPS       (AX)(R9*4), Z12
+	VFMADD231PS   Z8, Z12, Z0
+	VFMADD231PS   Z9, Z12, Z1
+	VFMADD231PS   Z10, Z12, Z2
+	VFMADD231PS   Z11, Z12, Z3
+	VMOVUPS       (SI)(R9*4), Z12
+	VFMADD231PS   Z8, Z12, Z4
+	VFMADD231PS   Z9, Z12, Z5
+	VFMADD231PS   Z10, Z12, Z6
+	VFMADD231PS   Z11, Z12, Z7
+	ADDQ          $0x10, R9
+	JNZ           loop
+	MOVQ          (SP), R9
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y8, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y8
+	VADDPS        Y8, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y8
+	VADDPS        Y8, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y8
+	VADDPS        Y8, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y8
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y8, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y8
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y8, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y8
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y8, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X8
+	VADDPS        X8, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDPS        (R9), X0, X0
+
+set0:
+	VMOVUPS       X0, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z4, Y8
+	VADDPS        Y8, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y8
+	VADDPS        Y8, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y8
+	VADDPS        Y8, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y8
+	VADDPS        Y8, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y8
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y8, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y8
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y8, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y8
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y8, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X8
+	VADDPS        X8, X4, X4
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDPS        (R9), X4, X4
+
+set1:
+	VMOVUPS X4, (R9)
+	ADDQ    $0x10, (SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), DI
+	ADDQ    16(SP), R8
+	ADDQ    16(SP), DX
+	DECQ    panels+96(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmF16ZT3R1(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF16ZT3R1(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000002, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DX
+	LEAQ   (CX)(BX*2), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, DI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+
+loop:
+	VCVTPH2PS     (CX)(DI*2), Z3
+	VMOVUPS       (AX)(DI*4), Z4
+	VFMADD231PS   Z3, Z4, Z0
+	VMOVUPS       (SI)(DI*4), Z4
+	VFMADD231PS   Z3, Z4, Z1
+	VMOVUPS       (DX)(DI*4), Z4
+	VFMADD231PS   Z3, Z4, Z2
+	ADDQ          $0x10, DI
+	JNZ           loop
+	MOVQ          (SP), DI
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y3
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y3, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y3
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y3, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X3, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDSS        (DI), X0, X0
+
+set0:
+	VMOVSS        X0, (DI)
+	ADDQ          8(SP), DI
+	VEXTRACTF64X4 $0x01, Z1, Y3
+	VADDPS        Y3, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y3
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y3, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y3
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y3, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X3
+	VADDPS        X3, X1, X1
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDSS        (DI), X1, X1
+
+set1:
+	VMOVSS        X1, (DI)
+	ADDQ          8(SP), DI
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPS        Y3, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y3
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y3, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y3
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y3, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	CMPQ          add+104(FP), $0x00
+	JE            set2
+	VADDSS        (DI), X2, X2
+
+set2:
+	VMOVSS X2, (DI)
+	ADDQ   $0x04, (SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+96(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmF32ZT3R1(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF32ZT3R1(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000004, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DX
+	LEAQ   (CX)(BX*4), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, DI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+
+loop:
+	VMOVUPS       (CX)(DI*4), Z3
+	VMOVUPS       (AX)(DI*4), Z4
+	VFMADD231PS   Z3, Z4, Z0
+	VMOVUPS       (SI)(DI*4), Z4
+	VFMADD231PS   Z3, Z4, Z1
+	VMOVUPS       (DX)(DI*4), Z4
+	VFMADD231PS   Z3, Z4, Z2
+	ADDQ          $0x10, DI
+	JNZ           loop
+	MOVQ          (SP), DI
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y3
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y3, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y3
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y3, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X3, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDSS        (DI), X0, X0
+
+set0:
+	VMOVSS        X0, (DI)
+	ADDQ          8(SP), DI
+	VEXTRACTF64X4 $0x01, Z1, Y3
+	VADDPS        Y3, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y3
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y3, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y3
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y3, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X3
+	VADDPS        X3, X1, X1
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDSS        (DI), X1, X1
+
+set1:
+	VMOVSS        X1, (DI)
+	ADDQ          8(SP), DI
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPS        Y3, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y3
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y3, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y3
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y3, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	CMPQ          add+104(FP), $0x00
+	JE            set2
+	VADDSS        (DI), X2, X2
+
+set2:
+	VMOVSS X2, (DI)
+	ADDQ   $0x04, (SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+96(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmF16ZT3R4(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF16ZT3R4(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000008, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (CX)(BX*2), CX
+	LEAQ   (CX)(DX*2), R8
+	LEAQ   (R8)(DX*2), R9
+	LEAQ   (R9)(DX*2), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+
+loop:
+	VCVTPH2PS     (CX)(R10*2), Z12
+	VCVTPH2PS     (R8)(R10*2), Z13
+	VCVTPH2PS     (R9)(R10*2), Z14
+	VCVTPH2PS     (DX)(R10*2), Z15
+	VMOVUPS       (AX)(R10*4), Z16
+	VFMADD231PS   Z12, Z16, Z0
+	VFMADD231PS   Z13, Z16, Z1
+	VFMADD231PS   Z14, Z16, Z2
+	VFMADD231PS   Z15, Z16, Z3
+	VMOVUPS       (SI)(R10*4), Z16
+	VFMADD231PS   Z12, Z16, Z4
+	VFMADD231PS   Z13, Z16, Z5
+	VFMADD231PS   Z14, Z16, Z6
+	VFMADD231PS   Z15, Z16, Z7
+	VMOVUPS       (DI)(R10*4), Z16
+	VFMADD231PS   Z12, Z16, Z8
+	VFMADD231PS   Z13, Z16, Z9
+	VFMADD231PS   Z14, Z16, Z10
+	VFMADD231PS   Z15, Z16, Z11
+	ADDQ          $0x10, R10
+	JNZ           loop
+	MOVQ          (SP), R10
+	VEXTRACTF64X4 $0x01, Z0, Y12
+	VADDPS        Y12, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y12
+	VADDPS        Y12, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y12
+	VADDPS        Y12, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y12
+	VADDPS        Y12, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y12
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y12, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y12
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y12, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y12
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y12, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X12
+	VADDPS        X12, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDPS        (R10), X0, X0
+
+set0:
+	VMOVUPS       X0, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z4, Y12
+	VADDPS        Y12, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y12
+	VADDPS        Y12, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y12
+	VADDPS        Y12, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y12
+	VADDPS        Y12, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y12
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y12, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y12
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y12, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y12
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y12, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X12
+	VADDPS        X12, X4, X4
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDPS        (R10), X4, X4
+
+set1:
+	VMOVUPS       X4, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z8, Y12
+	VADDPS        Y12, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y12
+	VADDPS        Y12, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z10, Y12
+	VADDPS        Y12, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y12
+	VADDPS        Y12, Y11, Y11
+	VSHUFPS       $0x88, Y9, Y8, Y12
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y12, Y8, Y8
+	VSHUFPS       $0x88, Y11, Y10, Y12
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y12, Y10, Y10
+	VSHUFPS       $0x88, Y10, Y8, Y12
+	VSHUFPS       $0xdd, Y10, Y8, Y8
+	VADDPS        Y12, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X12
+	VADDPS        X12, X8, X8
+	CMPQ          add+104(FP), $0x00
+	JE            set2
+	VADDPS        (R10), X8, X8
+
+set2:
+	VMOVUPS X8, (R10)
+	ADDQ    $0x10, (SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), R8
+	ADDQ    16(SP), R9
+	ADDQ    16(SP), DX
+	DECQ    panels+96(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmF32ZT3R4(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF32ZT3R4(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000010, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (CX)(BX*4), CX
+	LEAQ   (CX)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	LEAQ   (R9)(DX*4), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+
+loop:
+	VMOVUPS       (CX)(R10*4), Z12
+	VMOVUPS       (R8)(R10*4), Z13
+	VMOVUPS       (R9)(R10*4), Z14
+	VMOVUPS       (DX)(R10*4), Z15
+	VMOVUPS       (AX)(R10*4), Z16
+	VFMADD231PS   Z12, Z16, Z0
+	VFMADD231PS   Z13, Z16, Z1
+	VFMADD231PS   Z14, Z16, Z2
+	VFMADD231PS   Z15, Z16, Z3
+	VMOVUPS       (SI)(R10*4), Z16
+	VFMADD231PS   Z12, Z16, Z4
+	VFMADD231PS   Z13, Z16, Z5
+	VFMADD231PS   Z14, Z16, Z6
+	VFMADD231PS   Z15, Z16, Z7
+	VMOVUPS       (DI)(R10*4), Z16
+	VFMADD231PS   Z12, Z16, Z8
+	VFMADD231PS   Z13, Z16, Z9
+	VFMADD231PS   Z14, Z16, Z10
+	VFMADD231PS   Z15, Z16, Z11
+	ADDQ          $0x10, R10
+	JNZ           loop
+	MOVQ          (SP), R10
+	VEXTRACTF64X4 $0x01, Z0, Y12
+	VADDPS        Y12, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y12
+	VADDPS        Y12, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y12
+	VADDPS        Y12, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y12
+	VADDPS        Y12, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y12
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y12, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y12
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y12, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y12
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y12, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X12
+	VADDPS        X12, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDPS        (R10), X0, X0
+
+set0:
+	VMOVUPS       X0, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z4, Y12
+	VADDPS        Y12, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y12
+	VADDPS        Y12, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y12
+	VADDPS        Y12, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y12
+	VADDPS        Y12, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y12
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y12, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y12
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y12, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y12
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y12, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X12
+	VADDPS        X12, X4, X4
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDPS        (R10), X4, X4
+
+set1:
+	VMOVUPS       X4, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z8, Y12
+	VADDPS        Y12, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y12
+	VADDPS        Y12, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z10, Y12
+	VADDPS        Y12, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y12
+	VADDPS        Y12, Y11, Y11
+	VSHUFPS       $0x88, Y9, Y8, Y12
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y12, Y8, Y8
+	VSHUFPS       $0x88, Y11, Y10, Y12
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y12, Y10, Y10
+	VSHUFPS       $0x88, Y10, Y8, Y12
+	VSHUFPS       $0xdd, Y10, Y8, Y8
+	VADDPS        Y12, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X12
+	VADDPS        X12, X8, X8
+	CMPQ          add+104(FP), $0x00
+	JE            set2
+	VADDPS        (R10), X8, X8
+
+set2:
+	VMOVUPS X8, (R10)
+	ADDQ    $0x10, (SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), R8
+	ADDQ    16(SP), R9
+	ADDQ    16(SP), DX
+	DECQ    panels+96(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmF16ZT4R1(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF16ZT4R1(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000002, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), DX
+	LEAQ   (CX)(BX*2), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+loop:
+	VCVTPH2PS     (CX)(R8*2), Z4
+	VMOVUPS       (AX)(R8*4), Z5
+	VFMADD231PS   Z4, Z5, Z0
+	VMOVUPS       (SI)(R8*4), Z5
+	VFMADD231PS   Z4, Z5, Z1
+	VMOVUPS       (DI)(R8*4), Z5
+	VFMADD231PS   Z4, Z5, Z2
+	VMOVUPS       (DX)(R8*4), Z5
+	VFMADD231PS   Z4, Z5, Z3
+	ADDQ          $0x10, R8
+	JNZ           loop
+	MOVQ          (SP), R8
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y4
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y4, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y4
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y4, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X4, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDSS        (R8), X0, X0
+
+set0:
+	VMOVSS        X0, (R8)
+	ADDQ          8(SP), R8
+	VEXTRACTF64X4 $0x01, Z1, Y4
+	VADDPS        Y4, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y4
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y4, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y4
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y4, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X4
+	VADDPS        X4, X1, X1
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDSS        (R8), X1, X1
+
+set1:
+	VMOVSS        X1, (R8)
+	ADDQ          8(SP), R8
+	VEXTRACTF64X4 $0x01, Z2, Y4
+	VADDPS        Y4, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y4
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y4, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y4
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y4, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X4
+	VADDPS        X4, X2, X2
+	CMPQ          add+104(FP), $0x00
+	JE            set2
+	VADDSS        (R8), X2, X2
+
+set2:
+	VMOVSS        X2, (R8)
+	ADDQ          8(SP), R8
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y4
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y4, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y4
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y4, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X4, X3, X3
+	CMPQ          add+104(FP), $0x00
+	JE            set3
+	VADDSS        (R8), X3, X3
+
+set3:
+	VMOVSS X3, (R8)
+	ADDQ   $0x04, (SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+96(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmF32ZT4R1(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF32ZT4R1(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000004, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), DX
+	LEAQ   (CX)(BX*4), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+loop:
+	VMOVUPS       (CX)(R8*4), Z4
+	VMOVUPS       (AX)(R8*4), Z5
+	VFMADD231PS   Z4, Z5, Z0
+	VMOVUPS       (SI)(R8*4), Z5
+	VFMADD231PS   Z4, Z5, Z1
+	VMOVUPS       (DI)(R8*4), Z5
+	VFMADD231PS   Z4, Z5, Z2
+	VMOVUPS       (DX)(R8*4), Z5
+	VFMADD231PS   Z4, Z5, Z3
+	ADDQ          $0x10, R8
+	JNZ           loop
+	MOVQ          (SP), R8
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y4
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y4, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y4
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y4, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X4, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDSS        (R8), X0, X0
+
+set0:
+	VMOVSS        X0, (R8)
+	ADDQ          8(SP), R8
+	VEXTRACTF64X4 $0x01, Z1, Y4
+	VADDPS        Y4, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y4
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y4, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y4
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y4, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X4
+	VADDPS        X4, X1, X1
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDSS        (R8), X1, X1
+
+set1:
+	VMOVSS        X1, (R8)
+	ADDQ          8(SP), R8
+	VEXTRACTF64X4 $0x01, Z2, Y4
+	VADDPS        Y4, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y4
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y4, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y4
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y4, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X4
+	VADDPS        X4, X2, X2
+	CMPQ          add+104(FP), $0x00
+	JE            set2
+	VADDSS        (R8), X2, X2
+
+set2:
+	VMOVSS        X2, (R8)
+	ADDQ          8(SP), R8
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y4
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y4, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y4
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y4, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X4, X3, X3
+	CMPQ          add+104(FP), $0x00
+	JE            set3
+	VADDSS        (R8), X3, X3
+
+set3:
+	VMOVSS X3, (R8)
+	ADDQ   $0x04, (SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+96(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmF16ZT4R4(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF16ZT4R4(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000008, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (CX)(BX*2), CX
+	LEAQ   (CX)(DX*2), R9
+	LEAQ   (R9)(DX*2), R10
+	LEAQ   (R10)(DX*2), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R11
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+loop:
+	VCVTPH2PS     (CX)(R11*2), Z16
+	VCVTPH2PS     (R9)(R11*2), Z17
+	VCVTPH2PS     (R10)(R11*2), Z18
+	VCVTPH2PS     (DX)(R11*2), Z19
+	VMOVUPS       (AX)(R11*4), Z20
+	VFMADD231PS   Z16, Z20, Z0
+	VFMADD231PS   Z17, Z20, Z1
+	VFMADD231PS   Z18, Z20, Z2
+	VFMADD231PS   Z19, Z20, Z3
+	VMOVUPS       (SI)(R11*4), Z20
+	VFMADD231PS   Z16, Z20, Z4
+	VFMADD231PS   Z17, Z20, Z5
+	VFMADD231PS   Z18, Z20, Z6
+	VFMADD231PS   Z19, Z20, Z7
+	VMOVUPS       (DI)(R11*4), Z20
+	VFMADD231PS   Z16, Z20, Z8
+	VFMADD231PS   Z17, Z20, Z9
+	VFMADD231PS   Z18, Z20, Z10
+	VFMADD231PS   Z19, Z20, Z11
+	VMOVUPS       (R8)(R11*4), Z20
+	VFMADD231PS   Z16, Z20, Z12
+	VFMADD231PS   Z17, Z20, Z13
+	VFMADD231PS   Z18, Z20, Z14
+	VFMADD231PS   Z19, Z20, Z15
+	ADDQ          $0x10, R11
+	JNZ           loop
+	MOVQ          (SP), R11
+	VEXTRACTF64X4 $0x01, Z0, Y16
+	VADDPS        Y16, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y16
+	VADDPS        Y16, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y16
+	VADDPS        Y16, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y16
+	VADDPS        Y16, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y16
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y16, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y16
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y16, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y16
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y16, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X16
+	VADDPS        X16, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDPS        (R11), X0, X0
+
+set0:
+	VMOVUPS       X0, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z4, Y16
+	VADDPS        Y16, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y16
+	VADDPS        Y16, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y16
+	VADDPS        Y16, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y16
+	VADDPS        Y16, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y16
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y16, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y16
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y16, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y16
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y16, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X16
+	VADDPS        X16, X4, X4
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDPS        (R11), X4, X4
+
+set1:
+	VMOVUPS       X4, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z8, Y16
+	VADDPS        Y16, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y16
+	VADDPS        Y16, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z10, Y16
+	VADDPS        Y16, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y16
+	VADDPS        Y16, Y11, Y11
+	VSHUFPS       $0x88, Y9, Y8, Y16
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y16, Y8, Y8
+	VSHUFPS       $0x88, Y11, Y10, Y16
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y16, Y10, Y10
+	VSHUFPS       $0x88, Y10, Y8, Y16
+	VSHUFPS       $0xdd, Y10, Y8, Y8
+	VADDPS        Y16, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X16
+	VADDPS        X16, X8, X8
+	CMPQ          add+104(FP), $0x00
+	JE            set2
+	VADDPS        (R11), X8, X8
+
+set2:
+	VMOVUPS       X8, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z12, Y16
+	VADDPS        Y16, Y12, Y12
+	VEXTRACTF64X4 $0x01, Z13, Y16
+	VADDPS        Y16, Y13, Y13
+	VEXTRACTF64X4 $0x01, Z14, Y16
+	VADDPS        Y16, Y14, Y14
+	VEXTRACTF64X4 $0x01, Z15, Y16
+	VADDPS        Y16, Y15, Y15
+	VSHUFPS       $0x88, Y13, Y12, Y16
+	VSHUFPS       $0xdd, Y13, Y12, Y12
+	VADDPS        Y16, Y12, Y12
+	VSHUFPS       $0x88, Y15, Y14, Y16
+	VSHUFPS       $0xdd, Y15, Y14, Y14
+	VADDPS        Y16, Y14, Y14
+	VSHUFPS       $0x88, Y14, Y12, Y16
+	VSHUFPS       $0xdd, Y14, Y12, Y12
+	VADDPS        Y16, Y12, Y12
+	VEXTRACTF32X4 $0x01, Y12, X16
+	VADDPS        X16, X12, X12
+	CMPQ          add+104(FP), $0x00
+	JE            set3
+	VADDPS        (R11), X12, X12
+
+set3:
+	VMOVUPS X12, (R11)
+	ADDQ    $0x10, (SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), R9
+	ADDQ    16(SP), R10
+	ADDQ    16(SP), DX
+	DECQ    panels+96(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmF32ZT4R4(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF32ZT4R4(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000010, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (CX)(BX*4), CX
+	LEAQ   (CX)(DX*4), R9
+	LEAQ   (R9)(DX*4), R10
+	LEAQ   (R10)(DX*4), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R11
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+loop:
+	VMOVUPS       (CX)(R11*4), Z16
+	VMOVUPS       (R9)(R11*4), Z17
+	VMOVUPS       (R10)(R11*4), Z18
+	VMOVUPS       (DX)(R11*4), Z19
+	VMOVUPS       (AX)(R11*4), Z20
+	VFMADD231PS   Z16, Z20, Z0
+	VFMADD231PS   Z17, Z20, Z1
+	VFMADD231PS   Z18, Z20, Z2
+	VFMADD231PS   Z19, Z20, Z3
+	VMOVUPS       (SI)(R11*4), Z20
+	VFMADD231PS   Z16, Z20, Z4
+	VFMADD231PS   Z17, Z20, Z5
+	VFMADD231PS   Z18, Z20, Z6
+	VFMADD231PS   Z19, Z20, Z7
+	VMOVUPS       (DI)(R11*4), Z20
+	VFMADD231PS   Z16, Z20, Z8
+	VFMADD231PS   Z17, Z20, Z9
+	VFMADD231PS   Z18, Z20, Z10
+	VFMADD231PS   Z19, Z20, Z11
+	VMOVUPS       (R8)(R11*4), Z20
+	VFMADD231PS   Z16, Z20, Z12
+	VFMADD231PS   Z17, Z20, Z13
+	VFMADD231PS   Z18, Z20, Z14
+	VFMADD231PS   Z19, Z20, Z15
+	ADDQ          $0x10, R11
+	JNZ           loop
+	MOVQ          (SP), R11
+	VEXTRACTF64X4 $0x01, Z0, Y16
+	VADDPS        Y16, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y16
+	VADDPS        Y16, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y16
+	VADDPS        Y16, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y16
+	VADDPS        Y16, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y16
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y16, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y16
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y16, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y16
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y16, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X16
+	VADDPS        X16, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDPS        (R11), X0, X0
+
+set0:
+	VMOVUPS       X0, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z4, Y16
+	VADDPS        Y16, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y16
+	VADDPS        Y16, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y16
+	VADDPS        Y16, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y16
+	VADDPS        Y16, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y16
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y16, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y16
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y16, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y16
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y16, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X16
+	VADDPS        X16, X4, X4
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDPS        (R11), X4, X4
+
+set1:
+	VMOVUPS       X4, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z8, Y16
+	VADDPS        Y16, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y16
+	VADDPS        Y16, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z10, Y16
+	VADDPS        Y16, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y16
+	VADDPS        Y16, Y11, Y11
+	VSHUFPS       $0x88, Y9, Y8, Y16
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y16, Y8, Y8
+	VSHUFPS       $0x88, Y11, Y10, Y16
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y16, Y10, Y10
+	VSHUFPS       $0x88, Y10, Y8, Y16
+	VSHUFPS       $0xdd, Y10, Y8, Y8
+	VADDPS        Y16, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X16
+	VADDPS        X16, X8, X8
+	CMPQ          add+104(FP), $0x00
+	JE            set2
+	VADDPS        (R11), X8, X8
+
+set2:
+	VMOVUPS       X8, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z12, Y16
+	VADDPS        Y16, Y12, Y12
+	VEXTRACTF64X4 $0x01, Z13, Y16
+	VADDPS        Y16, Y13, Y13
+	VEXTRACTF64X4 $0x01, Z14, Y16
+	VADDPS        Y16, Y14, Y14
+	VEXTRACTF64X4 $0x01, Z15, Y16
+	VADDPS        Y16, Y15, Y15
+	VSHUFPS       $0x88, Y13, Y12, Y16
+	VSHUFPS       $0xdd, Y13, Y12, Y12
+	VADDPS        Y16, Y12, Y12
+	VSHUFPS       $0x88, Y15, Y14, Y16
+	VSHUFPS       $0xdd, Y15, Y14, Y14
+	VADDPS        Y16, Y14, Y14
+	VSHUFPS       $0x88, Y14, Y12, Y16
+	VSHUFPS       $0xdd, Y14, Y12, Y12
+	VADDPS        Y16, Y12, Y12
+	VEXTRACTF32X4 $0x01, Y12, X16
+	VADDPS        X16, X12, X12
+	CMPQ          add+104(FP), $0x00
+	JE            set3
+	VADDPS        (R11), X12, X12
+
+set3:
+	VMOVUPS X12, (R11)
+	ADDQ    $0x10, (SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), R9
+	ADDQ    16(SP), R10
+	ADDQ    16(SP), DX
+	DECQ    panels+96(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmF16ZT5R1(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF16ZT5R1(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000002, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), DX
+	LEAQ   (CX)(BX*2), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R9
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+
+loop:
+	VCVTPH2PS     (CX)(R9*2), Z5
+	VMOVUPS       (AX)(R9*4), Z6
+	VFMADD231PS   Z5, Z6, Z0
+	VMOVUPS       (SI)(R9*4), Z6
+	VFMADD231PS   Z5, Z6, Z1
+	VMOVUPS       (DI)(R9*4), Z6
+	VFMADD231PS   Z5, Z6, Z2
+	VMOVUPS       (R8)(R9*4), Z6
+	VFMADD231PS   Z5, Z6, Z3
+	VMOVUPS       (DX)(R9*4), Z6
+	VFMADD231PS   Z5, Z6, Z4
+	ADDQ          $0x10, R9
+	JNZ           loop
+	MOVQ          (SP), R9
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y5
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y5, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y5
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y5, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X5, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDSS        (R9), X0, X0
+
+set0:
+	VMOVSS        X0, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z1, Y5
+	VADDPS        Y5, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y5
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y5, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y5
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y5, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X5
+	VADDPS        X5, X1, X1
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDSS        (R9), X1, X1
+
+set1:
+	VMOVSS        X1, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z2, Y5
+	VADDPS        Y5, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y5
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y5, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y5
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y5, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X5
+	VADDPS        X5, X2, X2
+	CMPQ          add+104(FP), $0x00
+	JE            set2
+	VADDSS        (R9), X2, X2
+
+set2:
+	VMOVSS        X2, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z3, Y5
+	VADDPS        Y5, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y5
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y5, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y5
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y5, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X5
+	VADDPS        X5, X3, X3
+	CMPQ          add+104(FP), $0x00
+	JE            set3
+	VADDSS        (R9), X3, X3
+
+set3:
+	VMOVSS        X3, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z4, Y5
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y5
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y5
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y5, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X5
+	VADDPS        X5, X4, X4
+	CMPQ          add+104(FP), $0x00
+	JE            set4
+	VADDSS        (R9), X4, X4
+
+set4:
+	VMOVSS X4, (R9)
+	ADDQ   $0x04, (SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+96(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmF32ZT5R1(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF32ZT5R1(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000004, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), DX
+	LEAQ   (CX)(BX*4), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R9
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+
+loop:
+	VMOVUPS       (CX)(R9*4), Z5
+	VMOVUPS       (AX)(R9*4), Z6
+	VFMADD231PS   Z5, Z6, Z0
+	VMOVUPS       (SI)(R9*4), Z6
+	VFMADD231PS   Z5, Z6, Z1
+	VMOVUPS       (DI)(R9*4), Z6
+	VFMADD231PS   Z5, Z6, Z2
+	VMOVUPS       (R8)(R9*4), Z6
+	VFMADD231PS   Z5, Z6, Z3
+	VMOVUPS       (DX)(R9*4), Z6
+	VFMADD231PS   Z5, Z6, Z4
+	ADDQ          $0x10, R9
+	JNZ           loop
+	MOVQ          (SP), R9
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y5
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y5, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y5
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y5, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X5, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDSS        (R9), X0, X0
+
+set0:
+	VMOVSS        X0, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z1, Y5
+	VADDPS        Y5, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y5
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y5, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y5
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y5, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X5
+	VADDPS        X5, X1, X1
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDSS        (R9), X1, X1
+
+set1:
+	VMOVSS        X1, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z2, Y5
+	VADDPS        Y5, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y5
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y5, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y5
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y5, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X5
+	VADDPS        X5, X2, X2
+	CMPQ          add+104(FP), $0x00
+	JE            set2
+	VADDSS        (R9), X2, X2
+
+set2:
+	VMOVSS        X2, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z3, Y5
+	VADDPS        Y5, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y5
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y5, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y5
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y5, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X5
+	VADDPS        X5, X3, X3
+	CMPQ          add+104(FP), $0x00
+	JE            set3
+	VADDSS        (R9), X3, X3
+
+set3:
+	VMOVSS        X3, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z4, Y5
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y5
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y5
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y5, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X5
+	VADDPS        X5, X4, X4
+	CMPQ          add+104(FP), $0x00
+	JE            set4
+	VADDSS        (R9), X4, X4
+
+set4:
+	VMOVSS X4, (R9)
+	ADDQ   $0x04, (SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+96(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmF16ZT5R4(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF16ZT5R4(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000008, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	LEAQ   (CX)(BX*2), CX
+	LEAQ   (CX)(DX*2), R10
+	LEAQ   (R10)(DX*2), R11
+	LEAQ   (R11)(DX*2), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R12
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+
+loop:
+	VCVTPH2PS     (CX)(R12*2), Z20
+	VCVTPH2PS     (R10)(R12*2), Z21
+	VCVTPH2PS     (R11)(R12*2), Z22
+	VCVTPH2PS     (DX)(R12*2), Z23
+	VMOVUPS       (AX)(R12*4), Z24
+	VFMADD231PS   Z20, Z24, Z0
+	VFMADD231PS   Z21, Z24, Z1
+	VFMADD231PS   Z22, Z24, Z2
+	VFMADD231PS   Z23, Z24, Z3
+	VMOVUPS       (SI)(R12*4), Z24
+	VFMADD231PS   Z20, Z24, Z4
+	VFMADD231PS   Z21, Z24, Z5
+	VFMADD231PS   Z22, Z24, Z6
+	VFMADD231PS   Z23, Z24, Z7
+	VMOVUPS       (DI)(R12*4), Z24
+	VFMADD231PS   Z20, Z24, Z8
+	VFMADD231PS   Z21, Z24, Z9
+	VFMADD231PS   Z22, Z24, Z10
+	VFMADD231PS   Z23, Z24, Z11
+	VMOVUPS       (R8)(R12*4), Z24
+	VFMADD231PS   Z20, Z24, Z12
+	VFMADD231PS   Z21, Z24, Z13
+	VFMADD231PS   Z22, Z24, Z14
+	VFMADD231PS   Z23, Z24, Z15
+	VMOVUPS       (R9)(R12*4), Z24
+	VFMADD231PS   Z20, Z24, Z16
+	VFMADD231PS   Z21, Z24, Z17
+	VFMADD231PS   Z22, Z24, Z18
+	VFMADD231PS   Z23, Z24, Z19
+	ADDQ          $0x10, R12
+	JNZ           loop
+	MOVQ          (SP), R12
+	VEXTRACTF64X4 $0x01, Z0, Y20
+	VADDPS        Y20, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y20
+	VADDPS        Y20, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y20
+	VADDPS        Y20, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y20
+	VADDPS        Y20, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y20
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y20, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y20
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y20, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y20
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y20, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X20
+	VADDPS        X20, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDPS        (R12), X0, X0
+
+set0:
+	VMOVUPS       X0, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z4, Y20
+	VADDPS        Y20, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y20
+	VADDPS        Y20, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y20
+	VADDPS        Y20, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y20
+	VADDPS        Y20, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y20
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y20, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y20
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y20, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y20
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y20, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X20
+	VADDPS        X20, X4, X4
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDPS        (R12), X4, X4
+
+set1:
+	VMOVUPS       X4, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z8, Y20
+	VADDPS        Y20, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y20
+	VADDPS        Y20, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z10, Y20
+	VADDPS        Y20, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y20
+	VADDPS        Y20, Y11, Y11
+	VSHUFPS       $0x88, Y9, Y8, Y20
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y20, Y8, Y8
+	VSHUFPS       $0x88, Y11, Y10, Y20
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y20, Y10, Y10
+	VSHUFPS       $0x88, Y10, Y8, Y20
+	VSHUFPS       $0xdd, Y10, Y8, Y8
+	VADDPS        Y20, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X20
+	VADDPS        X20, X8, X8
+	CMPQ          add+104(FP), $0x00
+	JE            set2
+	VADDPS        (R12), X8, X8
+
+set2:
+	VMOVUPS       X8, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z12, Y20
+	VADDPS        Y20, Y12, Y12
+	VEXTRACTF64X4 $0x01, Z13, Y20
+	VADDPS        Y20, Y13, Y13
+	VEXTRACTF64X4 $0x01, Z14, Y20
+	VADDPS        Y20, Y14, Y14
+	VEXTRACTF64X4 $0x01, Z15, Y20
+	VADDPS        Y20, Y15, Y15
+	VSHUFPS       $0x88, Y13, Y12, Y20
+	VSHUFPS       $0xdd, Y13, Y12, Y12
+	VADDPS        Y20, Y12, Y12
+	VSHUFPS       $0x88, Y15, Y14, Y20
+	VSHUFPS       $0xdd, Y15, Y14, Y14
+	VADDPS        Y20, Y14, Y14
+	VSHUFPS       $0x88, Y14, Y12, Y20
+	VSHUFPS       $0xdd, Y14, Y12, Y12
+	VADDPS        Y20, Y12, Y12
+	VEXTRACTF32X4 $0x01, Y12, X20
+	VADDPS        X20, X12, X12
+	CMPQ          add+104(FP), $0x00
+	JE            set3
+	VADDPS        (R12), X12, X12
+
+set3:
+	VMOVUPS       X12, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z16, Y20
+	VADDPS        Y20, Y16, Y16
+	VEXTRACTF64X4 $0x01, Z17, Y20
+	VADDPS        Y20, Y17, Y17
+	VEXTRACTF64X4 $0x01, Z18, Y20
+	VADDPS        Y20, Y18, Y18
+	VEXTRACTF64X4 $0x01, Z19, Y20
+	VADDPS        Y20, Y19, Y19
+	VSHUFPS       $0x88, Y17, Y16, Y20
+	VSHUFPS       $0xdd, Y17, Y16, Y16
+	VADDPS        Y20, Y16, Y16
+	VSHUFPS       $0x88, Y19, Y18, Y20
+	VSHUFPS       $0xdd, Y19, Y18, Y18
+	VADDPS        Y20, Y18, Y18
+	VSHUFPS       $0x88, Y18, Y16, Y20
+	VSHUFPS       $0xdd, Y18, Y16, Y16
+	VADDPS        Y20, Y16, Y16
+	VEXTRACTF32X4 $0x01, Y16, X20
+	VADDPS        X20, X16, X16
+	CMPQ          add+104(FP), $0x00
+	JE            set4
+	VADDPS        (R12), X16, X16
+
+set4:
+	VMOVUPS X16, (R12)
+	ADDQ    $0x10, (SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), R10
+	ADDQ    16(SP), R11
+	ADDQ    16(SP), DX
+	DECQ    panels+96(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmF32ZT5R4(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF32ZT5R4(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000010, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	LEAQ   (CX)(BX*4), CX
+	LEAQ   (CX)(DX*4), R10
+	LEAQ   (R10)(DX*4), R11
+	LEAQ   (R11)(DX*4), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R12
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+
+loop:
+	VMOVUPS       (CX)(R12*4), Z20
+	VMOVUPS       (R10)(R12*4), Z21
+	VMOVUPS       (R11)(R12*4), Z22
+	VMOVUPS       (DX)(R12*4), Z23
+	VMOVUPS       (AX)(R12*4), Z24
+	VFMADD231PS   Z20, Z24, Z0
+	VFMADD231PS   Z21, Z24, Z1
+	VFMADD231PS   Z22, Z24, Z2
+	VFMADD231PS   Z23, Z24, Z3
+	VMOVUPS       (SI)(R12*4), Z24
+	VFMADD231PS   Z20, Z24, Z4
+	VFMADD231PS   Z21, Z24, Z5
+	VFMADD231PS   Z22, Z24, Z6
+	VFMADD231PS   Z23, Z24, Z7
+	VMOVUPS       (DI)(R12*4), Z24
+	VFMADD231PS   Z20, Z24, Z8
+	VFMADD231PS   Z21, Z24, Z9
+	VFMADD231PS   Z22, Z24, Z10
+	VFMADD231PS   Z23, Z24, Z11
+	VMOVUPS       (R8)(R12*4), Z24
+	VFMADD231PS   Z20, Z24, Z12
+	VFMADD231PS   Z21, Z24, Z13
+	VFMADD231PS   Z22, Z24, Z14
+	VFMADD231PS   Z23, Z24, Z15
+	VMOVUPS       (R9)(R12*4), Z24
+	VFMADD231PS   Z20, Z24, Z16
+	VFMADD231PS   Z21, Z24, Z17
+	VFMADD231PS   Z22, Z24, Z18
+	VFMADD231PS   Z23, Z24, Z19
+	ADDQ          $0x10, R12
+	JNZ           loop
+	MOVQ          (SP), R12
+	VEXTRACTF64X4 $0x01, Z0, Y20
+	VADDPS        Y20, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y20
+	VADDPS        Y20, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y20
+	VADDPS        Y20, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y20
+	VADDPS        Y20, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y20
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y20, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y20
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y20, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y20
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y20, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X20
+	VADDPS        X20, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDPS        (R12), X0, X0
+
+set0:
+	VMOVUPS       X0, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z4, Y20
+	VADDPS        Y20, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y20
+	VADDPS        Y20, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y20
+	VADDPS        Y20, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y20
+	VADDPS        Y20, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y20
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y20, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y20
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y20, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y20
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y20, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X20
+	VADDPS        X20, X4, X4
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDPS        (R12), X4, X4
+
+set1:
+	VMOVUPS       X4, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z8, Y20
+	VADDPS        Y20, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y20
+	VADDPS        Y20, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z10, Y20
+	VADDPS        Y20, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y20
+	VADDPS        Y20, Y11, Y11
+	VSHUFPS       $0x88, Y9, Y8, Y20
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y20, Y8, Y8
+	VSHUFPS       $0x88, Y11, Y10, Y20
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y20, Y10, Y10
+	VSHUFPS       $0x88, Y10, Y8, Y20
+	VSHUFPS       $0xdd, Y10, Y8, Y8
+	VADDPS        Y20, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X20
+	VADDPS        X20, X8, X8
+	CMPQ          add+104(FP), $0x00
+	JE            set2
+	VADDPS        (R12), X8, X8
+
+set2:
+	VMOVUPS       X8, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z12, Y20
+	VADDPS        Y20, Y12, Y12
+	VEXTRACTF64X4 $0x01, Z13, Y20
+	VADDPS        Y20, Y13, Y13
+	VEXTRACTF64X4 $0x01, Z14, Y20
+	VADDPS        Y20, Y14, Y14
+	VEXTRACTF64X4 $0x01, Z15, Y20
+	VADDPS        Y20, Y15, Y15
+	VSHUFPS       $0x88, Y13, Y12, Y20
+	VSHUFPS       $0xdd, Y13, Y12, Y12
+	VADDPS        Y20, Y12, Y12
+	VSHUFPS       $0x88, Y15, Y14, Y20
+	VSHUFPS       $0xdd, Y15, Y14, Y14
+	VADDPS        Y20, Y14, Y14
+	VSHUFPS       $0x88, Y14, Y12, Y20
+	VSHUFPS       $0xdd, Y14, Y12, Y12
+	VADDPS        Y20, Y12, Y12
+	VEXTRACTF32X4 $0x01, Y12, X20
+	VADDPS        X20, X12, X12
+	CMPQ          add+104(FP), $0x00
+	JE            set3
+	VADDPS        (R12), X12, X12
+
+set3:
+	VMOVUPS       X12, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z16, Y20
+	VADDPS        Y20, Y16, Y16
+	VEXTRACTF64X4 $0x01, Z17, Y20
+	VADDPS        Y20, Y17, Y17
+	VEXTRACTF64X4 $0x01, Z18, Y20
+	VADDPS        Y20, Y18, Y18
+	VEXTRACTF64X4 $0x01, Z19, Y20
+	VADDPS        Y20, Y19, Y19
+	VSHUFPS       $0x88, Y17, Y16, Y20
+	VSHUFPS       $0xdd, Y17, Y16, Y16
+	VADDPS        Y20, Y16, Y16
+	VSHUFPS       $0x88, Y19, Y18, Y20
+	VSHUFPS       $0xdd, Y19, Y18, Y18
+	VADDPS        Y20, Y18, Y18
+	VSHUFPS       $0x88, Y18, Y16, Y20
+	VSHUFPS       $0xdd, Y18, Y16, Y16
+	VADDPS        Y20, Y16, Y16
+	VEXTRACTF32X4 $0x01, Y16, X20
+	VADDPS        X20, X16, X16
+	CMPQ          add+104(FP), $0x00
+	JE            set4
+	VADDPS        (R12), X16, X16
+
+set4:
+	VMOVUPS X16, (R12)
+	ADDQ    $0x10, (SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), R10
+	ADDQ    16(SP), R11
+	ADDQ    16(SP), DX
+	DECQ    panels+96(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmF16ZT6R1(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF16ZT6R1(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000002, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	LEAQ   (R9)(DX*4), DX
+	LEAQ   (CX)(BX*2), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+loop:
+	VCVTPH2PS     (CX)(R10*2), Z6
+	VMOVUPS       (AX)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z0
+	VMOVUPS       (SI)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z1
+	VMOVUPS       (DI)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z2
+	VMOVUPS       (R8)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z3
+	VMOVUPS       (R9)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z4
+	VMOVUPS       (DX)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z5
+	ADDQ          $0x10, R10
+	JNZ           loop
+	MOVQ          (SP), R10
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y6
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y6, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y6
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y6, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X6, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDSS        (R10), X0, X0
+
+set0:
+	VMOVSS        X0, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z1, Y6
+	VADDPS        Y6, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y6
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y6, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y6
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y6, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X6
+	VADDPS        X6, X1, X1
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDSS        (R10), X1, X1
+
+set1:
+	VMOVSS        X1, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z2, Y6
+	VADDPS        Y6, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y6
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y6, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y6
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y6, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X6
+	VADDPS        X6, X2, X2
+	CMPQ          add+104(FP), $0x00
+	JE            set2
+	VADDSS        (R10), X2, X2
+
+set2:
+	VMOVSS        X2, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z3, Y6
+	VADDPS        Y6, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y6
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y6, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y6
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y6, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X6
+	VADDPS        X6, X3, X3
+	CMPQ          add+104(FP), $0x00
+	JE            set3
+	VADDSS        (R10), X3, X3
+
+set3:
+	VMOVSS        X3, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z4, Y6
+	VADDPS        Y6, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y6
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y6, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y6
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y6, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X6
+	VADDPS        X6, X4, X4
+	CMPQ          add+104(FP), $0x00
+	JE            set4
+	VADDSS        (R10), X4, X4
+
+set4:
+	VMOVSS        X4, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z5, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y5, Y5, Y6
+	VSHUFPS       $0xdd, Y5, Y5, Y5
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y5, Y5, Y6
+	VSHUFPS       $0xdd, Y5, Y5, Y5
+	VADDPS        Y6, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X6
+	VADDPS        X6, X5, X5
+	CMPQ          add+104(FP), $0x00
+	JE            set5
+	VADDSS        (R10), X5, X5
+
+set5:
+	VMOVSS X5, (R10)
+	ADDQ   $0x04, (SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+96(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmF32ZT6R1(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF32ZT6R1(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000004, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	LEAQ   (R9)(DX*4), DX
+	LEAQ   (CX)(BX*4), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+loop:
+	VMOVUPS       (CX)(R10*4), Z6
+	VMOVUPS       (AX)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z0
+	VMOVUPS       (SI)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z1
+	VMOVUPS       (DI)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z2
+	VMOVUPS       (R8)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z3
+	VMOVUPS       (R9)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z4
+	VMOVUPS       (DX)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z5
+	ADDQ          $0x10, R10
+	JNZ           loop
+	MOVQ          (SP), R10
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y6
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y6, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y6
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y6, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X6, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDSS        (R10), X0, X0
+
+set0:
+	VMOVSS        X0, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z1, Y6
+	VADDPS        Y6, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y6
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y6, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y6
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y6, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X6
+	VADDPS        X6, X1, X1
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDSS        (R10), X1, X1
+
+set1:
+	VMOVSS        X1, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z2, Y6
+	VADDPS        Y6, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y6
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y6, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y6
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y6, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X6
+	VADDPS        X6, X2, X2
+	CMPQ          add+104(FP), $0x00
+	JE            set2
+	VADDSS        (R10), X2, X2
+
+set2:
+	VMOVSS        X2, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z3, Y6
+	VADDPS        Y6, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y6
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y6, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y6
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y6, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X6
+	VADDPS        X6, X3, X3
+	CMPQ          add+104(FP), $0x00
+	JE            set3
+	VADDSS        (R10), X3, X3
+
+set3:
+	VMOVSS        X3, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z4, Y6
+	VADDPS        Y6, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y6
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y6, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y6
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y6, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X6
+	VADDPS        X6, X4, X4
+	CMPQ          add+104(FP), $0x00
+	JE            set4
+	VADDSS        (R10), X4, X4
+
+set4:
+	VMOVSS        X4, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z5, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y5, Y5, Y6
+	VSHUFPS       $0xdd, Y5, Y5, Y5
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y5, Y5, Y6
+	VSHUFPS       $0xdd, Y5, Y5, Y5
+	VADDPS        Y6, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X6
+	VADDPS        X6, X5, X5
+	CMPQ          add+104(FP), $0x00
+	JE            set5
+	VADDSS        (R10), X5, X5
+
+set5:
+	VMOVSS X5, (R10)
+	ADDQ   $0x04, (SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+96(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmF16ZT6R4(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF16ZT6R4(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000008, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	LEAQ   (R9)(DX*4), R10
+	LEAQ   (CX)(BX*2), CX
+	LEAQ   (CX)(DX*2), R11
+	LEAQ   (R11)(DX*2), R12
+	LEAQ   (R12)(DX*2), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R13
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+loop:
+	VCVTPH2PS     (CX)(R13*2), Z24
+	VCVTPH2PS     (R11)(R13*2), Z25
+	VCVTPH2PS     (R12)(R13*2), Z26
+	VCVTPH2PS     (DX)(R13*2), Z27
+	VMOVUPS       (AX)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z0
+	VFMADD231PS   Z25, Z28, Z1
+	VFMADD231PS   Z26, Z28, Z2
+	VFMADD231PS   Z27, Z28, Z3
+	VMOVUPS       (SI)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z4
+	VFMADD231PS   Z25, Z28, Z5
+	VFMADD231PS   Z26, Z28, Z6
+	VFMADD231PS   Z27, Z28, Z7
+	VMOVUPS       (DI)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z8
+	VFMADD231PS   Z25, Z28, Z9
+	VFMADD231PS   Z26, Z28, Z10
+	VFMADD231PS   Z27, Z28, Z11
+	VMOVUPS       (R8)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z12
+	VFMADD231PS   Z25, Z28, Z13
+	VFMADD231PS   Z26, Z28, Z14
+	VFMADD231PS   Z27, Z28, Z15
+	VMOVUPS       (R9)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z16
+	VFMADD231PS   Z25, Z28, Z17
+	VFMADD231PS   Z26, Z28, Z18
+	VFMADD231PS   Z27, Z28, Z19
+	VMOVUPS       (R10)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z20
+	VFMADD231PS   Z25, Z28, Z21
+	VFMADD231PS   Z26, Z28, Z22
+	VFMADD231PS   Z27, Z28, Z23
+	ADDQ          $0x10, R13
+	JNZ           loop
+	MOVQ          (SP), R13
+	VEXTRACTF64X4 $0x01, Z0, Y24
+	VADDPS        Y24, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y24
+	VADDPS        Y24, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y24
+	VADDPS        Y24, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y24
+	VADDPS        Y24, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y24
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y24, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y24
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y24, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y24
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y24, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X24
+	VADDPS        X24, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDPS        (R13), X0, X0
+
+set0:
+	VMOVUPS       X0, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z4, Y24
+	VADDPS        Y24, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y24
+	VADDPS        Y24, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y24
+	VADDPS        Y24, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y24
+	VADDPS        Y24, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y24
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y24, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y24
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y24, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y24
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y24, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X24
+	VADDPS        X24, X4, X4
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDPS        (R13), X4, X4
+
+set1:
+	VMOVUPS       X4, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z8, Y24
+	VADDPS        Y24, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y24
+	VADDPS        Y24, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z10, Y24
+	VADDPS        Y24, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y24
+	VADDPS        Y24, Y11, Y11
+	VSHUFPS       $0x88, Y9, Y8, Y24
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y24, Y8, Y8
+	VSHUFPS       $0x88, Y11, Y10, Y24
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y24, Y10, Y10
+	VSHUFPS       $0x88, Y10, Y8, Y24
+	VSHUFPS       $0xdd, Y10, Y8, Y8
+	VADDPS        Y24, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X24
+	VADDPS        X24, X8, X8
+	CMPQ          add+104(FP), $0x00
+	JE            set2
+	VADDPS        (R13), X8, X8
+
+set2:
+	VMOVUPS       X8, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z12, Y24
+	VADDPS        Y24, Y12, Y12
+	VEXTRACTF64X4 $0x01, Z13, Y24
+	VADDPS        Y24, Y13, Y13
+	VEXTRACTF64X4 $0x01, Z14, Y24
+	VADDPS        Y24, Y14, Y14
+	VEXTRACTF64X4 $0x01, Z15, Y24
+	VADDPS        Y24, Y15, Y15
+	VSHUFPS       $0x88, Y13, Y12, Y24
+	VSHUFPS       $0xdd, Y13, Y12, Y12
+	VADDPS        Y24, Y12, Y12
+	VSHUFPS       $0x88, Y15, Y14, Y24
+	VSHUFPS       $0xdd, Y15, Y14, Y14
+	VADDPS        Y24, Y14, Y14
+	VSHUFPS       $0x88, Y14, Y12, Y24
+	VSHUFPS       $0xdd, Y14, Y12, Y12
+	VADDPS        Y24, Y12, Y12
+	VEXTRACTF32X4 $0x01, Y12, X24
+	VADDPS        X24, X12, X12
+	CMPQ          add+104(FP), $0x00
+	JE            set3
+	VADDPS        (R13), X12, X12
+
+set3:
+	VMOVUPS       X12, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z16, Y24
+	VADDPS        Y24, Y16, Y16
+	VEXTRACTF64X4 $0x01, Z17, Y24
+	VADDPS        Y24, Y17, Y17
+	VEXTRACTF64X4 $0x01, Z18, Y24
+	VADDPS        Y24, Y18, Y18
+	VEXTRACTF64X4 $0x01, Z19, Y24
+	VADDPS        Y24, Y19, Y19
+	VSHUFPS       $0x88, Y17, Y16, Y24
+	VSHUFPS       $0xdd, Y17, Y16, Y16
+	VADDPS        Y24, Y16, Y16
+	VSHUFPS       $0x88, Y19, Y18, Y24
+	VSHUFPS       $0xdd, Y19, Y18, Y18
+	VADDPS        Y24, Y18, Y18
+	VSHUFPS       $0x88, Y18, Y16, Y24
+	VSHUFPS       $0xdd, Y18, Y16, Y16
+	VADDPS        Y24, Y16, Y16
+	VEXTRACTF32X4 $0x01, Y16, X24
+	VADDPS        X24, X16, X16
+	CMPQ          add+104(FP), $0x00
+	JE            set4
+	VADDPS        (R13), X16, X16
+
+set4:
+	VMOVUPS       X16, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z20, Y24
+	VADDPS        Y24, Y20, Y20
+	VEXTRACTF64X4 $0x01, Z21, Y24
+	VADDPS        Y24, Y21, Y21
+	VEXTRACTF64X4 $0x01, Z22, Y24
+	VADDPS        Y24, Y22, Y22
+	VEXTRACTF64X4 $0x01, Z23, Y24
+	VADDPS        Y24, Y23, Y23
+	VSHUFPS       $0x88, Y21, Y20, Y24
+	VSHUFPS       $0xdd, Y21, Y20, Y20
+	VADDPS        Y24, Y20, Y20
+	VSHUFPS       $0x88, Y23, Y22, Y24
+	VSHUFPS       $0xdd, Y23, Y22, Y22
+	VADDPS        Y24, Y22, Y22
+	VSHUFPS       $0x88, Y22, Y20, Y24
+	VSHUFPS       $0xdd, Y22, Y20, Y20
+	VADDPS        Y24, Y20, Y20
+	VEXTRACTF32X4 $0x01, Y20, X24
+	VADDPS        X24, X20, X20
+	CMPQ          add+104(FP), $0x00
+	JE            set5
+	VADDPS        (R13), X20, X20
+
+set5:
+	VMOVUPS X20, (R13)
+	ADDQ    $0x10, (SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), R11
+	ADDQ    16(SP), R12
+	ADDQ    16(SP), DX
+	DECQ    panels+96(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmF32ZT6R4(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmF32ZT6R4(SB), NOSPLIT, $24-112
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+80(FP), DX
+	MOVQ   k+88(FP), BX
+	IMUL3Q $0x00000010, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	LEAQ   (R9)(DX*4), R10
+	LEAQ   (CX)(BX*4), CX
+	LEAQ   (CX)(DX*4), R11
+	LEAQ   (R11)(DX*4), R12
+	LEAQ   (R12)(DX*4), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R13
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+loop:
+	VMOVUPS       (CX)(R13*4), Z24
+	VMOVUPS       (R11)(R13*4), Z25
+	VMOVUPS       (R12)(R13*4), Z26
+	VMOVUPS       (DX)(R13*4), Z27
+	VMOVUPS       (AX)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z0
+	VFMADD231PS   Z25, Z28, Z1
+	VFMADD231PS   Z26, Z28, Z2
+	VFMADD231PS   Z27, Z28, Z3
+	VMOVUPS       (SI)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z4
+	VFMADD231PS   Z25, Z28, Z5
+	VFMADD231PS   Z26, Z28, Z6
+	VFMADD231PS   Z27, Z28, Z7
+	VMOVUPS       (DI)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z8
+	VFMADD231PS   Z25, Z28, Z9
+	VFMADD231PS   Z26, Z28, Z10
+	VFMADD231PS   Z27, Z28, Z11
+	VMOVUPS       (R8)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z12
+	VFMADD231PS   Z25, Z28, Z13
+	VFMADD231PS   Z26, Z28, Z14
+	VFMADD231PS   Z27, Z28, Z15
+	VMOVUPS       (R9)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z16
+	VFMADD231PS   Z25, Z28, Z17
+	VFMADD231PS   Z26, Z28, Z18
+	VFMADD231PS   Z27, Z28, Z19
+	VMOVUPS       (R10)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z20
+	VFMADD231PS   Z25, Z28, Z21
+	VFMADD231PS   Z26, Z28, Z22
+	VFMADD231PS   Z27, Z28, Z23
+	ADDQ          $0x10, R13
+	JNZ           loop
+	MOVQ          (SP), R13
+	VEXTRACTF64X4 $0x01, Z0, Y24
+	VADDPS        Y24, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y24
+	VADDPS        Y24, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y24
+	VADDPS        Y24, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y24
+	VADDPS        Y24, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y24
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y24, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y24
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y24, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y24
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y24, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X24
+	VADDPS        X24, X0, X0
+	CMPQ          add+104(FP), $0x00
+	JE            set0
+	VADDPS        (R13), X0, X0
+
+set0:
+	VMOVUPS       X0, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z4, Y24
+	VADDPS        Y24, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y24
+	VADDPS        Y24, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y24
+	VADDPS        Y24, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y24
+	VADDPS        Y24, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y24
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y24, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y24
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y24, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y24
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y24, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X24
+	VADDPS        X24, X4, X4
+	CMPQ          add+104(FP), $0x00
+	JE            set1
+	VADDPS        (R13), X4, X4
+
+set1:
+	VMOVUPS       X4, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z8, Y24
+	VADDPS        Y24, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y24
+	VADDPS        Y24, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z10, Y24
+	VADDPS        Y24, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y24
+	VADDPS        Y24, Y11, Y11
+	VSHUFPS       $0x88, Y9, Y8, Y24
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y24, Y8, Y8
+	VSHUFPS       $0x88, Y11, Y10, Y24
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y24, Y10, Y10
+	VSHUFPS       $0x88, Y10, Y8, Y24
+	VSHUFPS       $0xdd, Y10, Y8, Y8
+	VADDPS        Y24, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X24
+	VADDPS        X24, X8, X8
+	CMPQ          add+104(FP), $0x00
+	JE            set2
+	VADDPS        (R13), X8, X8
+
+set2:
+	VMOVUPS       X8, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z12, Y24
+	VADDPS        Y24, Y12, Y12
+	VEXTRACTF64X4 $0x01, Z13, Y24
+	VADDPS        Y24, Y13, Y13
+	VEXTRACTF64X4 $0x01, Z14, Y24
+	VADDPS        Y24, Y14, Y14
+	VEXTRACTF64X4 $0x01, Z15, Y24
+	VADDPS        Y24, Y15, Y15
+	VSHUFPS       $0x88, Y13, Y12, Y24
+	VSHUFPS       $0xdd, Y13, Y12, Y12
+	VADDPS        Y24, Y12, Y12
+	VSHUFPS       $0x88, Y15, Y14, Y24
+	VSHUFPS       $0xdd, Y15, Y14, Y14
+	VADDPS        Y24, Y14, Y14
+	VSHUFPS       $0x88, Y14, Y12, Y24
+	VSHUFPS       $0xdd, Y14, Y12, Y12
+	VADDPS        Y24, Y12, Y12
+	VEXTRACTF32X4 $0x01, Y12, X24
+	VADDPS        X24, X12, X12
+	CMPQ          add+104(FP), $0x00
+	JE            set3
+	VADDPS        (R13), X12, X12
+
+set3:
+	VMOVUPS       X12, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z16, Y24
+	VADDPS        Y24, Y16, Y16
+	VEXTRACTF64X4 $0x01, Z17, Y24
+	VADDPS        Y24, Y17, Y17
+	VEXTRACTF64X4 $0x01, Z18, Y24
+	VADDPS        Y24, Y18, Y18
+	VEXTRACTF64X4 $0x01, Z19, Y24
+	VADDPS        Y24, Y19, Y19
+	VSHUFPS       $0x88, Y17, Y16, Y24
+	VSHUFPS       $0xdd, Y17, Y16, Y16
+	VADDPS        Y24, Y16, Y16
+	VSHUFPS       $0x88, Y19, Y18, Y24
+	VSHUFPS       $0xdd, Y19, Y18, Y18
+	VADDPS        Y24, Y18, Y18
+	VSHUFPS       $0x88, Y18, Y16, Y24
+	VSHUFPS       $0xdd, Y18, Y16, Y16
+	VADDPS        Y24, Y16, Y16
+	VEXTRACTF32X4 $0x01, Y16, X24
+	VADDPS        X24, X16, X16
+	CMPQ          add+104(FP), $0x00
+	JE            set4
+	VADDPS        (R13), X16, X16
+
+set4:
+	VMOVUPS       X16, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z20, Y24
+	VADDPS        Y24, Y20, Y20
+	VEXTRACTF64X4 $0x01, Z21, Y24
+	VADDPS        Y24, Y21, Y21
+	VEXTRACTF64X4 $0x01, Z22, Y24
+	VADDPS        Y24, Y22, Y22
+	VEXTRACTF64X4 $0x01, Z23, Y24
+	VADDPS        Y24, Y23, Y23
+	VSHUFPS       $0x88, Y21, Y20, Y24
+	VSHUFPS       $0xdd, Y21, Y20, Y20
+	VADDPS        Y24, Y20, Y20
+	VSHUFPS       $0x88, Y23, Y22, Y24
+	VSHUFPS       $0xdd, Y23, Y22, Y22
+	VADDPS        Y24, Y22, Y22
+	VSHUFPS       $0x88, Y22, Y20, Y24
+	VSHUFPS       $0xdd, Y22, Y20, Y20
+	VADDPS        Y24, Y20, Y20
+	VEXTRACTF32X4 $0x01, Y20, X24
+	VADDPS        X24, X20, X20
+	CMPQ          add+104(FP), $0x00
+	JE            set5
+	VADDPS        (R13), X20, X20
+
+set5:
+	VMOVUPS X20, (R13)
+	ADDQ    $0x10, (SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), R11
+	ADDQ    16(SP), R12
+	ADDQ    16(SP), DX
+	DECQ    panels+96(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
 // func sumAVX2(x []float32) float32
 // Requires: AVX, SSE
 TEXT ·sumAVX2(SB), NOSPLIT, $0-28

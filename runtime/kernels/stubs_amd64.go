@@ -144,6 +144,136 @@ func gemmF16Panels(y []float32, ldy int, x []float32, w []uint16, cols int, k in
 //go:noescape
 func gemmF32Panels(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int)
 
+// matVecF16AVX512 sets y[r] = sum_{c<k} w[r*cols+c]*x[c] for r < rows; k is a multiple of 16.
+//
+//go:noescape
+func matVecF16AVX512(y []float32, w []uint16, x []float32, rows int, cols int, k int)
+
+// matVecF32AVX512 sets y[r] = sum_{c<k} w[r*cols+c]*x[c] for r < rows; k is a multiple of 16.
+//
+//go:noescape
+func matVecF32AVX512(y []float32, w []float32, x []float32, rows int, cols int, k int)
+
+// gemmF16ZT1R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 1, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF16ZT1R1(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+
+// gemmF32ZT1R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 1, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF32ZT1R1(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+
+// gemmF16ZT1R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 1, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF16ZT1R4(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+
+// gemmF32ZT1R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 1, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF32ZT1R4(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+
+// gemmF16ZT2R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 2, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF16ZT2R1(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+
+// gemmF32ZT2R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 2, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF32ZT2R1(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+
+// gemmF16ZT2R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 2, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF16ZT2R4(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+
+// gemmF32ZT2R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 2, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF32ZT2R4(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+
+// gemmF16ZT3R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 3, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF16ZT3R1(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+
+// gemmF32ZT3R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 3, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF32ZT3R1(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+
+// gemmF16ZT3R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 3, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF16ZT3R4(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+
+// gemmF32ZT3R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 3, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF32ZT3R4(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+
+// gemmF16ZT4R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 4, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF16ZT4R1(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+
+// gemmF32ZT4R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 4, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF32ZT4R1(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+
+// gemmF16ZT4R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 4, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF16ZT4R4(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+
+// gemmF32ZT4R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 4, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF32ZT4R4(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+
+// gemmF16ZT5R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 5, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF16ZT5R1(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+
+// gemmF32ZT5R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 5, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF32ZT5R1(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+
+// gemmF16ZT5R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 5, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF16ZT5R4(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+
+// gemmF32ZT5R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 5, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF32ZT5R4(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+
+// gemmF16ZT6R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 6, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF16ZT6R1(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+
+// gemmF32ZT6R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 6, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF32ZT6R1(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+
+// gemmF16ZT6R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 6, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF16ZT6R4(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
+
+// gemmF32ZT6R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 6, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmF32ZT6R4(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
+
 // sumAVX2 returns the sum of x; len(x) is a multiple of 32.
 //
 //go:noescape

@@ -20,8 +20,31 @@ var gemmF32Tiles = [tileTokens][tileRows]func(y []float32, ldy int, x []float32,
 	{gemmF32T4R1, gemmF32T4R2, gemmF32T4R3},
 }
 
+// gemmF16ZPanels holds the AVX-512 kernels indexed by [tokens-1][0 for 1 row, 1 for zRows rows].
+var gemmF16ZPanels = [zTokens][2]func(y []float32, ldy int, x []float32, w []uint16, cols, k, panels, add int){
+	{gemmF16ZT1R1, gemmF16ZT1R4},
+	{gemmF16ZT2R1, gemmF16ZT2R4},
+	{gemmF16ZT3R1, gemmF16ZT3R4},
+	{gemmF16ZT4R1, gemmF16ZT4R4},
+	{gemmF16ZT5R1, gemmF16ZT5R4},
+	{gemmF16ZT6R1, gemmF16ZT6R4},
+}
+
+// gemmF32ZPanels holds the AVX-512 kernels indexed by [tokens-1][0 for 1 row, 1 for zRows rows].
+var gemmF32ZPanels = [zTokens][2]func(y []float32, ldy int, x []float32, w []float32, cols, k, panels, add int){
+	{gemmF32ZT1R1, gemmF32ZT1R4},
+	{gemmF32ZT2R1, gemmF32ZT2R4},
+	{gemmF32ZT3R1, gemmF32ZT3R4},
+	{gemmF32ZT4R1, gemmF32ZT4R4},
+	{gemmF32ZT5R1, gemmF32ZT5R4},
+	{gemmF32ZT6R1, gemmF32ZT6R4},
+}
+
 const (
-	// tileTokens x tileRows is the GEMM micro-tile of the assembly.
+	// tileTokens x tileRows is the GEMM micro-tile of the AVX2 assembly.
 	tileTokens = 4
 	tileRows   = 3
+	// zTokens x zRows is the GEMM micro-tile of the AVX-512 assembly.
+	zTokens = 6
+	zRows   = 4
 )

@@ -38,6 +38,7 @@ func main() {
 	}
 	gemmPanels("gemmF16Panels", true)
 	gemmPanels("gemmF32Panels", false)
+	avx512Kernels()
 	sum()
 	dot()
 	axpy()
@@ -71,7 +72,19 @@ func writeTiles(path string) {
 		}
 		b.WriteString("}\n\n")
 	}
-	fmt.Fprintf(&b, "const (\n\t// tileTokens x tileRows is the GEMM micro-tile of the assembly.\n\ttileTokens = %d\n\ttileRows = %d\n)\n", tileTokens, tileRows)
+	for _, dt := range []struct {
+		name, w string
+		f16     bool
+	}{{"F16", "[]uint16", true}, {"F32", "[]float32", false}} {
+		fmt.Fprintf(&b, "// gemm%sZPanels holds the AVX-512 kernels indexed by [tokens-1][0 for 1 row, 1 for zRows rows].\n", dt.name)
+		fmt.Fprintf(&b, "var gemm%sZPanels = [zTokens][2]func(y []float32, ldy int, x []float32, w %s, cols, k, panels, add int){\n", dt.name, dt.w)
+		for t := 1; t <= zTokens; t++ {
+			fmt.Fprintf(&b, "{%s, %s},\n", zGemmName(dt.f16, t, 1), zGemmName(dt.f16, t, zRows))
+		}
+		b.WriteString("}\n\n")
+	}
+	fmt.Fprintf(&b, "const (\n\t// tileTokens x tileRows is the GEMM micro-tile of the AVX2 assembly.\n\ttileTokens = %d\n\ttileRows = %d\n", tileTokens, tileRows)
+	fmt.Fprintf(&b, "\t// zTokens x zRows is the GEMM micro-tile of the AVX-512 assembly.\n\tzTokens = %d\n\tzRows = %d\n)\n", zTokens, zRows)
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		log.Fatal(err)
