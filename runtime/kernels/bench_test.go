@@ -287,3 +287,60 @@ func BenchmarkMatMulLevels(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMatVecLevels compares the instruction-set levels of the fp16
+// GEMV streaming 24 distinct matrices from DRAM (decode's access pattern) on
+// one and two threads, with the read-bandwidth yardstick in the same run.
+func BenchmarkMatVecLevels(b *testing.B) {
+	w16, _ := benchWeights(benchStream, false)
+	x, y := benchVec(benchCols), make([]float32, benchRows)
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		for _, level := range isaLevels() {
+			if level.name == "go" {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s/threads=%d", level.name, threads), func(b *testing.B) {
+				defer level.set()()
+				b.SetBytes(2 * benchRows * benchCols)
+				i := 0
+				for b.Loop() {
+					p.MatVecF16(y, w16[i%benchStream], x, benchRows, benchCols)
+					i++
+				}
+			})
+		}
+		p.Close()
+	}
+}
+
+// BenchmarkAttentionPrefill measures one layer's attention over a prompt of
+// n tokens from position 0 with Qwen2.5-0.5B's heads (14 query, 2 KV, 64
+// wide), on 2 threads: "batch" is the batched path prefill takes, "pairs"
+// the decode path's (token, head) work items applied to the whole batch,
+// which is what prefill used before.
+func BenchmarkAttentionPrefill(b *testing.B) {
+	const heads, kvHeads, d = 14, 2, 64
+	for _, n := range []int{128, 512, 2048} {
+		pool := NewPool(2)
+		a := NewAttention(pool, heads, kvHeads, d, n, 0.125)
+		keys, values := benchVec(kvHeads*n*d), benchVec(kvHeads*n*d)
+		q, out := benchVec(n*heads*d), make([]float32, n*heads*d)
+		pairs := float64(heads) * float64(n) * float64(n+1) / 2
+		for _, mode := range []string{"batch", "pairs"} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, mode), func(b *testing.B) {
+				for b.Loop() {
+					if mode == "batch" {
+						a.Compute(out, q, heads*d, keys, values, n, 0)
+						continue
+					}
+					a.out, a.q, a.qStride, a.keys, a.values, a.pos, a.n = out, q, heads*d, keys, values, 0, n
+					a.capacity, a.window = n, 0
+					pool.Parallel(n*heads, 1, a.fn)
+				}
+				reportGFLOPS(b, 4*d*pairs)
+			})
+		}
+		pool.Close()
+	}
+}

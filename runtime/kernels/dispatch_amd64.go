@@ -136,9 +136,6 @@ func gemmRowMultiple() int {
 	return tileRows
 }
 
-// gemmBlockBytes is the weight block kept in L2 (half of a typical 512 KiB
-// to 2 MiB L2, leaving room for the activations).
-var gemmBlockBytes = 96 << 10
 
 func sumFast(x []float32) (float32, int) {
 	n := len(x) &^ 31
@@ -179,5 +176,22 @@ func axpyFast(y []float32, a float32, x []float32) int {
 		return 0
 	}
 	axpyAVX2(y[:n], x[:n], a)
+	return n
+}
+
+func maxFast(x []float32) (float32, int) {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		return 0, 0
+	}
+	return maxAVX2(x[:n]), n
+}
+
+func scaleFast(x []float32, a float32) int {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		return 0
+	}
+	scaleAVX2(x[:n], a)
 	return n
 }

@@ -2,7 +2,12 @@
 
 package kernels
 
-import "testing"
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
 
 // TestAVX2Level runs the matrix kernel tests again on the AVX2 kernels when
 // the machine would otherwise pick the AVX-512 ones, so that both levels are
@@ -39,4 +44,27 @@ func isaLevels() []isaLevel {
 		l = append(l, isaLevel{"avx2", func() func() { useAVX512 = false; return restore }})
 	}
 	return append(l, isaLevel{"go", func() func() { useAVX2, useAVX512 = false, false; return restore }})
+}
+
+// TestVEXKernelsUseLowRegisters checks the generated assembly: only the
+// AVX-512 kernels may name vector registers 16-31, which need EVEX encodings
+// (an AVX2 kernel given one by the register allocator would assemble to an
+// AVX-512 instruction and fault on an AVX2-only CPU).
+func TestVEXKernelsUseLowRegisters(t *testing.T) {
+	src, err := os.ReadFile("kernels_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	high := regexp.MustCompile(`\b[XYZ](1[6-9]|2[0-9]|3[01])\b`)
+	evex := regexp.MustCompile(`^·(gemmF(16|32)ZT|gemmNNZ|matVecF(16|32)AVX512|q[48]VNNI)`)
+	fn := ""
+	for _, line := range strings.Split(string(src), "\n") {
+		if strings.HasPrefix(line, "TEXT ") {
+			fn = strings.Fields(line)[1]
+			continue
+		}
+		if high.MatchString(line) && !evex.MatchString(fn) {
+			t.Errorf("%s uses a register only EVEX can encode: %s", fn, strings.TrimSpace(line))
+		}
+	}
 }

@@ -45,6 +45,8 @@ func axpyFast(y []float32, a float32, x []float32) int {
 func sumFast(x []float32) (float32, int)                    { return 0, 0 }
 func swigluFast(dst, gate, up []float32) int                { return 0 }
 func expSumFast(dst, x []float32, m float32) (float32, int) { return 0, 0 }
+func maxFast(x []float32) (float32, int)                    { return 0, 0 }
+func scaleFast(x []float32, a float32) int                  { return 0 }
 
 func matVecF16Fast(y []float32, w []uint16, x []float32, rows, cols int) int {
 	k := cols &^ 7
@@ -100,4 +102,9 @@ func matMulF32Fast(y, x, w []float32, n, rows, cols, lo, hi int) int {
 		}
 	}
 	return k
+}
+
+// No NN kernels in assembly here: the Go twin does all of gemmNN.
+func gemmNNFast(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, add bool) int {
+	return 0
 }

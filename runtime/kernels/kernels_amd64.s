@@ -5259,6 +5259,2034 @@ set5:
 	VZEROUPPER
 	RET
 
+// func gemmNNZ1x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, AVX512F
+TEXT ·gemmNNZ1x16(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	MOVQ ldb+88(FP), CX
+	SHLQ $0x02, CX
+
+panel:
+	XORQ   DX, DX
+	MOVQ   8(SP), BX
+	MOVQ   k+96(FP), SI
+	VPXORD Z0, Z0, Z0
+
+loop:
+	VMOVUPS      (BX), Z1
+	VBROADCASTSS (AX)(DX*1), Z2
+	VFMADD231PS  Z1, Z2, Z0
+	ADDQ         $0x04, DX
+	ADDQ         CX, BX
+	DECQ         SI
+	JNZ          loop
+	MOVQ         (SP), SI
+	MOVQ         ldc+24(FP), DX
+	SHLQ         $0x02, DX
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (SI), Z0, Z0
+
+set0:
+	VMOVUPS Z0, (SI)
+	ADDQ    $0x00000040, (SP)
+	ADDQ    $0x00000040, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNZ1x64(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, AVX512F
+TEXT ·gemmNNZ1x64(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	MOVQ ldb+88(FP), CX
+	SHLQ $0x02, CX
+
+panel:
+	XORQ   DX, DX
+	MOVQ   8(SP), BX
+	MOVQ   k+96(FP), SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+loop:
+	VMOVUPS      (BX), Z4
+	VMOVUPS      64(BX), Z5
+	VMOVUPS      128(BX), Z6
+	VMOVUPS      192(BX), Z7
+	VBROADCASTSS (AX)(DX*1), Z8
+	VFMADD231PS  Z4, Z8, Z0
+	VFMADD231PS  Z5, Z8, Z1
+	VFMADD231PS  Z6, Z8, Z2
+	VFMADD231PS  Z7, Z8, Z3
+	ADDQ         $0x04, DX
+	ADDQ         CX, BX
+	DECQ         SI
+	JNZ          loop
+	MOVQ         (SP), SI
+	MOVQ         ldc+24(FP), DX
+	SHLQ         $0x02, DX
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (SI), Z0, Z0
+	VADDPS       64(SI), Z1, Z1
+	VADDPS       128(SI), Z2, Z2
+	VADDPS       192(SI), Z3, Z3
+
+set0:
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	VMOVUPS Z2, 128(SI)
+	VMOVUPS Z3, 192(SI)
+	ADDQ    $0x00000100, (SP)
+	ADDQ    $0x00000100, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNZ2x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, AVX512F
+TEXT ·gemmNNZ2x16(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), CX
+	MOVQ ldb+88(FP), DX
+	SHLQ $0x02, DX
+
+panel:
+	XORQ   BX, BX
+	MOVQ   8(SP), SI
+	MOVQ   k+96(FP), DI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+
+loop:
+	VMOVUPS      (SI), Z2
+	VBROADCASTSS (AX)(BX*1), Z3
+	VFMADD231PS  Z2, Z3, Z0
+	VBROADCASTSS (CX)(BX*1), Z3
+	VFMADD231PS  Z2, Z3, Z1
+	ADDQ         $0x04, BX
+	ADDQ         DX, SI
+	DECQ         DI
+	JNZ          loop
+	MOVQ         (SP), DI
+	MOVQ         ldc+24(FP), BX
+	SHLQ         $0x02, BX
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (DI), Z0, Z0
+
+set0:
+	VMOVUPS Z0, (DI)
+	ADDQ    BX, DI
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (DI), Z1, Z1
+
+set1:
+	VMOVUPS Z1, (DI)
+	ADDQ    $0x00000040, (SP)
+	ADDQ    $0x00000040, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNZ2x64(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, AVX512F
+TEXT ·gemmNNZ2x64(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), CX
+	MOVQ ldb+88(FP), DX
+	SHLQ $0x02, DX
+
+panel:
+	XORQ   BX, BX
+	MOVQ   8(SP), SI
+	MOVQ   k+96(FP), DI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+loop:
+	VMOVUPS      (SI), Z8
+	VMOVUPS      64(SI), Z9
+	VMOVUPS      128(SI), Z10
+	VMOVUPS      192(SI), Z11
+	VBROADCASTSS (AX)(BX*1), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z1
+	VFMADD231PS  Z10, Z12, Z2
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (CX)(BX*1), Z12
+	VFMADD231PS  Z8, Z12, Z4
+	VFMADD231PS  Z9, Z12, Z5
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	ADDQ         $0x04, BX
+	ADDQ         DX, SI
+	DECQ         DI
+	JNZ          loop
+	MOVQ         (SP), DI
+	MOVQ         ldc+24(FP), BX
+	SHLQ         $0x02, BX
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (DI), Z0, Z0
+	VADDPS       64(DI), Z1, Z1
+	VADDPS       128(DI), Z2, Z2
+	VADDPS       192(DI), Z3, Z3
+
+set0:
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	ADDQ    BX, DI
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (DI), Z4, Z4
+	VADDPS  64(DI), Z5, Z5
+	VADDPS  128(DI), Z6, Z6
+	VADDPS  192(DI), Z7, Z7
+
+set1:
+	VMOVUPS Z4, (DI)
+	VMOVUPS Z5, 64(DI)
+	VMOVUPS Z6, 128(DI)
+	VMOVUPS Z7, 192(DI)
+	ADDQ    $0x00000100, (SP)
+	ADDQ    $0x00000100, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNZ3x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, AVX512F
+TEXT ·gemmNNZ3x16(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), DX
+	LEAQ (DX)(CX*4), CX
+	MOVQ ldb+88(FP), BX
+	SHLQ $0x02, BX
+
+panel:
+	XORQ   SI, SI
+	MOVQ   8(SP), DI
+	MOVQ   k+96(FP), R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+
+loop:
+	VMOVUPS      (DI), Z3
+	VBROADCASTSS (AX)(SI*1), Z4
+	VFMADD231PS  Z3, Z4, Z0
+	VBROADCASTSS (DX)(SI*1), Z4
+	VFMADD231PS  Z3, Z4, Z1
+	VBROADCASTSS (CX)(SI*1), Z4
+	VFMADD231PS  Z3, Z4, Z2
+	ADDQ         $0x04, SI
+	ADDQ         BX, DI
+	DECQ         R8
+	JNZ          loop
+	MOVQ         (SP), R8
+	MOVQ         ldc+24(FP), SI
+	SHLQ         $0x02, SI
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (R8), Z0, Z0
+
+set0:
+	VMOVUPS Z0, (R8)
+	ADDQ    SI, R8
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (R8), Z1, Z1
+
+set1:
+	VMOVUPS Z1, (R8)
+	ADDQ    SI, R8
+	CMPQ    add+112(FP), $0x00
+	JE      set2
+	VADDPS  (R8), Z2, Z2
+
+set2:
+	VMOVUPS Z2, (R8)
+	ADDQ    $0x00000040, (SP)
+	ADDQ    $0x00000040, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNZ3x64(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, AVX512F
+TEXT ·gemmNNZ3x64(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), DX
+	LEAQ (DX)(CX*4), CX
+	MOVQ ldb+88(FP), BX
+	SHLQ $0x02, BX
+
+panel:
+	XORQ   SI, SI
+	MOVQ   8(SP), DI
+	MOVQ   k+96(FP), R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+
+loop:
+	VMOVUPS      (DI), Z12
+	VMOVUPS      64(DI), Z13
+	VMOVUPS      128(DI), Z14
+	VMOVUPS      192(DI), Z15
+	VBROADCASTSS (AX)(SI*1), Z16
+	VFMADD231PS  Z12, Z16, Z0
+	VFMADD231PS  Z13, Z16, Z1
+	VFMADD231PS  Z14, Z16, Z2
+	VFMADD231PS  Z15, Z16, Z3
+	VBROADCASTSS (DX)(SI*1), Z16
+	VFMADD231PS  Z12, Z16, Z4
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z6
+	VFMADD231PS  Z15, Z16, Z7
+	VBROADCASTSS (CX)(SI*1), Z16
+	VFMADD231PS  Z12, Z16, Z8
+	VFMADD231PS  Z13, Z16, Z9
+	VFMADD231PS  Z14, Z16, Z10
+	VFMADD231PS  Z15, Z16, Z11
+	ADDQ         $0x04, SI
+	ADDQ         BX, DI
+	DECQ         R8
+	JNZ          loop
+	MOVQ         (SP), R8
+	MOVQ         ldc+24(FP), SI
+	SHLQ         $0x02, SI
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (R8), Z0, Z0
+	VADDPS       64(R8), Z1, Z1
+	VADDPS       128(R8), Z2, Z2
+	VADDPS       192(R8), Z3, Z3
+
+set0:
+	VMOVUPS Z0, (R8)
+	VMOVUPS Z1, 64(R8)
+	VMOVUPS Z2, 128(R8)
+	VMOVUPS Z3, 192(R8)
+	ADDQ    SI, R8
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (R8), Z4, Z4
+	VADDPS  64(R8), Z5, Z5
+	VADDPS  128(R8), Z6, Z6
+	VADDPS  192(R8), Z7, Z7
+
+set1:
+	VMOVUPS Z4, (R8)
+	VMOVUPS Z5, 64(R8)
+	VMOVUPS Z6, 128(R8)
+	VMOVUPS Z7, 192(R8)
+	ADDQ    SI, R8
+	CMPQ    add+112(FP), $0x00
+	JE      set2
+	VADDPS  (R8), Z8, Z8
+	VADDPS  64(R8), Z9, Z9
+	VADDPS  128(R8), Z10, Z10
+	VADDPS  192(R8), Z11, Z11
+
+set2:
+	VMOVUPS Z8, (R8)
+	VMOVUPS Z9, 64(R8)
+	VMOVUPS Z10, 128(R8)
+	VMOVUPS Z11, 192(R8)
+	ADDQ    $0x00000100, (SP)
+	ADDQ    $0x00000100, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNZ4x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, AVX512F
+TEXT ·gemmNNZ4x16(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), DX
+	LEAQ (DX)(CX*4), BX
+	LEAQ (BX)(CX*4), CX
+	MOVQ ldb+88(FP), SI
+	SHLQ $0x02, SI
+
+panel:
+	XORQ   DI, DI
+	MOVQ   8(SP), R8
+	MOVQ   k+96(FP), R9
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+loop:
+	VMOVUPS      (R8), Z4
+	VBROADCASTSS (AX)(DI*1), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	VBROADCASTSS (DX)(DI*1), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	VBROADCASTSS (BX)(DI*1), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	VBROADCASTSS (CX)(DI*1), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x04, DI
+	ADDQ         SI, R8
+	DECQ         R9
+	JNZ          loop
+	MOVQ         (SP), R9
+	MOVQ         ldc+24(FP), DI
+	SHLQ         $0x02, DI
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (R9), Z0, Z0
+
+set0:
+	VMOVUPS Z0, (R9)
+	ADDQ    DI, R9
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (R9), Z1, Z1
+
+set1:
+	VMOVUPS Z1, (R9)
+	ADDQ    DI, R9
+	CMPQ    add+112(FP), $0x00
+	JE      set2
+	VADDPS  (R9), Z2, Z2
+
+set2:
+	VMOVUPS Z2, (R9)
+	ADDQ    DI, R9
+	CMPQ    add+112(FP), $0x00
+	JE      set3
+	VADDPS  (R9), Z3, Z3
+
+set3:
+	VMOVUPS Z3, (R9)
+	ADDQ    $0x00000040, (SP)
+	ADDQ    $0x00000040, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNZ4x64(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, AVX512F
+TEXT ·gemmNNZ4x64(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), DX
+	LEAQ (DX)(CX*4), BX
+	LEAQ (BX)(CX*4), CX
+	MOVQ ldb+88(FP), SI
+	SHLQ $0x02, SI
+
+panel:
+	XORQ   DI, DI
+	MOVQ   8(SP), R8
+	MOVQ   k+96(FP), R9
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+loop:
+	VMOVUPS      (R8), Z16
+	VMOVUPS      64(R8), Z17
+	VMOVUPS      128(R8), Z18
+	VMOVUPS      192(R8), Z19
+	VBROADCASTSS (AX)(DI*1), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS (DX)(DI*1), Z20
+	VFMADD231PS  Z16, Z20, Z4
+	VFMADD231PS  Z17, Z20, Z5
+	VFMADD231PS  Z18, Z20, Z6
+	VFMADD231PS  Z19, Z20, Z7
+	VBROADCASTSS (BX)(DI*1), Z20
+	VFMADD231PS  Z16, Z20, Z8
+	VFMADD231PS  Z17, Z20, Z9
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z11
+	VBROADCASTSS (CX)(DI*1), Z20
+	VFMADD231PS  Z16, Z20, Z12
+	VFMADD231PS  Z17, Z20, Z13
+	VFMADD231PS  Z18, Z20, Z14
+	VFMADD231PS  Z19, Z20, Z15
+	ADDQ         $0x04, DI
+	ADDQ         SI, R8
+	DECQ         R9
+	JNZ          loop
+	MOVQ         (SP), R9
+	MOVQ         ldc+24(FP), DI
+	SHLQ         $0x02, DI
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (R9), Z0, Z0
+	VADDPS       64(R9), Z1, Z1
+	VADDPS       128(R9), Z2, Z2
+	VADDPS       192(R9), Z3, Z3
+
+set0:
+	VMOVUPS Z0, (R9)
+	VMOVUPS Z1, 64(R9)
+	VMOVUPS Z2, 128(R9)
+	VMOVUPS Z3, 192(R9)
+	ADDQ    DI, R9
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (R9), Z4, Z4
+	VADDPS  64(R9), Z5, Z5
+	VADDPS  128(R9), Z6, Z6
+	VADDPS  192(R9), Z7, Z7
+
+set1:
+	VMOVUPS Z4, (R9)
+	VMOVUPS Z5, 64(R9)
+	VMOVUPS Z6, 128(R9)
+	VMOVUPS Z7, 192(R9)
+	ADDQ    DI, R9
+	CMPQ    add+112(FP), $0x00
+	JE      set2
+	VADDPS  (R9), Z8, Z8
+	VADDPS  64(R9), Z9, Z9
+	VADDPS  128(R9), Z10, Z10
+	VADDPS  192(R9), Z11, Z11
+
+set2:
+	VMOVUPS Z8, (R9)
+	VMOVUPS Z9, 64(R9)
+	VMOVUPS Z10, 128(R9)
+	VMOVUPS Z11, 192(R9)
+	ADDQ    DI, R9
+	CMPQ    add+112(FP), $0x00
+	JE      set3
+	VADDPS  (R9), Z12, Z12
+	VADDPS  64(R9), Z13, Z13
+	VADDPS  128(R9), Z14, Z14
+	VADDPS  192(R9), Z15, Z15
+
+set3:
+	VMOVUPS Z12, (R9)
+	VMOVUPS Z13, 64(R9)
+	VMOVUPS Z14, 128(R9)
+	VMOVUPS Z15, 192(R9)
+	ADDQ    $0x00000100, (SP)
+	ADDQ    $0x00000100, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNZ5x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, AVX512F
+TEXT ·gemmNNZ5x16(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), DX
+	LEAQ (DX)(CX*4), BX
+	LEAQ (BX)(CX*4), SI
+	LEAQ (SI)(CX*4), CX
+	MOVQ ldb+88(FP), DI
+	SHLQ $0x02, DI
+
+panel:
+	XORQ   R8, R8
+	MOVQ   8(SP), R9
+	MOVQ   k+96(FP), R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+
+loop:
+	VMOVUPS      (R9), Z5
+	VBROADCASTSS (AX)(R8*1), Z6
+	VFMADD231PS  Z5, Z6, Z0
+	VBROADCASTSS (DX)(R8*1), Z6
+	VFMADD231PS  Z5, Z6, Z1
+	VBROADCASTSS (BX)(R8*1), Z6
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS (SI)(R8*1), Z6
+	VFMADD231PS  Z5, Z6, Z3
+	VBROADCASTSS (CX)(R8*1), Z6
+	VFMADD231PS  Z5, Z6, Z4
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JNZ          loop
+	MOVQ         (SP), R10
+	MOVQ         ldc+24(FP), R8
+	SHLQ         $0x02, R8
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (R10), Z0, Z0
+
+set0:
+	VMOVUPS Z0, (R10)
+	ADDQ    R8, R10
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (R10), Z1, Z1
+
+set1:
+	VMOVUPS Z1, (R10)
+	ADDQ    R8, R10
+	CMPQ    add+112(FP), $0x00
+	JE      set2
+	VADDPS  (R10), Z2, Z2
+
+set2:
+	VMOVUPS Z2, (R10)
+	ADDQ    R8, R10
+	CMPQ    add+112(FP), $0x00
+	JE      set3
+	VADDPS  (R10), Z3, Z3
+
+set3:
+	VMOVUPS Z3, (R10)
+	ADDQ    R8, R10
+	CMPQ    add+112(FP), $0x00
+	JE      set4
+	VADDPS  (R10), Z4, Z4
+
+set4:
+	VMOVUPS Z4, (R10)
+	ADDQ    $0x00000040, (SP)
+	ADDQ    $0x00000040, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNZ5x64(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, AVX512F
+TEXT ·gemmNNZ5x64(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), DX
+	LEAQ (DX)(CX*4), BX
+	LEAQ (BX)(CX*4), SI
+	LEAQ (SI)(CX*4), CX
+	MOVQ ldb+88(FP), DI
+	SHLQ $0x02, DI
+
+panel:
+	XORQ   R8, R8
+	MOVQ   8(SP), R9
+	MOVQ   k+96(FP), R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+
+loop:
+	VMOVUPS      (R9), Z20
+	VMOVUPS      64(R9), Z21
+	VMOVUPS      128(R9), Z22
+	VMOVUPS      192(R9), Z23
+	VBROADCASTSS (AX)(R8*1), Z24
+	VFMADD231PS  Z20, Z24, Z0
+	VFMADD231PS  Z21, Z24, Z1
+	VFMADD231PS  Z22, Z24, Z2
+	VFMADD231PS  Z23, Z24, Z3
+	VBROADCASTSS (DX)(R8*1), Z24
+	VFMADD231PS  Z20, Z24, Z4
+	VFMADD231PS  Z21, Z24, Z5
+	VFMADD231PS  Z22, Z24, Z6
+	VFMADD231PS  Z23, Z24, Z7
+	VBROADCASTSS (BX)(R8*1), Z24
+	VFMADD231PS  Z20, Z24, Z8
+	VFMADD231PS  Z21, Z24, Z9
+	VFMADD231PS  Z22, Z24, Z10
+	VFMADD231PS  Z23, Z24, Z11
+	VBROADCASTSS (SI)(R8*1), Z24
+	VFMADD231PS  Z20, Z24, Z12
+	VFMADD231PS  Z21, Z24, Z13
+	VFMADD231PS  Z22, Z24, Z14
+	VFMADD231PS  Z23, Z24, Z15
+	VBROADCASTSS (CX)(R8*1), Z24
+	VFMADD231PS  Z20, Z24, Z16
+	VFMADD231PS  Z21, Z24, Z17
+	VFMADD231PS  Z22, Z24, Z18
+	VFMADD231PS  Z23, Z24, Z19
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JNZ          loop
+	MOVQ         (SP), R10
+	MOVQ         ldc+24(FP), R8
+	SHLQ         $0x02, R8
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (R10), Z0, Z0
+	VADDPS       64(R10), Z1, Z1
+	VADDPS       128(R10), Z2, Z2
+	VADDPS       192(R10), Z3, Z3
+
+set0:
+	VMOVUPS Z0, (R10)
+	VMOVUPS Z1, 64(R10)
+	VMOVUPS Z2, 128(R10)
+	VMOVUPS Z3, 192(R10)
+	ADDQ    R8, R10
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (R10), Z4, Z4
+	VADDPS  64(R10), Z5, Z5
+	VADDPS  128(R10), Z6, Z6
+	VADDPS  192(R10), Z7, Z7
+
+set1:
+	VMOVUPS Z4, (R10)
+	VMOVUPS Z5, 64(R10)
+	VMOVUPS Z6, 128(R10)
+	VMOVUPS Z7, 192(R10)
+	ADDQ    R8, R10
+	CMPQ    add+112(FP), $0x00
+	JE      set2
+	VADDPS  (R10), Z8, Z8
+	VADDPS  64(R10), Z9, Z9
+	VADDPS  128(R10), Z10, Z10
+	VADDPS  192(R10), Z11, Z11
+
+set2:
+	VMOVUPS Z8, (R10)
+	VMOVUPS Z9, 64(R10)
+	VMOVUPS Z10, 128(R10)
+	VMOVUPS Z11, 192(R10)
+	ADDQ    R8, R10
+	CMPQ    add+112(FP), $0x00
+	JE      set3
+	VADDPS  (R10), Z12, Z12
+	VADDPS  64(R10), Z13, Z13
+	VADDPS  128(R10), Z14, Z14
+	VADDPS  192(R10), Z15, Z15
+
+set3:
+	VMOVUPS Z12, (R10)
+	VMOVUPS Z13, 64(R10)
+	VMOVUPS Z14, 128(R10)
+	VMOVUPS Z15, 192(R10)
+	ADDQ    R8, R10
+	CMPQ    add+112(FP), $0x00
+	JE      set4
+	VADDPS  (R10), Z16, Z16
+	VADDPS  64(R10), Z17, Z17
+	VADDPS  128(R10), Z18, Z18
+	VADDPS  192(R10), Z19, Z19
+
+set4:
+	VMOVUPS Z16, (R10)
+	VMOVUPS Z17, 64(R10)
+	VMOVUPS Z18, 128(R10)
+	VMOVUPS Z19, 192(R10)
+	ADDQ    $0x00000100, (SP)
+	ADDQ    $0x00000100, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNZ6x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, AVX512F
+TEXT ·gemmNNZ6x16(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), DX
+	LEAQ (DX)(CX*4), BX
+	LEAQ (BX)(CX*4), SI
+	LEAQ (SI)(CX*4), DI
+	LEAQ (DI)(CX*4), CX
+	MOVQ ldb+88(FP), R8
+	SHLQ $0x02, R8
+
+panel:
+	XORQ   R9, R9
+	MOVQ   8(SP), R10
+	MOVQ   k+96(FP), R11
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+loop:
+	VMOVUPS      (R10), Z6
+	VBROADCASTSS (AX)(R9*1), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS (DX)(R9*1), Z7
+	VFMADD231PS  Z6, Z7, Z1
+	VBROADCASTSS (BX)(R9*1), Z7
+	VFMADD231PS  Z6, Z7, Z2
+	VBROADCASTSS (SI)(R9*1), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	VBROADCASTSS (DI)(R9*1), Z7
+	VFMADD231PS  Z6, Z7, Z4
+	VBROADCASTSS (CX)(R9*1), Z7
+	VFMADD231PS  Z6, Z7, Z5
+	ADDQ         $0x04, R9
+	ADDQ         R8, R10
+	DECQ         R11
+	JNZ          loop
+	MOVQ         (SP), R11
+	MOVQ         ldc+24(FP), R9
+	SHLQ         $0x02, R9
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (R11), Z0, Z0
+
+set0:
+	VMOVUPS Z0, (R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (R11), Z1, Z1
+
+set1:
+	VMOVUPS Z1, (R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set2
+	VADDPS  (R11), Z2, Z2
+
+set2:
+	VMOVUPS Z2, (R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set3
+	VADDPS  (R11), Z3, Z3
+
+set3:
+	VMOVUPS Z3, (R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set4
+	VADDPS  (R11), Z4, Z4
+
+set4:
+	VMOVUPS Z4, (R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set5
+	VADDPS  (R11), Z5, Z5
+
+set5:
+	VMOVUPS Z5, (R11)
+	ADDQ    $0x00000040, (SP)
+	ADDQ    $0x00000040, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNZ6x64(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, AVX512F
+TEXT ·gemmNNZ6x64(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), DX
+	LEAQ (DX)(CX*4), BX
+	LEAQ (BX)(CX*4), SI
+	LEAQ (SI)(CX*4), DI
+	LEAQ (DI)(CX*4), CX
+	MOVQ ldb+88(FP), R8
+	SHLQ $0x02, R8
+
+panel:
+	XORQ   R9, R9
+	MOVQ   8(SP), R10
+	MOVQ   k+96(FP), R11
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+loop:
+	VMOVUPS      (R10), Z24
+	VMOVUPS      64(R10), Z25
+	VMOVUPS      128(R10), Z26
+	VMOVUPS      192(R10), Z27
+	VBROADCASTSS (AX)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z1
+	VFMADD231PS  Z26, Z28, Z2
+	VFMADD231PS  Z27, Z28, Z3
+	VBROADCASTSS (DX)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z5
+	VFMADD231PS  Z26, Z28, Z6
+	VFMADD231PS  Z27, Z28, Z7
+	VBROADCASTSS (BX)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z8
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z10
+	VFMADD231PS  Z27, Z28, Z11
+	VBROADCASTSS (SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z12
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z15
+	VBROADCASTSS (DI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z16
+	VFMADD231PS  Z25, Z28, Z17
+	VFMADD231PS  Z26, Z28, Z18
+	VFMADD231PS  Z27, Z28, Z19
+	VBROADCASTSS (CX)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z20
+	VFMADD231PS  Z25, Z28, Z21
+	VFMADD231PS  Z26, Z28, Z22
+	VFMADD231PS  Z27, Z28, Z23
+	ADDQ         $0x04, R9
+	ADDQ         R8, R10
+	DECQ         R11
+	JNZ          loop
+	MOVQ         (SP), R11
+	MOVQ         ldc+24(FP), R9
+	SHLQ         $0x02, R9
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (R11), Z0, Z0
+	VADDPS       64(R11), Z1, Z1
+	VADDPS       128(R11), Z2, Z2
+	VADDPS       192(R11), Z3, Z3
+
+set0:
+	VMOVUPS Z0, (R11)
+	VMOVUPS Z1, 64(R11)
+	VMOVUPS Z2, 128(R11)
+	VMOVUPS Z3, 192(R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (R11), Z4, Z4
+	VADDPS  64(R11), Z5, Z5
+	VADDPS  128(R11), Z6, Z6
+	VADDPS  192(R11), Z7, Z7
+
+set1:
+	VMOVUPS Z4, (R11)
+	VMOVUPS Z5, 64(R11)
+	VMOVUPS Z6, 128(R11)
+	VMOVUPS Z7, 192(R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set2
+	VADDPS  (R11), Z8, Z8
+	VADDPS  64(R11), Z9, Z9
+	VADDPS  128(R11), Z10, Z10
+	VADDPS  192(R11), Z11, Z11
+
+set2:
+	VMOVUPS Z8, (R11)
+	VMOVUPS Z9, 64(R11)
+	VMOVUPS Z10, 128(R11)
+	VMOVUPS Z11, 192(R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set3
+	VADDPS  (R11), Z12, Z12
+	VADDPS  64(R11), Z13, Z13
+	VADDPS  128(R11), Z14, Z14
+	VADDPS  192(R11), Z15, Z15
+
+set3:
+	VMOVUPS Z12, (R11)
+	VMOVUPS Z13, 64(R11)
+	VMOVUPS Z14, 128(R11)
+	VMOVUPS Z15, 192(R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set4
+	VADDPS  (R11), Z16, Z16
+	VADDPS  64(R11), Z17, Z17
+	VADDPS  128(R11), Z18, Z18
+	VADDPS  192(R11), Z19, Z19
+
+set4:
+	VMOVUPS Z16, (R11)
+	VMOVUPS Z17, 64(R11)
+	VMOVUPS Z18, 128(R11)
+	VMOVUPS Z19, 192(R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set5
+	VADDPS  (R11), Z20, Z20
+	VADDPS  64(R11), Z21, Z21
+	VADDPS  128(R11), Z22, Z22
+	VADDPS  192(R11), Z23, Z23
+
+set5:
+	VMOVUPS Z20, (R11)
+	VMOVUPS Z21, 64(R11)
+	VMOVUPS Z22, 128(R11)
+	VMOVUPS Z23, 192(R11)
+	ADDQ    $0x00000100, (SP)
+	ADDQ    $0x00000100, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNY1x8(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, FMA3
+TEXT ·gemmNNY1x8(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	MOVQ ldb+88(FP), CX
+	SHLQ $0x02, CX
+
+panel:
+	XORQ   DX, DX
+	MOVQ   8(SP), BX
+	MOVQ   k+96(FP), SI
+	VXORPS Y0, Y0, Y0
+
+loop:
+	VMOVUPS      (BX), Y1
+	VBROADCASTSS (AX)(DX*1), Y2
+	VFMADD231PS  Y1, Y2, Y0
+	ADDQ         $0x04, DX
+	ADDQ         CX, BX
+	DECQ         SI
+	JNZ          loop
+	MOVQ         (SP), SI
+	MOVQ         ldc+24(FP), DX
+	SHLQ         $0x02, DX
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (SI), Y0, Y0
+
+set0:
+	VMOVUPS Y0, (SI)
+	ADDQ    $0x00000020, (SP)
+	ADDQ    $0x00000020, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNY1x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, FMA3
+TEXT ·gemmNNY1x16(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	MOVQ ldb+88(FP), CX
+	SHLQ $0x02, CX
+
+panel:
+	XORQ   DX, DX
+	MOVQ   8(SP), BX
+	MOVQ   k+96(FP), SI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+loop:
+	VMOVUPS      (BX), Y2
+	VMOVUPS      32(BX), Y3
+	VBROADCASTSS (AX)(DX*1), Y4
+	VFMADD231PS  Y2, Y4, Y0
+	VFMADD231PS  Y3, Y4, Y1
+	ADDQ         $0x04, DX
+	ADDQ         CX, BX
+	DECQ         SI
+	JNZ          loop
+	MOVQ         (SP), SI
+	MOVQ         ldc+24(FP), DX
+	SHLQ         $0x02, DX
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (SI), Y0, Y0
+	VADDPS       32(SI), Y1, Y1
+
+set0:
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
+	ADDQ    $0x00000040, (SP)
+	ADDQ    $0x00000040, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNY2x8(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, FMA3
+TEXT ·gemmNNY2x8(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), CX
+	MOVQ ldb+88(FP), DX
+	SHLQ $0x02, DX
+
+panel:
+	XORQ   BX, BX
+	MOVQ   8(SP), SI
+	MOVQ   k+96(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+loop:
+	VMOVUPS      (SI), Y2
+	VBROADCASTSS (AX)(BX*1), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS (CX)(BX*1), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	ADDQ         $0x04, BX
+	ADDQ         DX, SI
+	DECQ         DI
+	JNZ          loop
+	MOVQ         (SP), DI
+	MOVQ         ldc+24(FP), BX
+	SHLQ         $0x02, BX
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (DI), Y0, Y0
+
+set0:
+	VMOVUPS Y0, (DI)
+	ADDQ    BX, DI
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (DI), Y1, Y1
+
+set1:
+	VMOVUPS Y1, (DI)
+	ADDQ    $0x00000020, (SP)
+	ADDQ    $0x00000020, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNY2x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, FMA3
+TEXT ·gemmNNY2x16(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), CX
+	MOVQ ldb+88(FP), DX
+	SHLQ $0x02, DX
+
+panel:
+	XORQ   BX, BX
+	MOVQ   8(SP), SI
+	MOVQ   k+96(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+loop:
+	VMOVUPS      (SI), Y4
+	VMOVUPS      32(SI), Y5
+	VBROADCASTSS (AX)(BX*1), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS (CX)(BX*1), Y6
+	VFMADD231PS  Y4, Y6, Y2
+	VFMADD231PS  Y5, Y6, Y3
+	ADDQ         $0x04, BX
+	ADDQ         DX, SI
+	DECQ         DI
+	JNZ          loop
+	MOVQ         (SP), DI
+	MOVQ         ldc+24(FP), BX
+	SHLQ         $0x02, BX
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (DI), Y0, Y0
+	VADDPS       32(DI), Y1, Y1
+
+set0:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    BX, DI
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (DI), Y2, Y2
+	VADDPS  32(DI), Y3, Y3
+
+set1:
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, 32(DI)
+	ADDQ    $0x00000040, (SP)
+	ADDQ    $0x00000040, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNY3x8(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, FMA3
+TEXT ·gemmNNY3x8(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), DX
+	LEAQ (DX)(CX*4), CX
+	MOVQ ldb+88(FP), BX
+	SHLQ $0x02, BX
+
+panel:
+	XORQ   SI, SI
+	MOVQ   8(SP), DI
+	MOVQ   k+96(FP), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+loop:
+	VMOVUPS      (DI), Y3
+	VBROADCASTSS (AX)(SI*1), Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VBROADCASTSS (DX)(SI*1), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VBROADCASTSS (CX)(SI*1), Y4
+	VFMADD231PS  Y3, Y4, Y2
+	ADDQ         $0x04, SI
+	ADDQ         BX, DI
+	DECQ         R8
+	JNZ          loop
+	MOVQ         (SP), R8
+	MOVQ         ldc+24(FP), SI
+	SHLQ         $0x02, SI
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (R8), Y0, Y0
+
+set0:
+	VMOVUPS Y0, (R8)
+	ADDQ    SI, R8
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (R8), Y1, Y1
+
+set1:
+	VMOVUPS Y1, (R8)
+	ADDQ    SI, R8
+	CMPQ    add+112(FP), $0x00
+	JE      set2
+	VADDPS  (R8), Y2, Y2
+
+set2:
+	VMOVUPS Y2, (R8)
+	ADDQ    $0x00000020, (SP)
+	ADDQ    $0x00000020, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNY3x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, FMA3
+TEXT ·gemmNNY3x16(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), DX
+	LEAQ (DX)(CX*4), CX
+	MOVQ ldb+88(FP), BX
+	SHLQ $0x02, BX
+
+panel:
+	XORQ   SI, SI
+	MOVQ   8(SP), DI
+	MOVQ   k+96(FP), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+loop:
+	VMOVUPS      (DI), Y6
+	VMOVUPS      32(DI), Y7
+	VBROADCASTSS (AX)(SI*1), Y8
+	VFMADD231PS  Y6, Y8, Y0
+	VFMADD231PS  Y7, Y8, Y1
+	VBROADCASTSS (DX)(SI*1), Y8
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS (CX)(SI*1), Y8
+	VFMADD231PS  Y6, Y8, Y4
+	VFMADD231PS  Y7, Y8, Y5
+	ADDQ         $0x04, SI
+	ADDQ         BX, DI
+	DECQ         R8
+	JNZ          loop
+	MOVQ         (SP), R8
+	MOVQ         ldc+24(FP), SI
+	SHLQ         $0x02, SI
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (R8), Y0, Y0
+	VADDPS       32(R8), Y1, Y1
+
+set0:
+	VMOVUPS Y0, (R8)
+	VMOVUPS Y1, 32(R8)
+	ADDQ    SI, R8
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (R8), Y2, Y2
+	VADDPS  32(R8), Y3, Y3
+
+set1:
+	VMOVUPS Y2, (R8)
+	VMOVUPS Y3, 32(R8)
+	ADDQ    SI, R8
+	CMPQ    add+112(FP), $0x00
+	JE      set2
+	VADDPS  (R8), Y4, Y4
+	VADDPS  32(R8), Y5, Y5
+
+set2:
+	VMOVUPS Y4, (R8)
+	VMOVUPS Y5, 32(R8)
+	ADDQ    $0x00000040, (SP)
+	ADDQ    $0x00000040, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNY4x8(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, FMA3
+TEXT ·gemmNNY4x8(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), DX
+	LEAQ (DX)(CX*4), BX
+	LEAQ (BX)(CX*4), CX
+	MOVQ ldb+88(FP), SI
+	SHLQ $0x02, SI
+
+panel:
+	XORQ   DI, DI
+	MOVQ   8(SP), R8
+	MOVQ   k+96(FP), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+loop:
+	VMOVUPS      (R8), Y4
+	VBROADCASTSS (AX)(DI*1), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS (DX)(DI*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS (BX)(DI*1), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS (CX)(DI*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         $0x04, DI
+	ADDQ         SI, R8
+	DECQ         R9
+	JNZ          loop
+	MOVQ         (SP), R9
+	MOVQ         ldc+24(FP), DI
+	SHLQ         $0x02, DI
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (R9), Y0, Y0
+
+set0:
+	VMOVUPS Y0, (R9)
+	ADDQ    DI, R9
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (R9), Y1, Y1
+
+set1:
+	VMOVUPS Y1, (R9)
+	ADDQ    DI, R9
+	CMPQ    add+112(FP), $0x00
+	JE      set2
+	VADDPS  (R9), Y2, Y2
+
+set2:
+	VMOVUPS Y2, (R9)
+	ADDQ    DI, R9
+	CMPQ    add+112(FP), $0x00
+	JE      set3
+	VADDPS  (R9), Y3, Y3
+
+set3:
+	VMOVUPS Y3, (R9)
+	ADDQ    $0x00000020, (SP)
+	ADDQ    $0x00000020, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNY4x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, FMA3
+TEXT ·gemmNNY4x16(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), DX
+	LEAQ (DX)(CX*4), BX
+	LEAQ (BX)(CX*4), CX
+	MOVQ ldb+88(FP), SI
+	SHLQ $0x02, SI
+
+panel:
+	XORQ   DI, DI
+	MOVQ   8(SP), R8
+	MOVQ   k+96(FP), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+loop:
+	VMOVUPS      (R8), Y8
+	VMOVUPS      32(R8), Y9
+	VBROADCASTSS (AX)(DI*1), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS (DX)(DI*1), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y3
+	VBROADCASTSS (BX)(DI*1), Y10
+	VFMADD231PS  Y8, Y10, Y4
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS (CX)(DI*1), Y10
+	VFMADD231PS  Y8, Y10, Y6
+	VFMADD231PS  Y9, Y10, Y7
+	ADDQ         $0x04, DI
+	ADDQ         SI, R8
+	DECQ         R9
+	JNZ          loop
+	MOVQ         (SP), R9
+	MOVQ         ldc+24(FP), DI
+	SHLQ         $0x02, DI
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (R9), Y0, Y0
+	VADDPS       32(R9), Y1, Y1
+
+set0:
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 32(R9)
+	ADDQ    DI, R9
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (R9), Y2, Y2
+	VADDPS  32(R9), Y3, Y3
+
+set1:
+	VMOVUPS Y2, (R9)
+	VMOVUPS Y3, 32(R9)
+	ADDQ    DI, R9
+	CMPQ    add+112(FP), $0x00
+	JE      set2
+	VADDPS  (R9), Y4, Y4
+	VADDPS  32(R9), Y5, Y5
+
+set2:
+	VMOVUPS Y4, (R9)
+	VMOVUPS Y5, 32(R9)
+	ADDQ    DI, R9
+	CMPQ    add+112(FP), $0x00
+	JE      set3
+	VADDPS  (R9), Y6, Y6
+	VADDPS  32(R9), Y7, Y7
+
+set3:
+	VMOVUPS Y6, (R9)
+	VMOVUPS Y7, 32(R9)
+	ADDQ    $0x00000040, (SP)
+	ADDQ    $0x00000040, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNY5x8(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, FMA3
+TEXT ·gemmNNY5x8(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), DX
+	LEAQ (DX)(CX*4), BX
+	LEAQ (BX)(CX*4), SI
+	LEAQ (SI)(CX*4), CX
+	MOVQ ldb+88(FP), DI
+	SHLQ $0x02, DI
+
+panel:
+	XORQ   R8, R8
+	MOVQ   8(SP), R9
+	MOVQ   k+96(FP), R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+
+loop:
+	VMOVUPS      (R9), Y5
+	VBROADCASTSS (AX)(R8*1), Y6
+	VFMADD231PS  Y5, Y6, Y0
+	VBROADCASTSS (DX)(R8*1), Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS (BX)(R8*1), Y6
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS (SI)(R8*1), Y6
+	VFMADD231PS  Y5, Y6, Y3
+	VBROADCASTSS (CX)(R8*1), Y6
+	VFMADD231PS  Y5, Y6, Y4
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JNZ          loop
+	MOVQ         (SP), R10
+	MOVQ         ldc+24(FP), R8
+	SHLQ         $0x02, R8
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (R10), Y0, Y0
+
+set0:
+	VMOVUPS Y0, (R10)
+	ADDQ    R8, R10
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (R10), Y1, Y1
+
+set1:
+	VMOVUPS Y1, (R10)
+	ADDQ    R8, R10
+	CMPQ    add+112(FP), $0x00
+	JE      set2
+	VADDPS  (R10), Y2, Y2
+
+set2:
+	VMOVUPS Y2, (R10)
+	ADDQ    R8, R10
+	CMPQ    add+112(FP), $0x00
+	JE      set3
+	VADDPS  (R10), Y3, Y3
+
+set3:
+	VMOVUPS Y3, (R10)
+	ADDQ    R8, R10
+	CMPQ    add+112(FP), $0x00
+	JE      set4
+	VADDPS  (R10), Y4, Y4
+
+set4:
+	VMOVUPS Y4, (R10)
+	ADDQ    $0x00000020, (SP)
+	ADDQ    $0x00000020, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNY5x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, FMA3
+TEXT ·gemmNNY5x16(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), DX
+	LEAQ (DX)(CX*4), BX
+	LEAQ (BX)(CX*4), SI
+	LEAQ (SI)(CX*4), CX
+	MOVQ ldb+88(FP), DI
+	SHLQ $0x02, DI
+
+panel:
+	XORQ   R8, R8
+	MOVQ   8(SP), R9
+	MOVQ   k+96(FP), R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+
+loop:
+	VMOVUPS      (R9), Y10
+	VMOVUPS      32(R9), Y11
+	VBROADCASTSS (AX)(R8*1), Y12
+	VFMADD231PS  Y10, Y12, Y0
+	VFMADD231PS  Y11, Y12, Y1
+	VBROADCASTSS (DX)(R8*1), Y12
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y3
+	VBROADCASTSS (BX)(R8*1), Y12
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y5
+	VBROADCASTSS (SI)(R8*1), Y12
+	VFMADD231PS  Y10, Y12, Y6
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS (CX)(R8*1), Y12
+	VFMADD231PS  Y10, Y12, Y8
+	VFMADD231PS  Y11, Y12, Y9
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JNZ          loop
+	MOVQ         (SP), R10
+	MOVQ         ldc+24(FP), R8
+	SHLQ         $0x02, R8
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (R10), Y0, Y0
+	VADDPS       32(R10), Y1, Y1
+
+set0:
+	VMOVUPS Y0, (R10)
+	VMOVUPS Y1, 32(R10)
+	ADDQ    R8, R10
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (R10), Y2, Y2
+	VADDPS  32(R10), Y3, Y3
+
+set1:
+	VMOVUPS Y2, (R10)
+	VMOVUPS Y3, 32(R10)
+	ADDQ    R8, R10
+	CMPQ    add+112(FP), $0x00
+	JE      set2
+	VADDPS  (R10), Y4, Y4
+	VADDPS  32(R10), Y5, Y5
+
+set2:
+	VMOVUPS Y4, (R10)
+	VMOVUPS Y5, 32(R10)
+	ADDQ    R8, R10
+	CMPQ    add+112(FP), $0x00
+	JE      set3
+	VADDPS  (R10), Y6, Y6
+	VADDPS  32(R10), Y7, Y7
+
+set3:
+	VMOVUPS Y6, (R10)
+	VMOVUPS Y7, 32(R10)
+	ADDQ    R8, R10
+	CMPQ    add+112(FP), $0x00
+	JE      set4
+	VADDPS  (R10), Y8, Y8
+	VADDPS  32(R10), Y9, Y9
+
+set4:
+	VMOVUPS Y8, (R10)
+	VMOVUPS Y9, 32(R10)
+	ADDQ    $0x00000040, (SP)
+	ADDQ    $0x00000040, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNY6x8(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, FMA3
+TEXT ·gemmNNY6x8(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), DX
+	LEAQ (DX)(CX*4), BX
+	LEAQ (BX)(CX*4), SI
+	LEAQ (SI)(CX*4), DI
+	LEAQ (DI)(CX*4), CX
+	MOVQ ldb+88(FP), R8
+	SHLQ $0x02, R8
+
+panel:
+	XORQ   R9, R9
+	MOVQ   8(SP), R10
+	MOVQ   k+96(FP), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+loop:
+	VMOVUPS      (R10), Y6
+	VBROADCASTSS (AX)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS (DX)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS (BX)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS (SI)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS (DI)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS (CX)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	ADDQ         $0x04, R9
+	ADDQ         R8, R10
+	DECQ         R11
+	JNZ          loop
+	MOVQ         (SP), R11
+	MOVQ         ldc+24(FP), R9
+	SHLQ         $0x02, R9
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (R11), Y0, Y0
+
+set0:
+	VMOVUPS Y0, (R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (R11), Y1, Y1
+
+set1:
+	VMOVUPS Y1, (R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set2
+	VADDPS  (R11), Y2, Y2
+
+set2:
+	VMOVUPS Y2, (R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set3
+	VADDPS  (R11), Y3, Y3
+
+set3:
+	VMOVUPS Y3, (R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set4
+	VADDPS  (R11), Y4, Y4
+
+set4:
+	VMOVUPS Y4, (R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set5
+	VADDPS  (R11), Y5, Y5
+
+set5:
+	VMOVUPS Y5, (R11)
+	ADDQ    $0x00000020, (SP)
+	ADDQ    $0x00000020, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmNNY6x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+// Requires: AVX, FMA3
+TEXT ·gemmNNY6x16(SB), NOSPLIT, $16-120
+	MOVQ c_base+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ b_base+64(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ a_base+32(FP), AX
+	MOVQ lda+56(FP), CX
+	LEAQ (AX)(CX*4), DX
+	LEAQ (DX)(CX*4), BX
+	LEAQ (BX)(CX*4), SI
+	LEAQ (SI)(CX*4), DI
+	LEAQ (DI)(CX*4), CX
+	MOVQ ldb+88(FP), R8
+	SHLQ $0x02, R8
+
+panel:
+	XORQ   R9, R9
+	MOVQ   8(SP), R10
+	MOVQ   k+96(FP), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+loop:
+	VMOVUPS      (R10), Y12
+	VMOVUPS      32(R10), Y13
+	VBROADCASTSS (AX)(R9*1), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y1
+	VBROADCASTSS (DX)(R9*1), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y3
+	VBROADCASTSS (BX)(R9*1), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y5
+	VBROADCASTSS (SI)(R9*1), Y14
+	VFMADD231PS  Y12, Y14, Y6
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS (DI)(R9*1), Y14
+	VFMADD231PS  Y12, Y14, Y8
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS (CX)(R9*1), Y14
+	VFMADD231PS  Y12, Y14, Y10
+	VFMADD231PS  Y13, Y14, Y11
+	ADDQ         $0x04, R9
+	ADDQ         R8, R10
+	DECQ         R11
+	JNZ          loop
+	MOVQ         (SP), R11
+	MOVQ         ldc+24(FP), R9
+	SHLQ         $0x02, R9
+	CMPQ         add+112(FP), $0x00
+	JE           set0
+	VADDPS       (R11), Y0, Y0
+	VADDPS       32(R11), Y1, Y1
+
+set0:
+	VMOVUPS Y0, (R11)
+	VMOVUPS Y1, 32(R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set1
+	VADDPS  (R11), Y2, Y2
+	VADDPS  32(R11), Y3, Y3
+
+set1:
+	VMOVUPS Y2, (R11)
+	VMOVUPS Y3, 32(R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set2
+	VADDPS  (R11), Y4, Y4
+	VADDPS  32(R11), Y5, Y5
+
+set2:
+	VMOVUPS Y4, (R11)
+	VMOVUPS Y5, 32(R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set3
+	VADDPS  (R11), Y6, Y6
+	VADDPS  32(R11), Y7, Y7
+
+set3:
+	VMOVUPS Y6, (R11)
+	VMOVUPS Y7, 32(R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set4
+	VADDPS  (R11), Y8, Y8
+	VADDPS  32(R11), Y9, Y9
+
+set4:
+	VMOVUPS Y8, (R11)
+	VMOVUPS Y9, 32(R11)
+	ADDQ    R9, R11
+	CMPQ    add+112(FP), $0x00
+	JE      set5
+	VADDPS  (R11), Y10, Y10
+	VADDPS  32(R11), Y11, Y11
+
+set5:
+	VMOVUPS Y10, (R11)
+	VMOVUPS Y11, 32(R11)
+	ADDQ    $0x00000040, (SP)
+	ADDQ    $0x00000040, 8(SP)
+	DECQ    panels+104(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
 // func sumAVX2(x []float32) float32
 // Requires: AVX, SSE
 TEXT ·sumAVX2(SB), NOSPLIT, $0-28
@@ -5348,6 +7376,70 @@ loop:
 	ADDQ        $0x20, CX
 	SUBQ        $0x08, DX
 	JMP         loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func maxAVX2(x []float32) float32
+// Requires: AVX, SSE
+TEXT ·maxAVX2(SB), NOSPLIT, $0-28
+	MOVQ    x_base+0(FP), AX
+	MOVQ    x_len+8(FP), CX
+	VMOVUPS (AX), Y0
+	VMOVUPS (AX), Y1
+	VMOVUPS (AX), Y2
+	VMOVUPS (AX), Y3
+
+loop32:
+	CMPQ   CX, $0x20
+	JB     loop8
+	VMAXPS (AX), Y0, Y0
+	VMAXPS 32(AX), Y1, Y1
+	VMAXPS 64(AX), Y2, Y2
+	VMAXPS 96(AX), Y3, Y3
+	ADDQ   $0x80, AX
+	SUBQ   $0x20, CX
+	JMP    loop32
+
+loop8:
+	TESTQ  CX, CX
+	JZ     done
+	VMAXPS (AX), Y0, Y0
+	ADDQ   $0x20, AX
+	SUBQ   $0x08, CX
+	JMP    loop8
+
+done:
+	VMAXPS       Y1, Y0, Y0
+	VMAXPS       Y3, Y2, Y2
+	VMAXPS       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VMAXPS       X1, X0, X1
+	VPERMILPS    $0x4e, X1, X0
+	VMAXPS       X0, X1, X1
+	VPERMILPS    $0xb1, X1, X0
+	VMAXPS       X0, X1, X1
+	VZEROUPPER
+	MOVSS        X1, ret+24(FP)
+	RET
+
+// func scaleAVX2(x []float32, a float32)
+// Requires: AVX, AVX2, SSE
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-28
+	MOVQ         x_base+0(FP), AX
+	MOVQ         x_len+8(FP), CX
+	MOVSS        a+24(FP), X0
+	VBROADCASTSS X0, Y0
+
+loop:
+	TESTQ   CX, CX
+	JZ      done
+	VMULPS  (AX), Y0, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $0x20, AX
+	SUBQ    $0x08, CX
+	JMP     loop
 
 done:
 	VZEROUPPER

@@ -274,6 +274,126 @@ func gemmF16ZT6R4(y []float32, ldy int, x []float32, w []uint16, cols int, k int
 //go:noescape
 func gemmF32ZT6R4(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
 
+// gemmNNZ1x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 1, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNZ1x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNZ1x64 sets (add == 0) or adds to (add != 0) c[i*ldc+p*64+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*64+j] for i < 1, j < 64, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNZ1x64(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNZ2x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 2, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNZ2x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNZ2x64 sets (add == 0) or adds to (add != 0) c[i*ldc+p*64+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*64+j] for i < 2, j < 64, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNZ2x64(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNZ3x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 3, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNZ3x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNZ3x64 sets (add == 0) or adds to (add != 0) c[i*ldc+p*64+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*64+j] for i < 3, j < 64, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNZ3x64(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNZ4x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 4, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNZ4x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNZ4x64 sets (add == 0) or adds to (add != 0) c[i*ldc+p*64+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*64+j] for i < 4, j < 64, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNZ4x64(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNZ5x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 5, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNZ5x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNZ5x64 sets (add == 0) or adds to (add != 0) c[i*ldc+p*64+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*64+j] for i < 5, j < 64, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNZ5x64(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNZ6x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 6, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNZ6x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNZ6x64 sets (add == 0) or adds to (add != 0) c[i*ldc+p*64+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*64+j] for i < 6, j < 64, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNZ6x64(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNY1x8 sets (add == 0) or adds to (add != 0) c[i*ldc+p*8+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*8+j] for i < 1, j < 8, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNY1x8(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNY1x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 1, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNY1x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNY2x8 sets (add == 0) or adds to (add != 0) c[i*ldc+p*8+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*8+j] for i < 2, j < 8, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNY2x8(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNY2x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 2, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNY2x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNY3x8 sets (add == 0) or adds to (add != 0) c[i*ldc+p*8+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*8+j] for i < 3, j < 8, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNY3x8(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNY3x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 3, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNY3x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNY4x8 sets (add == 0) or adds to (add != 0) c[i*ldc+p*8+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*8+j] for i < 4, j < 8, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNY4x8(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNY4x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 4, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNY4x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNY5x8 sets (add == 0) or adds to (add != 0) c[i*ldc+p*8+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*8+j] for i < 5, j < 8, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNY5x8(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNY5x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 5, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNY5x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNY6x8 sets (add == 0) or adds to (add != 0) c[i*ldc+p*8+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*8+j] for i < 6, j < 8, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNY6x8(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
+// gemmNNY6x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 6, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNY6x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
+
 // sumAVX2 returns the sum of x; len(x) is a multiple of 32.
 //
 //go:noescape
@@ -288,6 +408,16 @@ func dotAVX2(x []float32, y []float32) float32
 //
 //go:noescape
 func axpyAVX2(y []float32, x []float32, a float32)
+
+// maxAVX2 returns the largest value of x; len(x) is a positive multiple of 8. A NaN in x may or may not propagate.
+//
+//go:noescape
+func maxAVX2(x []float32) float32
+
+// scaleAVX2 sets x[i] *= a for i < len(x), a multiple of 8.
+//
+//go:noescape
+func scaleAVX2(x []float32, a float32)
 
 // swigluAVX2 sets dst[i] = silu(gate[i])*up[i] for i < len(dst), a multiple of 8.
 //

@@ -40,6 +40,29 @@ var gemmF32ZPanels = [zTokens][2]func(y []float32, ldy int, x []float32, w []flo
 	{gemmF32ZT6R1, gemmF32ZT6R4},
 }
 
+// gemmNNZKernels holds the NN kernels indexed by [rows-1][0 for 16 columns, 1 for 64].
+var gemmNNZKernels = [nnRows][2]func(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int){
+	{gemmNNZ1x16, gemmNNZ1x64},
+	{gemmNNZ2x16, gemmNNZ2x64},
+	{gemmNNZ3x16, gemmNNZ3x64},
+	{gemmNNZ4x16, gemmNNZ4x64},
+	{gemmNNZ5x16, gemmNNZ5x64},
+	{gemmNNZ6x16, gemmNNZ6x64},
+}
+
+// gemmNNYKernels holds the NN kernels indexed by [rows-1][0 for 8 columns, 1 for 16].
+var gemmNNYKernels = [nnRows][2]func(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int){
+	{gemmNNY1x8, gemmNNY1x16},
+	{gemmNNY2x8, gemmNNY2x16},
+	{gemmNNY3x8, gemmNNY3x16},
+	{gemmNNY4x8, gemmNNY4x16},
+	{gemmNNY5x8, gemmNNY5x16},
+	{gemmNNY6x8, gemmNNY6x16},
+}
+
+// nnRows is the most rows of one NN kernel.
+const nnRows = 6
+
 const (
 	// tileTokens x tileRows is the GEMM micro-tile of the AVX2 assembly.
 	tileTokens = 4

@@ -39,9 +39,12 @@ func main() {
 	gemmPanels("gemmF16Panels", true)
 	gemmPanels("gemmF32Panels", false)
 	avx512Kernels()
+	nnKernels()
 	sum()
 	dot()
 	axpy()
+	maxf()
+	scale()
 	expConsts()
 	swiglu()
 	expSum()
@@ -83,6 +86,15 @@ func writeTiles(path string) {
 		}
 		b.WriteString("}\n\n")
 	}
+	for _, isa := range nnISAs {
+		fmt.Fprintf(&b, "// gemmNN%sKernels holds the NN kernels indexed by [rows-1][0 for %d columns, 1 for %d].\n", isa.name, isa.lanes, isa.wide*isa.lanes)
+		fmt.Fprintf(&b, "var gemmNN%sKernels = [nnRows][2]func(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int){\n", isa.name)
+		for r := 1; r <= nnRows; r++ {
+			fmt.Fprintf(&b, "{%s, %s},\n", nnName(isa, r, 1), nnName(isa, r, isa.wide))
+		}
+		b.WriteString("}\n\n")
+	}
+	fmt.Fprintf(&b, "// nnRows is the most rows of one NN kernel.\nconst nnRows = %d\n\n", nnRows)
 	fmt.Fprintf(&b, "const (\n\t// tileTokens x tileRows is the GEMM micro-tile of the AVX2 assembly.\n\ttileTokens = %d\n\ttileRows = %d\n", tileTokens, tileRows)
 	fmt.Fprintf(&b, "\t// zTokens x zRows is the GEMM micro-tile of the AVX-512 assembly.\n\tzTokens = %d\n\tzRows = %d\n)\n", zTokens, zRows)
 	src, err := format.Source(b.Bytes())
