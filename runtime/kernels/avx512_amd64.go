@@ -101,4 +101,3 @@ func matMulF32Z(y, x, w []float32, n, rows, cols, lo, hi int) int {
 	}
 	return k
 }
-

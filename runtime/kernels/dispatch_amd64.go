@@ -136,7 +136,6 @@ func gemmRowMultiple() int {
 	return tileRows
 }
 
-
 func sumFast(x []float32) (float32, int) {
 	n := len(x) &^ 31
 	if !useAVX2 || n == 0 {
