@@ -45,6 +45,7 @@ type modelFlags struct {
 	backend string
 	threads int
 	ctx     int
+	mlock   bool
 }
 
 func (o *modelFlags) register(cmd *cobra.Command) {
@@ -52,6 +53,7 @@ func (o *modelFlags) register(cmd *cobra.Command) {
 	f.StringVar(&o.backend, "backend", "auto", "where to run the model: "+backendNames())
 	f.IntVarP(&o.threads, "threads", "t", 0, "CPU threads (0: all cores)")
 	f.IntVarP(&o.ctx, "ctx", "c", 0, fmt.Sprintf("context length in tokens (0: %d, or the model's maximum if smaller)", runtime.DefaultContext))
+	f.BoolVar(&o.mlock, "mlock", false, "pin the bundle's pages in memory (mlock) before running, so that memory pressure never evicts weights mid-run; needs a memlock limit (ulimit -l) as large as the bundle")
 	registerKernelFlags(f)
 }
 
@@ -87,6 +89,12 @@ func load(path string, o *modelFlags) (*loaded, error) {
 	m, err := runtime.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	if o.mlock {
+		if err := m.Bundle().Lock(); err != nil {
+			m.Close()
+			return nil, err
+		}
 	}
 	if o.ctx > m.Config.MaxPositionEmbeddings {
 		m.Close()

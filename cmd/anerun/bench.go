@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,6 +31,7 @@ func newBenchCmd() *cobra.Command {
 		genTokens    int
 		reps         int
 		asJSON       bool
+		cpuProfile   string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench MODEL.aneb [--prompt-tokens 128] [--gen-tokens 64] [--json]",
@@ -72,6 +75,13 @@ that maps the weights in. It repeats this --repetitions times and reports the me
 			if err := benchRun(sess, prompt[:min(8, len(prompt))], 2, nil); err != nil {
 				return err
 			}
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			var prefill, decode, ttft []float64
 			for range reps {
 				var r benchRep
@@ -107,6 +117,7 @@ that maps the weights in. It repeats this --repetitions times and reports the me
 	f.IntVarP(&genTokens, "gen-tokens", "n", 64, "tokens to generate")
 	f.IntVarP(&reps, "repetitions", "r", 3, "runs to average")
 	f.BoolVar(&asJSON, "json", false, "print the result as one JSON object")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the measured repetitions (not the warm-up) to this file, for go tool pprof")
 	return cmd
 }
 
@@ -146,6 +157,22 @@ func benchRun(s *runtime.Session, prompt []int, gen int, r *benchRep) error {
 		r.prefill, r.ttft, r.decode = prefilled.Sub(start), first.Sub(start), time.Since(first)
 	}
 	return nil
+}
+
+// startCPUProfile starts a pprof CPU profile into path and returns the func that stops it.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func mean(v []float64) float64 {
