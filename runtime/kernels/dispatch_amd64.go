@@ -2,9 +2,13 @@
 
 package kernels
 
-import "golang.org/x/sys/cpu"
+import (
+	"fmt"
 
-//go:generate go run -C internal/gen . -pkg kernels -out ../../kernels_amd64.s -stubs ../../stubs_amd64.go -tiles ../../tiles_amd64.go -qtiles ../../qtiles_amd64.go
+	"golang.org/x/sys/cpu"
+)
+
+//go:generate go run -C internal/gen . -pkg kernels -out ../../kernels_amd64.s -stubs ../../stubs_amd64.go -tiles ../../tiles_amd64.go -qtiles ../../qtiles_amd64.go -neon ../../gemm_arm64.s -neon-stubs ../../gemm_stubs_arm64.go
 
 // useAVX2 selects the assembly: AVX2 for 256-bit vectors, FMA for the
 // multiply-adds and F16C for VCVTPH2PS (fp16 weights widened in registers).
@@ -193,4 +197,15 @@ func scaleFast(x []float32, a float32) int {
 	}
 	scaleAVX2(x[:n], a)
 	return n
+}
+
+// chosenImpls names the kernels Kernels reports.
+func chosenImpls() (gemv, gemm, nn, vec string) {
+	switch {
+	case useAVX512:
+		return "avx512", fmt.Sprintf("avx512 %dx%d", zTokens, zRows), fmt.Sprintf("avx512 %dx64", nnRows), "avx2"
+	case useAVX2:
+		return "avx2", fmt.Sprintf("avx2 %dx%d", tileTokens, tileRows), fmt.Sprintf("avx2 %dx16", nnRows), "avx2"
+	}
+	return "go", "go", "go", "go"
 }

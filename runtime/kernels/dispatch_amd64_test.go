@@ -34,8 +34,8 @@ type isaLevel struct {
 
 // isaLevels lists the levels this machine can run, best first.
 func isaLevels() []isaLevel {
-	saved2, saved512 := useAVX2, useAVX512
-	restore := func() { useAVX2, useAVX512 = saved2, saved512 }
+	saved2, saved512, savedVNNI := useAVX2, useAVX512, useVNNI
+	restore := func() { useAVX2, useAVX512, useVNNI = saved2, saved512, savedVNNI }
 	var l []isaLevel
 	if saved512 {
 		l = append(l, isaLevel{"avx512", func() func() { return restore }})
@@ -43,7 +43,7 @@ func isaLevels() []isaLevel {
 	if saved2 {
 		l = append(l, isaLevel{"avx2", func() func() { useAVX512 = false; return restore }})
 	}
-	return append(l, isaLevel{"go", func() func() { useAVX2, useAVX512 = false, false; return restore }})
+	return append(l, isaLevel{"go", func() func() { useAVX2, useAVX512, useVNNI = false, false, false; return restore }})
 }
 
 // TestVEXKernelsUseLowRegisters checks the generated assembly: only the

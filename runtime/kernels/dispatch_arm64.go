@@ -2,6 +2,8 @@
 
 package kernels
 
+import "fmt"
+
 // useNEON selects the NEON matrix kernels. Advanced SIMD is part of every
 // AArch64 CPU that Go supports (Go's own runtime and crypto assume it), and
 // FCVTL (fp16 -> fp32) is base ARMv8.0, so there is nothing to detect.
@@ -66,24 +68,30 @@ func matVecF32Fast(y []float32, w []float32, x []float32, rows, cols int) int {
 	return k
 }
 
-// gemmRowBlock is how many weight rows the arm64 GEMM sweeps per token
-// before moving on: small enough (<= 32 KiB of fp16 at cols = 896) that the
-// block stays in L1/L2 while every token of the batch reuses it.
-const gemmRowBlock = 16
-
-// matMulF16Fast computes the first cols&^7 columns of output rows [lo, hi)
-// for all n tokens as one matrix-vector product per token and row block.
-// There is no register-blocked NEON GEMM yet; blocking the rows at least
-// reads each weight from cache rather than memory for all but one token.
+// matMulF16Fast computes the first k = cols&^7 columns' contribution to
+// output rows [lo, hi) for all n tokens with the register-blocked NEON
+// kernels (gemm_arm64.s): row blocks whose weights fit in L2
+// (gemmBlockBytes), tiles of neonTokens tokens, and per tile one call for
+// all panels of neonRows rows of the block, then one for its leftover rows.
 func matMulF16Fast(y, x []float32, w []uint16, n, rows, cols, lo, hi int) int {
 	k := cols &^ 7
 	if k == 0 {
 		return 0
 	}
-	for r0 := lo; r0 < hi; r0 += gemmRowBlock {
-		r1 := min(hi, r0+gemmRowBlock)
-		for t := 0; t < n; t++ {
-			matVecF16NEON(y[t*rows+r0:t*rows+r1], w[r0*cols:r1*cols], x[t*cols:(t+1)*cols], r1-r0, cols, k)
+	rb := blockRowsOf(cols*2, neonRows)
+	for r0 := lo; r0 < hi; r0 += rb {
+		r1 := min(hi, r0+rb)
+		panels := (r1 - r0) / neonRows
+		re := r0 + panels*neonRows
+		for t := 0; t < n; t += neonTokens {
+			tt := min(neonTokens, n-t)
+			xt := x[t*cols:]
+			if panels > 0 {
+				gemmF16NPanels[tt-1][1](y[t*rows+r0:], rows, xt, w[r0*cols:], cols, k, panels)
+			}
+			if re < r1 {
+				gemmF16NPanels[tt-1][0](y[t*rows+re:], rows, xt, w[re*cols:], cols, k, r1-re)
+			}
 		}
 	}
 	return k
@@ -95,16 +103,42 @@ func matMulF32Fast(y, x, w []float32, n, rows, cols, lo, hi int) int {
 	if k == 0 {
 		return 0
 	}
-	for r0 := lo; r0 < hi; r0 += gemmRowBlock {
-		r1 := min(hi, r0+gemmRowBlock)
-		for t := 0; t < n; t++ {
-			matVecF32NEON(y[t*rows+r0:t*rows+r1], w[r0*cols:r1*cols], x[t*cols:(t+1)*cols], r1-r0, cols, k)
+	rb := blockRowsOf(cols*4, neonRows)
+	for r0 := lo; r0 < hi; r0 += rb {
+		r1 := min(hi, r0+rb)
+		panels := (r1 - r0) / neonRows
+		re := r0 + panels*neonRows
+		for t := 0; t < n; t += neonTokens {
+			tt := min(neonTokens, n-t)
+			xt := x[t*cols:]
+			if panels > 0 {
+				gemmF32NPanels[tt-1][1](y[t*rows+r0:], rows, xt, w[r0*cols:], cols, k, panels)
+			}
+			if re < r1 {
+				gemmF32NPanels[tt-1][0](y[t*rows+re:], rows, xt, w[re*cols:], cols, k, r1-re)
+			}
 		}
 	}
 	return k
 }
 
+// blockRowsOf returns how many weight rows of rowBytes bytes make a block of
+// about gemmBlockBytes, as a multiple of the tile height.
+func blockRowsOf(rowBytes, height int) int {
+	rb := gemmBlockBytes / max(rowBytes, 1)
+	return max(height, rb/height*height)
+}
+
+// gemmRowMultiple is the height of the GEMM micro-tile: Pool splits GEMM
+// rows in multiples of it so that no chunk ends in a partial panel.
+func gemmRowMultiple() int { return neonRows }
+
 // No NN kernels in assembly here: the Go twin does all of gemmNN.
 func gemmNNFast(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, add bool) int {
 	return 0
+}
+
+// chosenImpls names the kernels Kernels reports.
+func chosenImpls() (gemv, gemm, nn, vec string) {
+	return "neon", fmt.Sprintf("neon %dx%d", neonTokens, neonRows), "go", "neon (dot, axpy), go"
 }
