@@ -29,6 +29,8 @@ type doctorReport struct {
 	Go          string   `json:"go"`
 	CPUFeatures []string `json:"cpu_features"` // the features the CPU kernels can use that this CPU has
 	CPUKernels  string   `json:"cpu_kernels"`  // "assembly" or "go"
+	// Kernels names the kernel each CPU operation uses here (kernels.Kernels).
+	Kernels []kernels.Kernel `json:"kernels"`
 	ANE         struct {
 		Available     bool     `json:"available"`
 		Framework     bool     `json:"framework"`
@@ -176,6 +178,7 @@ func doctor() *doctorReport {
 	if kernels.HasAsm() {
 		r.CPUKernels = "assembly"
 	}
+	r.Kernels = kernels.Kernels()
 	r.ANE.Available, r.ANE.Framework, r.ANE.Reason = p.Available, p.Framework, p.Reason
 	r.ANE.Classes, r.ANE.Missing = nonNil(p.Classes), nonNil(p.Missing)
 	r.ANE.CompileBudget = ane.MaxCompiles
@@ -247,6 +250,9 @@ func (r *doctorReport) print(w io.Writer) {
 		feat = strings.Join(r.CPUFeatures, " ")
 	}
 	fmt.Fprintf(w, "cpu:       %d cores; features %s; CPU kernels in %s\n", r.CPUs, feat, r.CPUKernels)
+	for _, k := range r.Kernels {
+		fmt.Fprintf(w, "           %-36s %s\n", k.Op+":", k.Impl)
+	}
 	if r.ANE.Available {
 		fmt.Fprintf(w, "ane:       available (AppleNeuralEngine.framework loaded; classes %s)\n", strings.Join(r.ANE.Classes, ", "))
 	} else {
@@ -284,7 +290,8 @@ func (r *doctorReport) print(w io.Writer) {
 }
 
 // cpuFeatures lists the features the CPU kernels (runtime/kernels) can use that this CPU
-// has: AVX2, FMA and F16C on amd64, Advanced SIMD on arm64.
+// has: AVX2, FMA, F16C, AVX-512 (F, VL) and AVX-512 VNNI on amd64; Advanced SIMD and the dot
+// product extension on arm64.
 func cpuFeatures() []string {
 	var f []string
 	add := func(has bool, name string) {
@@ -297,8 +304,12 @@ func cpuFeatures() []string {
 		add(cpu.X86.HasAVX2, "avx2")
 		add(cpu.X86.HasFMA, "fma")
 		add(cpu.X86.HasF16C, "f16c")
+		add(cpu.X86.HasAVX512F, "avx512f")
+		add(cpu.X86.HasAVX512VL, "avx512vl")
+		add(cpu.X86.HasAVX512VNNI, "avx512vnni")
 	case "arm64":
 		add(cpu.ARM64.HasASIMD, "asimd") // NEON; the fp16 weights are widened with FCVTL (ARMv8.0)
+		add(cpu.ARM64.HasASIMDDP, "asimddp")
 	}
 	return nonNil(f)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/runtime/kernels"
 	"github.com/anepack/anepack/runtime/testmodel"
 )
 
@@ -44,8 +45,11 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("off Apple Silicon: ane %+v, auto %q (%s)", r.ANE, r.Auto, r.AutoReason)
 		}
 	}
+	if len(r.Kernels) != len(kernels.Kernels()) {
+		t.Errorf("kernels %+v, want one entry per operation of kernels.Kernels()", r.Kernels)
+	}
 	text := runDoctor(t)
-	for _, w := range []string{"system:", "cpu:", "ane:", "backend:   sim  yes", "auto:      " + r.Auto} {
+	for _, w := range []string{"system:", "cpu:", "ane:", "backend:   sim  yes", "auto:      " + r.Auto, "matmul f16/f32 (prefill):", "matmul q8/q4:"} {
 		if !strings.Contains(text, w) {
 			t.Errorf("doctor output lacks %q:\n%s", w, text)
 		}
