@@ -35,3 +35,27 @@ func TestLock(t *testing.T) {
 		t.Fatal("Lock of a bundle read through io.ReaderAt succeeded")
 	}
 }
+
+// TestPlaceHuge reads a mapped bundle in (re-reading it when its pages are not in 2 MiB
+// mappings, as a 20 KB file's never are) and checks that it still reads the same afterwards.
+func TestPlaceHuge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "small.aneb")
+	secs := smallSections()
+	writeBundle(t, path, secs, testManifest())
+	b, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	before, after, err := b.PlaceHuge()
+	if err != nil || before < 0 || after < 0 || before > b.Size() || after > b.Size() {
+		t.Fatalf("PlaceHuge = %d, %d, %v for a %d-byte bundle", before, after, err, b.Size())
+	}
+	if err := b.Verify(nil); err != nil {
+		t.Fatalf("Verify after PlaceHuge: %v", err)
+	}
+	s, _ := b.Section(secs[2].name)
+	if got, err := b.Bytes(s); err != nil || !bytes.Equal(got, secs[2].data) {
+		t.Fatalf("section %q after PlaceHuge differs (%v)", secs[2].name, err)
+	}
+}

@@ -45,3 +45,8 @@ func openFile(path string) (*Bundle, error) {
 func (b *Bundle) Lock() error {
 	return fmt.Errorf("format: lock %s: bundles are not memory-mapped on this platform", b.name)
 }
+
+// PlaceHuge would make the mapping resident; on this platform the bundle is not memory-mapped.
+func (b *Bundle) PlaceHuge() (before, after int64, err error) {
+	return 0, 0, fmt.Errorf("format: %s: bundles are not memory-mapped on this platform", b.name)
+}

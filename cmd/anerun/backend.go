@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/anepack/anepack/dist"
+	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/cpu"
 )
@@ -53,7 +54,7 @@ func (o *modelFlags) register(cmd *cobra.Command) {
 	f.StringVar(&o.backend, "backend", "auto", "where to run the model: "+backendNames())
 	f.IntVarP(&o.threads, "threads", "t", 0, "CPU threads (0: all cores)")
 	f.IntVarP(&o.ctx, "ctx", "c", 0, fmt.Sprintf("context length in tokens (0: %d, or the model's maximum if smaller)", runtime.DefaultContext))
-	f.BoolVar(&o.mlock, "mlock", false, "pin the bundle's pages in memory (mlock) before running, so that memory pressure never evicts weights mid-run; needs a memlock limit (ulimit -l) as large as the bundle")
+	f.BoolVar(&o.mlock, "mlock", false, "read the bundle into memory in 2 MiB pages where the OS can (on Linux, re-reading it once if the page cache holds it in small pages) and pin it there (mlock), for steady speed; needs a memlock limit (ulimit -l) as large as the bundle")
 	registerKernelFlags(f)
 }
 
@@ -91,7 +92,7 @@ func load(path string, o *modelFlags) (*loaded, error) {
 		return nil, err
 	}
 	if o.mlock {
-		if err := m.Bundle().Lock(); err != nil {
+		if err := placeAndLock(m.Bundle(), path); err != nil {
 			m.Close()
 			return nil, err
 		}
@@ -131,4 +132,18 @@ func openBackend(m *runtime.Model, o *modelFlags) (runtime.Backend, error) {
 		return nil, fmt.Errorf("--backend %q: expected one of %s", o.backend, backendNames())
 	}
 	return nil, fmt.Errorf("no backend can run this model: %s", strings.Join(failures, "; "))
+}
+
+// placeAndLock is --mlock: the bundle resident in huge pages where possible (saying so when it
+// had to re-read the file for that), then pinned.
+func placeAndLock(b *format.Bundle, path string) error {
+	before, after, err := b.PlaceHuge()
+	if err != nil {
+		return err
+	}
+	if after != before {
+		fmt.Fprintf(os.Stderr, "anerun: re-read %s into 2 MiB pages: %d%% of it in them before, %d%% now\n",
+			path, 100*before/max(1, b.Size()), 100*after/max(1, b.Size()))
+	}
+	return b.Lock()
 }

@@ -3,6 +3,9 @@ package kernels
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,15 +117,36 @@ func BenchmarkMatVecF32(b *testing.B) {
 	}
 }
 
+// benchThreads returns the pool sizes the bandwidth benchmarks run with:
+// $KERNELS_BENCH_THREADS (comma-separated, e.g. "1,2,8,16" on a 16-core
+// machine; bench/device_scaling.sh sets it), else 1 and 2.
+func benchThreads(b *testing.B) []int {
+	env := os.Getenv("KERNELS_BENCH_THREADS")
+	if env == "" {
+		return []int{1, 2}
+	}
+	var l []int
+	for _, f := range strings.Split(env, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("KERNELS_BENCH_THREADS=%q: %q is not a positive number", env, f)
+		}
+		l = append(l, n)
+	}
+	return l
+}
+
 // BenchmarkReadBandwidth is the yardstick for the GEMV: a STREAM-like
-// read-only pass (Sum) over 256 MiB, split over the pool like the GEMV.
+// read-only pass (Sum) over 1 GiB (about one decode step of the full-size
+// Qwen2.5-0.5B, and far more than any L3), split over the pool like the
+// GEMV, for each of benchThreads.
 func BenchmarkReadBandwidth(b *testing.B) {
-	buf := make([]float32, 64<<20)
+	buf := make([]float32, 256<<20)
 	for i := range buf {
 		buf[i] = 1
 	}
-	var sink [64]float32
-	for _, threads := range []int{1, 2} {
+	var sink [256]float32
+	for _, threads := range benchThreads(b) {
 		p := NewPool(threads)
 		body := func(lo, hi int) { sink[lo*len(sink)/len(buf)] = Sum(buf[lo:hi]) }
 		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
