@@ -31,7 +31,7 @@ type doctorReport struct {
 	CPUKernels  string   `json:"cpu_kernels"`  // "assembly" or "go"
 	// Kernels names the kernel each CPU operation uses here (kernels.Kernels).
 	Kernels []kernels.Kernel `json:"kernels"`
-	ANE         struct {
+	ANE     struct {
 		Available     bool     `json:"available"`
 		Framework     bool     `json:"framework"`
 		Classes       []string `json:"classes"`
