@@ -10,7 +10,9 @@
 # `llama-bench -p P -n GEN -r 1`; decode is taken after the first prompt length only (llama-bench's
 # tg runs from an empty context, anerun's after the prompt). It prints every run, then per metric
 # the median, the range, the spread ((max-min)/median) and best/median, and the anerun/llama.cpp
-# ratio of the medians. Extra anerun flags (e.g. --mlock) go in $ANERUN_FLAGS.
+# ratio of the medians. Extra anerun flags (e.g. --mlock) go in $ANERUN_FLAGS. On a shared
+# machine, WAIT_LOAD=L makes every round first wait (up to WAIT_MAX seconds, default 600) until
+# the 1-minute load average is below L.
 set -euo pipefail
 bundle=$1 gguf=$2 llama=$3 rounds=${4:-5} threads=${5:-2} prompts=${6:-128} gen=${7:-64}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,8 +33,19 @@ llama_col() { awk -F, -v want="$1" -v p="$2" -v g="$3" '
   NR==1 { for (i = 1; i <= NF; i++) { gsub(/"/, "", $i); h[$i] = i }; next }
   { gsub(/"/, ""); if ($h["n_prompt"] == p && $h["n_gen"] == g) print $h[want] }' <<<"$4" | tail -1; }
 
+# quiet: with $WAIT_LOAD, wait until the 1-minute load average is below it (or $WAIT_MAX s).
+quiet() {
+  [ -n "${WAIT_LOAD:-}" ] || return 0
+  local waited=0
+  while awk -v l="$WAIT_LOAD" '{ exit !($1 >= l) }' /proc/loadavg && [ "$waited" -lt "${WAIT_MAX:-600}" ]; do
+    sleep 5
+    waited=$((waited + 5))
+  done
+}
+
 for r in $(seq "$rounds"); do
-  line="round $r:"
+  quiet
+  line="round $r (load $(cut -d' ' -f1 /proc/loadavg)):"
   for p in "${plist[@]}"; do
     g=1
     [ "$p" = "$first" ] && g=$gen
