@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,9 @@ type benchResult struct {
 	PeakRSSBytes      int64   `json:"peak_rss_bytes"`
 	Backend           string  `json:"backend"`
 	Threads           int     `json:"threads"`
+	// Each repetition's rates, in order, for medians and spreads (bench/compare_llama.sh).
+	PrefillRuns []float64 `json:"prefill_runs"`
+	DecodeRuns  []float64 `json:"decode_runs"`
 }
 
 func newBenchCmd() *cobra.Command {
@@ -38,7 +42,8 @@ func newBenchCmd() *cobra.Command {
 		Short: "Measure prefill and decode speed, time to first token and peak memory",
 		Long: `bench runs a prompt of --prompt-tokens synthetic token ids as one batched prefill, then
 generates --gen-tokens tokens one at a time (greedy, never stopping early), after a short warm-up
-that maps the weights in. It repeats this --repetitions times and reports the mean:
+that maps the weights in. It repeats this --repetitions times and reports the mean, and the
+median and range of the repetitions:
 
   prefill tokens/s   prompt tokens / prefill time
   decode tokens/s    generated tokens / decode time
@@ -46,7 +51,8 @@ that maps the weights in. It repeats this --repetitions times and reports the me
   peak RSS           the process's peak resident memory (getrusage), mapped weights included
 
 --json prints {"prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "peak_rss_bytes",
-"backend", "threads"}. Compare with llama-bench -p 128 -n 64 -t THREADS.`,
+"backend", "threads", "prefill_runs", "decode_runs"} (the runs: each repetition's tokens/s).
+Compare with llama-bench -p 128 -n 64 -t THREADS (bench/compare_llama.sh alternates the two).`,
 		Example: `  anerun bench qwen.aneb --prompt-tokens 128 --gen-tokens 64 --threads 2 --json`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -95,6 +101,7 @@ that maps the weights in. It repeats this --repetitions times and reports the me
 			res := benchResult{
 				PrefillTokensPerS: mean(prefill), DecodeTokensPerS: mean(decode), TTFTMs: mean(ttft),
 				PeakRSSBytes: peakRSS(), Backend: l.backend.Name(), Threads: l.threads,
+				PrefillRuns: prefill, DecodeRuns: decode,
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -104,8 +111,8 @@ that maps the weights in. It repeats this --repetitions times and reports the me
 			c := l.model.Config
 			fmt.Fprintf(out, "model: %s (%s, %s, %d layers, hidden %d, vocab %d)\n", args[0], c.Architecture, l.model.DType, c.NumHiddenLayers, c.HiddenSize, c.VocabSize)
 			fmt.Fprintf(out, "backend: %s, %d threads; %d repetitions\n", res.Backend, res.Threads, reps)
-			fmt.Fprintf(out, "prefill: %d tokens, %.2f ± %.2f tokens/s\n", promptTokens, res.PrefillTokensPerS, stddev(prefill))
-			fmt.Fprintf(out, "decode: %d tokens, %.2f ± %.2f tokens/s\n", genTokens, res.DecodeTokensPerS, stddev(decode))
+			fmt.Fprintf(out, "prefill: %d tokens, %.2f ± %.2f tokens/s (median %.2f, range %.2f-%.2f)\n", promptTokens, res.PrefillTokensPerS, stddev(prefill), median(prefill), slices.Min(prefill), slices.Max(prefill))
+			fmt.Fprintf(out, "decode: %d tokens, %.2f ± %.2f tokens/s (median %.2f, range %.2f-%.2f)\n", genTokens, res.DecodeTokensPerS, stddev(decode), median(decode), slices.Min(decode), slices.Max(decode))
 			fmt.Fprintf(out, "time to first token: %.1f ms\n", res.TTFTMs)
 			fmt.Fprintf(out, "peak RSS: %.1f MiB\n", float64(res.PeakRSSBytes)/(1<<20))
 			return nil
@@ -181,6 +188,15 @@ func mean(v []float64) float64 {
 		s += x
 	}
 	return s / float64(len(v))
+}
+
+// median returns the middle value of v (the mean of the two middle ones for an even count).
+func median(v []float64) float64 {
+	s := slices.Sorted(slices.Values(v))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func stddev(v []float64) float64 {
