@@ -36,12 +36,12 @@ func benchWeights(count int, f32 bool) ([][]uint16, [][]float32) {
 	w16 := make([][]uint16, count)
 	var w32 [][]float32
 	for i := range w16 {
-		w16[i] = make([]uint16, benchRows*benchCols)
+		w16[i] = hugeUint16s(benchRows * benchCols)
 		for j := 0; j < len(w16[i]); j += len(block) {
 			copy(w16[i][j:], block)
 		}
 		if f32 {
-			w := make([]float32, len(w16[i]))
+			w := hugeFloats(len(w16[i]))
 			half.F16ToF32(w, w16[i])
 			w32 = append(w32, w)
 		}
@@ -138,10 +138,10 @@ func benchThreads(b *testing.B) []int {
 
 // BenchmarkReadBandwidth is the yardstick for the GEMV: a STREAM-like
 // read-only pass (Sum) over 1 GiB (about one decode step of the full-size
-// Qwen2.5-0.5B, and far more than any L3), split over the pool like the
-// GEMV, for each of benchThreads.
+// Qwen2.5-0.5B, and far more than any L3) in huge pages, split over the pool
+// like the GEMV, for each of benchThreads.
 func BenchmarkReadBandwidth(b *testing.B) {
-	buf := make([]float32, 256<<20)
+	buf := hugeFloats(256 << 20)
 	for i := range buf {
 		buf[i] = 1
 	}
@@ -256,7 +256,7 @@ func BenchmarkPoolOverhead(b *testing.B) {
 func BenchmarkDecodeBound(b *testing.B) {
 	w16, _ := benchWeights(benchStream, false)
 	x, y := benchVec(benchCols), make([]float32, benchRows)
-	buf := make([]float32, 64<<20)
+	buf := hugeFloats(64 << 20)
 	for i := range buf {
 		buf[i] = 1
 	}

@@ -133,12 +133,39 @@ func blockRowsOf(rowBytes, height int) int {
 // rows in multiples of it so that no chunk ends in a partial panel.
 func gemmRowMultiple() int { return neonRows }
 
-// No NN kernels in assembly here: the Go twin does all of gemmNN.
+// gemmNNFast runs the NEON NN kernels (gemm_arm64.s) on the first columns of C, a multiple of
+// 16, and returns how many, in the blocks of nn_amd64.go: B in blocks of nnKBlock rows by
+// nnColBlock columns, every row tile of A reusing a block before the next is loaded.
 func gemmNNFast(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, add bool) int {
-	return 0
+	nf := n &^ 15
+	if nf == 0 {
+		return 0
+	}
+	for k0 := 0; k0 < k; k0 += nnKBlock {
+		kw := min(nnKBlock, k-k0)
+		addi := 0
+		if add || k0 > 0 {
+			addi = 1
+		}
+		for j0 := 0; j0 < nf; j0 += nnColBlock {
+			panels := min(nnColBlock, nf-j0) / 16
+			bb := b[k0*ldb+j0:]
+			for i0 := 0; i0 < m; i0 += nnRows {
+				rr := min(nnRows, m-i0)
+				gemmNNNKernels[rr-1](c[i0*ldc+j0:], ldc, a[i0*lda+k0:], lda, bb, ldb, kw, panels, addi)
+			}
+		}
+	}
+	return nf
 }
+
+// Cache blocks of gemmNNFast, as on amd64 (nn_amd64.go).
+const (
+	nnColBlock = 128
+	nnKBlock   = 256
+)
 
 // chosenImpls names the kernels Kernels reports.
 func chosenImpls() (gemv, gemm, nn, vec string) {
-	return "neon", fmt.Sprintf("neon %dx%d", neonTokens, neonRows), "go", "neon (dot, axpy), go"
+	return "neon", fmt.Sprintf("neon %dx%d", neonTokens, neonRows), fmt.Sprintf("neon %dx16", nnRows), "neon (dot, axpy), go"
 }

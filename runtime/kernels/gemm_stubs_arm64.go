@@ -84,6 +84,49 @@ func gemmF32NT4R1(y []float32, ldy int, x []float32, w []float32, cols, k, panel
 //go:noescape
 func gemmF32NT4R4(y []float32, ldy int, x []float32, w []float32, cols, k, panels int)
 
+// gemmNNN1x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 1, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNN1x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int)
+
+// gemmNNN2x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 2, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNN2x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int)
+
+// gemmNNN3x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 3, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNN3x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int)
+
+// gemmNNN4x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 4, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNN4x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int)
+
+// gemmNNN5x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 5, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNN5x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int)
+
+// gemmNNN6x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 6, j < 16, p < panels; k > 0.
+//
+//go:noescape
+func gemmNNN6x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int)
+
+// gemmNNNKernels holds the NEON NN kernels indexed by [rows-1] (16 columns a panel).
+var gemmNNNKernels = [nnRows]func(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int){
+	gemmNNN1x16,
+	gemmNNN2x16,
+	gemmNNN3x16,
+	gemmNNN4x16,
+	gemmNNN5x16,
+	gemmNNN6x16,
+}
+
+// nnRows is the most rows of one NN kernel.
+const nnRows = 6
+
 // gemmF16NPanels holds the NEON kernels indexed by [tokens-1][0 for 1 row, 1 for neonRows rows].
 var gemmF16NPanels = [neonTokens][2]func(y []float32, ldy int, x []float32, w []uint16, cols, k, panels int){
 	{gemmF16NT1R1, gemmF16NT1R4},
