@@ -24,9 +24,10 @@ func adviseMapping(data []byte) {
 }
 
 // PlaceHuge makes the whole mapping resident, in 2 MiB pages where the kernel can. It reads
-// every page in (MADV_POPULATE_READ); if less than half of the mapping then sits in 2 MiB page
+// every page in (MADV_POPULATE_READ); if less than 90% of the mapping then sits in 2 MiB page
 // mappings, because the page cache holds the file in small folios (as it does right after the
-// file was written in chunks smaller than 2 MiB, or copied with a small buffer), it drops the
+// file was written in chunks smaller than 2 MiB, or copied with a small buffer, or when some of
+// it was evicted and read back by a process that did not ask for huge pages), it drops the
 // mapping's pages, evicts them from the page cache (pages another process maps stay) and reads
 // them again, which under MADV_HUGEPAGE the kernel does in 2 MiB folios. That costs one read
 // of the file from disk, once: later runs find the large folios in the page cache. It reports
@@ -38,7 +39,7 @@ func (b *Bundle) PlaceHuge() (before, after int64, err error) {
 	if err := unix.Madvise(b.data, unix.MADV_POPULATE_READ); err != nil {
 		return 0, 0, fmt.Errorf("format: populate %s: %w", b.name, err)
 	}
-	if before, err = b.pmdMapped(); err != nil || 2*before >= int64(len(b.data)) {
+	if before, err = b.pmdMapped(); err != nil || 10*before >= 9*int64(len(b.data)) {
 		return before, before, err
 	}
 	f, err := os.Open(b.name)
