@@ -7,8 +7,8 @@ package kernels
 // (token, head) pair as in the decode path:
 //
 //	S = (scale·Q) · Kᵀ        [rows, span]  over the positions the block sees
-//	P = softmax of each row over its own causal (and window) range, 0 elsewhere
-//	O = P · V                 [rows, d]
+//	P = exp(S - the row's max) over the row's own causal (and window) range, 0 elsewhere
+//	O = P · V / the row's sum of P   [rows, d]
 //
 // Both products run on gemmNN, which wants B row-major along its outputs:
 // for S that is Kᵀ, so a first pass transposes each KV head's keys of the
@@ -30,6 +30,7 @@ const maxQueryBlock = 32
 // (a long prompt's first pass allocates; later passes of that length do not).
 type attnScratch struct {
 	q, s, o []float32
+	inv     []float32 // 1 / each row's sum of exponentials
 }
 
 // attnBatch is the state of one batched call shared by its work items.
@@ -147,6 +148,7 @@ func (a *Attention) block(sc *attnScratch, g, i0, i1 int) {
 	// S = Q · Kᵀ over ld columns (those past span are padding), then each
 	// row's softmax over its own range and zeros elsewhere.
 	sc.s = grow(sc.s, rows*ld)
+	sc.inv = grow(sc.inv, rows)
 	kt := b.kt[g*d*b.ldk+c0:]
 	gemmNN(sc.s, ld, sc.q, d, kt, b.ldk, rows, ld, d, false)
 	for i := i0; i < i1; i++ {
@@ -157,8 +159,9 @@ func (a *Attention) block(sc *attnScratch, g, i0, i1 int) {
 		}
 		lo, hi := firstI-first, lastI-first+1
 		for j := 0; j < group; j++ {
-			row := sc.s[((i-i0)*group+j)*ld : ((i-i0)*group+j+1)*ld]
-			Softmax(row[lo:hi])
+			r := (i-i0)*group + j
+			row := sc.s[r*ld : (r+1)*ld]
+			sc.inv[r] = 1 / expRow(row[lo:hi])
 			clear(row[:lo])
 			clear(row[hi:])
 		}
@@ -174,8 +177,24 @@ func (a *Attention) block(sc *attnScratch, g, i0, i1 int) {
 	}
 	sc.o = grow(sc.o, rows*d)
 	gemmNN(sc.o, d, sc.s, ld, v, d, rows, d, span, false)
+	for r := 0; r < rows; r++ {
+		Scale(sc.o[r*d:(r+1)*d], sc.inv[r])
+	}
 	for i := i0; i < i1; i++ {
 		dst := a.out[(i*a.heads+g*group)*d : (i*a.heads+(g+1)*group)*d]
 		copy(dst, sc.o[(i-i0)*group*d:(i-i0+1)*group*d])
 	}
+}
+
+// expRow replaces x by exp(x - max(x)) and returns its sum: Softmax without the division,
+// which block applies to the d outputs of the row instead of to its span of probabilities.
+func expRow(x []float32) float32 {
+	m := Max(x)
+	s, n := expSumFast(x, x, m)
+	for i := n; i < len(x); i++ {
+		e := expf32(x[i] - m)
+		x[i] = e
+		s += e
+	}
+	return s
 }
