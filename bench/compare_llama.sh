@@ -12,7 +12,8 @@
 # the median, the range, the spread ((max-min)/median) and best/median, and the anerun/llama.cpp
 # ratio of the medians. Extra anerun flags (e.g. --mlock) go in $ANERUN_FLAGS. On a shared
 # machine, WAIT_LOAD=L makes every round first wait (up to WAIT_MAX seconds, default 600) until
-# the 1-minute load average is below L.
+# the 1-minute load average is below L and no other task has been runnable for 5 seconds
+# (procs_running in /proc/stat, sampled every half second).
 set -euo pipefail
 bundle=$1 gguf=$2 llama=$3 rounds=${4:-5} threads=${5:-2} prompts=${6:-128} gen=${7:-64}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,10 +37,16 @@ llama_col() { awk -F, -v want="$1" -v p="$2" -v g="$3" '
 # quiet: with $WAIT_LOAD, wait until the 1-minute load average is below it (or $WAIT_MAX s).
 quiet() {
   [ -n "${WAIT_LOAD:-}" ] || return 0
-  local waited=0
-  while awk -v l="$WAIT_LOAD" '{ exit !($1 >= l) }' /proc/loadavg && [ "$waited" -lt "${WAIT_MAX:-600}" ]; do
-    sleep 5
-    waited=$((waited + 5))
+  local start=$SECONDS idle=0
+  while [ $((SECONDS - start)) -lt "${WAIT_MAX:-600}" ]; do
+    # procs_running counts this awk itself.
+    if awk -v l="$WAIT_LOAD" '{ exit !($1 < l) }' /proc/loadavg && awk '/^procs_running/ { exit !($2 <= 1) }' /proc/stat; then
+      idle=$((idle + 1))
+      [ "$idle" -ge 10 ] && return 0
+    else
+      idle=0
+    fi
+    sleep 0.5
   done
 }
 
