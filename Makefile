@@ -4,12 +4,17 @@ BIN      := bin
 OUT      := out
 DEMO_CFG := configs/qwen2-tiny.json
 
-.PHONY: all build demo test test-tools vet bench clean
+.PHONY: all build demo test test-tools vet fuzz-short bench clean
 
 all: build
 
+# The commit goes into the binaries for `anerun version` (go build cannot record it where
+# GOFLAGS has -buildvcs=false).
+COMMIT   := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo +modified)
+LDFLAGS  := -X github.com/anepack/anepack/internal/version.Commit=$(COMMIT)
+
 build:
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 # The whole pipeline on a synthetic model: SYNTH-1 checkpoint -> .aneb -> inspect -> verify ->
 # generated text (gibberish: the weights are synthetic, but every step is the real one).
@@ -20,16 +25,20 @@ demo: build
 	$(BIN)/anepack inspect $(OUT)/qwen2-tiny.aneb
 	$(BIN)/anepack verify $(OUT)/qwen2-tiny.aneb
 	$(BIN)/anerun $(OUT)/qwen2-tiny.aneb "Hello! Who are you?" --max-tokens 32 --verbose
+	@echo
+	@echo "Next: $(BIN)/anerun -i $(OUT)/qwen2-tiny.aneb (a chat; /help lists its commands), or a real model:"
+	@echo "      $(BIN)/anerun Qwen/Qwen2.5-0.5B-Instruct \"Why is the sky blue?\" (fetched and packed once, then from the store)"
 
 vet:
 	$(GO) vet ./...
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet ./...
 
 # What the tests need from outside Go: a real OCI registry (Debian's docker-registry, with
-# htpasswd for its auth tests) for the distribution tests.
+# htpasswd for its auth tests) for the distribution tests, and qemu-aarch64 (Debian's
+# qemu-user) to run the arm64 kernels (NEON, SDOT) on this amd64 machine.
 test-tools:
-	@command -v docker-registry >/dev/null && command -v htpasswd >/dev/null || \
-		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry apache2-utils; }
+	@command -v docker-registry >/dev/null && command -v htpasswd >/dev/null && command -v qemu-aarch64 >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry apache2-utils qemu-user; }
 
 # A real OpenAI client (the official openai npm package, pinned in package-lock.json) for the
 # server tests.
@@ -37,10 +46,27 @@ SERVE_CLIENT := serve/testdata/openai-client
 $(SERVE_CLIENT)/node_modules/.package-lock.json: $(SERVE_CLIENT)/package-lock.json
 	cd $(SERVE_CLIENT) && npm ci --no-audit --no-fund
 
-# Every test, then the pure-Go kernels again with the assembly switched off.
+# Every test, then the pure-Go kernels and quantizer again with the assembly switched off, then
+# both as arm64 code under qemu (the NEON assembly is otherwise only assembled here, never run;
+# the quantizer must pack the same bits there).
 test: test-tools $(SERVE_CLIENT)/node_modules/.package-lock.json vet
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -tags noasm ./half/... ./runtime/kernels/... ./runtime/cpu/...
+	$(GO) test -count=1 -tags noasm ./half/... ./quant/... ./runtime/kernels/... ./runtime/cpu/...
+	GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64 ./quant/ ./runtime/kernels/
+	$(MAKE) fuzz-short
+
+# Every fuzz target of the repository (found by name, so new ones join by themselves) for
+# FUZZTIME each; a crash or a failed assertion fails the target. go test fuzzes one target of
+# one package per run. (Much under 5s, go's fuzzer can stop with "context deadline exceeded"
+# before it has even run the seed corpus on a busy machine.)
+FUZZTIME ?= 5s
+fuzz-short:
+	@set -e; grep -rl --include='*_test.go' '^func Fuzz' . | sort | while read -r f; do \
+		for fn in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$f"); do \
+			echo "fuzz $$(dirname $$f) $$fn for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) "./$$(dirname $$f)"; \
+		done; \
+	done
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./half/ ./format/ ./synth/

@@ -45,9 +45,17 @@ type Config struct {
 	// and the MLP; families whose biases are fixed ignore them (see Family.Bias).
 	AttentionBias bool `json:"attention_bias,omitempty"`
 	MLPBias       bool `json:"mlp_bias,omitempty"`
-	// LayerTypes names each layer's attention, "full_attention" or "sliding_attention"; empty
-	// when every layer attends to the whole context.
+	// LayerTypes names each layer's token mixer: "full_attention", "sliding_attention" or
+	// "linear_attention" (a Gated DeltaNet); empty when every layer attends to the whole context.
 	LayerTypes []string `json:"layer_types,omitempty"`
+	// The Gated DeltaNet of the linear-attention layers (Qwen3.5): the causal convolution's
+	// kernel size, and the key and value heads (value heads share key heads in groups of
+	// LinearNumValueHeads / LinearNumKeyHeads). All 0 when no layer is a linear-attention layer.
+	LinearConvKernelDim int `json:"linear_conv_kernel_dim,omitempty"`
+	LinearKeyHeadDim    int `json:"linear_key_head_dim,omitempty"`
+	LinearValueHeadDim  int `json:"linear_value_head_dim,omitempty"`
+	LinearNumKeyHeads   int `json:"linear_num_key_heads,omitempty"`
+	LinearNumValueHeads int `json:"linear_num_value_heads,omitempty"`
 	// SlidingWindow is how many positions (the current one included) a sliding layer attends to.
 	SlidingWindow int `json:"sliding_window,omitempty"`
 	// RopeLocalTheta is the RoPE base of the sliding layers (Gemma 3's rope_local_base_freq).
@@ -81,15 +89,38 @@ func (c *Config) QDim() int { return c.NumAttentionHeads * c.HeadDim }
 // KVDim returns the width of all key (or value) heads together.
 func (c *Config) KVDim() int { return c.NumKeyValueHeads * c.HeadDim }
 
+// QProjDim returns the rows of q_proj: QDim, or twice that where the family's attention has an
+// output gate (each head's query followed by its gate).
+func (c *Config) QProjDim() int {
+	if f := Families[c.Architecture]; f != nil && f.AttnOutputGate {
+		return 2 * c.QDim()
+	}
+	return c.QDim()
+}
+
+// LinearConvDim returns the channels of a Gated DeltaNet's convolution: q | k | v.
+func (c *Config) LinearConvDim() int {
+	return 2*c.LinearNumKeyHeads*c.LinearKeyHeadDim + c.LinearValueDim()
+}
+
+// LinearValueDim returns the width of all Gated DeltaNet value heads together.
+func (c *Config) LinearValueDim() int { return c.LinearNumValueHeads * c.LinearValueHeadDim }
+
 // Layer types.
 const (
 	FullAttention    = "full_attention"
 	SlidingAttention = "sliding_attention"
+	LinearAttention  = "linear_attention"
 )
 
 // Sliding reports whether layer attends to a sliding window of SlidingWindow positions.
 func (c *Config) Sliding(layer int) bool {
-	return layer < len(c.LayerTypes) && c.LayerTypes[layer] == SlidingAttention
+	return layer >= 0 && layer < len(c.LayerTypes) && c.LayerTypes[layer] == SlidingAttention
+}
+
+// LinearLayer reports whether layer is a linear-attention (Gated DeltaNet) layer.
+func (c *Config) LinearLayer(layer int) bool {
+	return layer >= 0 && layer < len(c.LayerTypes) && c.LayerTypes[layer] == LinearAttention
 }
 
 // AttentionScale returns the factor of the attention scores: query_pre_attn_scalar^-0.5 where
@@ -148,6 +179,11 @@ func ParseConfig(data []byte, file string) (*Config, error) {
 			Msg: fmt.Sprintf("%q is not supported; supported: %s", archs[0], strings.Join(Supported(), ", "))}
 	}
 	p.spell = fam.Spellings
+	if fam.TextConfig {
+		if err := p.nest("text_config"); err != nil {
+			return nil, err
+		}
+	}
 	c := &Config{Architecture: archs[0]}
 	c.ModelType = p.optString("model_type", "")
 	c.HiddenSize = p.positiveInt("hidden_size")
@@ -189,7 +225,7 @@ func ParseConfig(data []byte, file string) (*Config, error) {
 	}
 	if err := Validate(c); err != nil {
 		if ce, ok := err.(*ConfigError); ok {
-			ce.File, ce.Field = file, p.spelling(ce.Field)
+			ce.File, ce.Field = file, p.display(ce.Field)
 		}
 		return nil, err
 	}
@@ -235,7 +271,7 @@ func Validate(c *Config) error {
 	switch {
 	case c.NumAttentionHeads%c.NumKeyValueHeads != 0:
 		return bad("num_key_value_heads", "%d must divide num_attention_heads (%d)", c.NumKeyValueHeads, c.NumAttentionHeads)
-	case c.QDim() > MaxWidth:
+	case c.QProjDim() > MaxWidth:
 		return bad("head_dim", "%d heads of %d exceed %d channels", c.NumAttentionHeads, c.HeadDim, MaxWidth)
 	case c.QueryPreAttnScalar < 0 || c.QueryPreAttnScalar > 1e9:
 		return bad("query_pre_attn_scalar", "%v; expected a positive number", c.QueryPreAttnScalar)
@@ -261,15 +297,25 @@ func Validate(c *Config) error {
 	if err := checkLayerTypes(fam, c); err != nil {
 		return err
 	}
+	if err := checkLinearAttention(c); err != nil {
+		return err
+	}
 	return checkRope(fam, c)
 }
 
-// checkLayerTypes checks the per-layer attention kinds against the family and the layer count.
+// checkLayerTypes checks the per-layer token mixers against the family and the layer count.
 func checkLayerTypes(fam *Family, c *Config) error {
 	if len(c.LayerTypes) == 0 {
 		return nil
 	}
-	if !fam.SlidingWindow {
+	allowed := []string{FullAttention}
+	if fam.SlidingWindow {
+		allowed = append(allowed, SlidingAttention)
+	}
+	if fam.LinearAttention {
+		allowed = append(allowed, LinearAttention)
+	}
+	if len(allowed) == 1 {
 		return &ConfigError{Field: "layer_types", Msg: fmt.Sprintf("%s has no per-layer attention types", fam.Architecture)}
 	}
 	if len(c.LayerTypes) != c.NumHiddenLayers {
@@ -277,19 +323,63 @@ func checkLayerTypes(fam *Family, c *Config) error {
 	}
 	sliding := false
 	for i, t := range c.LayerTypes {
-		switch t {
-		case FullAttention:
-		case SlidingAttention:
-			sliding = true
-		default:
-			return &ConfigError{Field: "layer_types", Msg: fmt.Sprintf("layer %d is %q; expected %q or %q", i, t, FullAttention, SlidingAttention)}
+		if !contains(allowed, t) {
+			return &ConfigError{Field: "layer_types", Msg: fmt.Sprintf("layer %d is %q; expected %s", i, t, quoteList(allowed))}
 		}
+		sliding = sliding || t == SlidingAttention
 	}
 	switch {
 	case sliding && (c.SlidingWindow <= 0 || c.SlidingWindow > MaxPosition):
 		return &ConfigError{Field: "sliding_window", Msg: fmt.Sprintf("%d; sliding layers need a positive window", c.SlidingWindow)}
 	case sliding && !(c.RopeLocalTheta > 0):
 		return &ConfigError{Field: "rope_local_base_freq", Msg: fmt.Sprintf("%v; expected a positive number", c.RopeLocalTheta)}
+	}
+	return nil
+}
+
+// Limits of a Gated DeltaNet: MaxConvKernel bounds linear_conv_kernel_dim (Qwen3.5 uses 4; the
+// convolution keeps kernel-1 inputs of every channel per sequence), MaxLinearState the values
+// of one layer's recurrent state, value_heads·key_dim·value_dim (Qwen3.5-2B: 2^18; 2^26 is
+// 256 MiB per layer and sequence).
+const (
+	MaxConvKernel  = 64
+	MaxLinearState = 1 << 26
+)
+
+// checkLinearAttention checks the Gated DeltaNet's sizes when some layer has one.
+func checkLinearAttention(c *Config) error {
+	linear := false
+	for l := range c.LayerTypes {
+		linear = linear || c.LinearLayer(l)
+	}
+	if !linear {
+		return nil
+	}
+	bad := func(field, format string, args ...any) error {
+		return &ConfigError{Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	for _, f := range []struct {
+		name   string
+		v, max int
+	}{
+		{"linear_conv_kernel_dim", c.LinearConvKernelDim, MaxConvKernel},
+		{"linear_key_head_dim", c.LinearKeyHeadDim, MaxWidth}, {"linear_value_head_dim", c.LinearValueHeadDim, MaxWidth},
+		{"linear_num_key_heads", c.LinearNumKeyHeads, MaxHeads}, {"linear_num_value_heads", c.LinearNumValueHeads, MaxHeads},
+	} {
+		if f.v <= 0 || f.v > f.max {
+			return bad(f.name, "%d is outside [1, %d]", f.v, f.max)
+		}
+	}
+	switch {
+	case c.LinearNumValueHeads%c.LinearNumKeyHeads != 0:
+		return bad("linear_num_value_heads", "%d is not a multiple of linear_num_key_heads (%d): each key head serves a whole group of value heads",
+			c.LinearNumValueHeads, c.LinearNumKeyHeads)
+	case c.LinearNumValueHeads*c.LinearKeyHeadDim*c.LinearValueHeadDim > MaxLinearState:
+		return bad("linear_value_head_dim", "a recurrent state of %d value heads of %dx%d values exceeds %d values per layer",
+			c.LinearNumValueHeads, c.LinearKeyHeadDim, c.LinearValueHeadDim, MaxLinearState)
+	case c.LinearConvDim() > MaxWidth:
+		return bad("linear_num_value_heads", "the convolution's %d channels (2·%d key heads of %d + %d value heads of %d) exceed %d",
+			c.LinearConvDim(), c.LinearNumKeyHeads, c.LinearKeyHeadDim, c.LinearNumValueHeads, c.LinearValueHeadDim, MaxWidth)
 	}
 	return nil
 }

@@ -9,4 +9,7 @@ var Families = map[string]*Family{
 	llama.Architecture:  llama,
 	gpt2.Architecture:   gpt2,
 	gemma3.Architecture: gemma3,
+	qwen35.Architecture: qwen35,
+	// The Hub's Qwen3.5 checkpoints: the same language model, nested in a multimodal one.
+	qwen35VL.Architecture: qwen35VL,
 }

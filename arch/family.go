@@ -15,14 +15,17 @@ import (
 //	  q, k = QNorm(q), KNorm(k) per head              (when QKNorm)
 //	  q, k = RoPE(q), RoPE(k)                         (the config's scaling and rotary share)
 //	  a = causal grouped-query attention over the KV cache
+//	  a = a * sigmoid(gate)                           (when AttnOutputGate: gate from Q·h)
 //	  x = x + PostAttnNorm?(O·a)                      (GroupO)
 //	  x = x + PostMLPNorm?(MLP(MLPNorm(x)))           (GroupMLP: Down·(act(Gate·h) * Up·h), or Down·act(Up·h))
 //	logits = LMHead · FinalNorm(x)                    (LMHead is Embed when tied)
 //
 // Variants: LayerNorm with biases instead of RMSNorm, learned position embeddings instead of
 // RoPE (x += PosEmbed[pos]), q | k | v as one fused weight, a plain MLP, the embedding scaled
-// by sqrt(hidden), and sliding-window attention on the layers config.json's layer_types names.
-// A family says which of the optional parts it has and what its tensors are called.
+// by sqrt(hidden), sliding-window attention on the layers config.json's layer_types names, and
+// on the layers it names linear_attention a Gated DeltaNet in place of attention (the steps from
+// q, k, v to O, see LinearAttention). A family says which of the optional parts it has and what
+// its tensors are called.
 type Family struct {
 	// Architecture is the Hugging Face class name in config.json's "architectures".
 	Architecture string
@@ -43,6 +46,23 @@ type Family struct {
 	// SlidingWindow enables sliding-window attention on the layers whose layer_types entry is
 	// "sliding_attention" (Gemma 3), with their own RoPE base (rope_local_base_freq).
 	SlidingWindow bool
+	// LinearAttention enables Gated DeltaNet layers (Qwen3.5) where layer_types says
+	// "linear_attention": per token, a fixed-size recurrent state replaces the KV cache:
+	//
+	//	q | k | v = silu(causal depthwise conv(LinQKV·h))   (GroupLinearIn with z, b, a)
+	//	q, k = l2norm(q) / sqrt(key_dim), l2norm(k) per key head
+	//	β = sigmoid(LinB·h), g = -exp(A_log) · softplus(LinA·h + dt_bias)
+	//	S = S·e^g;  S += k ⊗ (v - Sᵀk)·β;  o = Sᵀq       per value head (S is key_dim x value_dim)
+	//	a = RMSNorm(o; LinNorm) * silu(LinZ·h)             per value head
+	//	x = x + LinOut·a                                    (GroupLinearOut)
+	LinearAttention bool
+	// AttnOutputGate makes q_proj yield a gate per head after its query ([heads, 2·head_dim]);
+	// the attention output is multiplied by sigmoid(gate) before o_proj (Qwen3.5).
+	AttnOutputGate bool
+	// TextConfig says config.json nests the language model's fields under "text_config" (a
+	// multimodal checkpoint whose text model is what anepack packs); a field absent there is
+	// read at the top level.
+	TextConfig bool
 	// Conv1D says the checkpoint stores every linear weight [in, out] (GPT-2's Conv1D); the
 	// bundle holds the transposes, in the [out, in] layout of the kernels and ANE blobs.
 	Conv1D bool
@@ -55,6 +75,10 @@ type Family struct {
 	// Ignore lists suffixes of checkpoint tensors that are not weights and are skipped without a
 	// warning (GPT-2's attn.bias / attn.masked_bias buffers).
 	Ignore []string
+	// IgnorePrefixes lists prefixes of checkpoint tensors that belong to parts of the model a
+	// text-only run never uses (a vision tower, a multi-token-prediction head), skipped without
+	// a warning.
+	IgnorePrefixes []string
 	// Activations lists the accepted hidden_act values; the first is the default.
 	Activations []string
 	// Bias says which linear layers have a bias.

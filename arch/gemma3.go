@@ -80,14 +80,16 @@ func gemma3Parse(p *configParser, c *Config) {
 	}
 }
 
-// withNames returns base with extra's entries added or replaced.
-func withNames(base, extra map[Slot]string) map[Slot]string {
-	out := make(map[Slot]string, len(base)+len(extra))
+// withNames returns base with each extra map's entries added or replaced, in order.
+func withNames(base map[Slot]string, extra ...map[Slot]string) map[Slot]string {
+	out := make(map[Slot]string, len(base))
 	for k, v := range base {
 		out[k] = v
 	}
-	for k, v := range extra {
-		out[k] = v
+	for _, e := range extra {
+		for k, v := range e {
+			out[k] = v
+		}
 	}
 	return out
 }

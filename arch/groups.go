@@ -3,18 +3,20 @@ package arch
 // Fused kernel groups: the linear layers that read one input and run as one kernel (one ANE
 // program and one weight blob with a record per member; one parallel dispatch on the CPU).
 const (
-	GroupQKV    = "attn_qkv" // q_proj, k_proj, v_proj: one input, the three outputs concatenated
-	GroupO      = "attn_o"   // o_proj
-	GroupMLP    = "mlp"      // the whole feed-forward block
-	GroupLMHead = "lm_head"  // the LM head (or tied embedding), in row chunks
+	GroupQKV       = "attn_qkv"        // q_proj, k_proj, v_proj: one input, the three outputs concatenated
+	GroupO         = "attn_o"          // o_proj
+	GroupLinearIn  = "linear_attn_in"  // in_proj_qkv, in_proj_z, in_proj_b, in_proj_a of a Gated DeltaNet layer
+	GroupLinearOut = "linear_attn_out" // its out_proj
+	GroupMLP       = "mlp"             // the whole feed-forward block
+	GroupLMHead    = "lm_head"         // the LM head (or tied embedding), in row chunks
 )
 
 // Group is one fused kernel of a layer.
 type Group struct {
-	// Name is GroupQKV, GroupO or GroupMLP.
+	// Name is one of the layer groups above.
 	Name string
-	// Linears are the member weights. For a concatenating group (QKV, O) the kernel's output is
-	// their outputs side by side in this order; for the MLP it is the block's output.
+	// Linears are the member weights. For a concatenating group (all but the MLP) the kernel's
+	// output is their outputs side by side in this order; for the MLP it is the block's output.
 	Linears []Slot
 	// Biases holds each member's bias slot, SlotNone where it has none.
 	Biases []Slot
@@ -42,13 +44,20 @@ func groupOf(s Slot) string {
 		return GroupQKV
 	case OProj:
 		return GroupO
+	case LinQKVProj, LinZProj, LinBProj, LinAProj:
+		return GroupLinearIn
+	case LinOutProj:
+		return GroupLinearOut
 	case GateProj, UpProj, DownProj:
 		return GroupMLP
 	}
 	return ""
 }
 
-// Groups returns the fused kernels of every layer of config c, in the order they run.
+// Groups returns the fused kernels of the layers of config c, in the order they run: the
+// attention groups where some layer attends, the Gated DeltaNet groups where some layer is a
+// linear-attention layer, then the MLP. A layer has the groups of its own mixer and the MLP
+// (LayerGroups); an index into this list names a group in every layer that has it.
 func (f *Family) Groups(c *Config) []Group {
 	bias := func(b Slot) Slot {
 		if f.Has(c, b) {
@@ -57,17 +66,62 @@ func (f *Family) Groups(c *Config) []Group {
 		return SlotNone
 	}
 	h := c.HiddenSize
-	qkv := Group{Name: GroupQKV, Linears: []Slot{QProj, KProj, VProj}, Biases: []Slot{bias(QBias), bias(KBias), bias(VBias)},
-		In: h, Out: c.QDim() + 2*c.KVDim()}
-	if f.fusedQKV() {
-		qkv.Linears, qkv.Biases = []Slot{QKVProj}, []Slot{bias(QKVBias)}
+	var out []Group
+	if f.anyLayer(c, false) {
+		qkv := Group{Name: GroupQKV, Linears: []Slot{QProj, KProj, VProj}, Biases: []Slot{bias(QBias), bias(KBias), bias(VBias)},
+			In: h, Out: c.QProjDim() + 2*c.KVDim()}
+		if f.fusedQKV() {
+			qkv.Linears, qkv.Biases = []Slot{QKVProj}, []Slot{bias(QKVBias)}
+		}
+		out = append(out, qkv, Group{Name: GroupO, Linears: []Slot{OProj}, Biases: []Slot{bias(OBias)}, In: c.QDim(), Out: h})
+	}
+	if f.LinearAttention && f.anyLayer(c, true) {
+		in := []Slot{LinQKVProj, LinZProj, LinBProj, LinAProj}
+		out = append(out,
+			Group{Name: GroupLinearIn, Linears: in, Biases: make([]Slot, len(in)),
+				In: h, Out: c.LinearConvDim() + c.LinearValueDim() + 2*c.LinearNumValueHeads},
+			Group{Name: GroupLinearOut, Linears: []Slot{LinOutProj}, Biases: []Slot{SlotNone}, In: c.LinearValueDim(), Out: h})
 	}
 	mlp := Group{Name: GroupMLP, Linears: []Slot{GateProj, UpProj, DownProj}, Biases: []Slot{bias(GateBias), bias(UpBias), bias(DownBias)},
 		In: h, Out: h}
 	if f.MLP == PlainMLP {
 		mlp.Linears, mlp.Biases = []Slot{UpProj, DownProj}, []Slot{bias(UpBias), bias(DownBias)}
 	}
-	return []Group{qkv, {Name: GroupO, Linears: []Slot{OProj}, Biases: []Slot{bias(OBias)}, In: c.QDim(), Out: h}, mlp}
+	return append(out, mlp)
+}
+
+// anyLayer reports whether some layer of c is a linear-attention layer (linear) or an
+// attention layer (!linear).
+func (f *Family) anyLayer(c *Config, linear bool) bool {
+	for l := 0; l < c.NumHiddenLayers; l++ {
+		if c.LinearLayer(l) == linear {
+			return true
+		}
+	}
+	return false
+}
+
+// LayerHasGroup reports whether layer of config c runs group g: the MLP always, the attention
+// groups on attention layers, the Gated DeltaNet groups on linear-attention layers.
+func (f *Family) LayerHasGroup(c *Config, layer int, g Group) bool {
+	switch g.Name {
+	case GroupQKV, GroupO:
+		return !c.LinearLayer(layer)
+	case GroupLinearIn, GroupLinearOut:
+		return c.LinearLayer(layer)
+	}
+	return true
+}
+
+// LayerGroups returns the groups layer of config c runs, in order.
+func (f *Family) LayerGroups(c *Config, layer int) []Group {
+	var out []Group
+	for _, g := range f.Groups(c) {
+		if f.LayerHasGroup(c, layer, g) {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // Group returns the group called name, or false.

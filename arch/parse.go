@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // configParser reads config.json fields by their canonical (Llama/Qwen) names, looking each up
@@ -14,7 +15,53 @@ type configParser struct {
 	file  string
 	raw   map[string]json.RawMessage
 	spell map[string]string // canonical name -> the family's spelling
-	err   error
+	// nestedIn is the object the model's fields come from ("text_config"), and topOnly the
+	// fields read from the top level instead because it lacks them; both for messages.
+	nestedIn string
+	topOnly  map[string]bool
+	err      error
+}
+
+// nest makes the members of the object field (a multimodal config's text_config) the fields
+// read, falling back to the top level for those it lacks. tie_word_embeddings may be given in
+// both places: the two must then agree, since which one transformers honours has changed
+// between versions.
+func (p *configParser) nest(field string) error {
+	inner := p.object(field)
+	if p.err != nil {
+		return p.err
+	}
+	if inner == nil {
+		return p.errorf(field, "missing; %s keeps the language model's fields there", p.raw["architectures"])
+	}
+	if top, ok := p.value("tie_word_embeddings"); ok {
+		if in, ok := inner["tie_word_embeddings"]; ok && string(in) != "null" && string(in) != string(top) {
+			return p.errorf("tie_word_embeddings", "is %s at the top level and %s in %s; expected one value", top, in, field)
+		}
+	}
+	merged := make(map[string]json.RawMessage, len(p.raw)+len(inner))
+	p.topOnly = map[string]bool{}
+	for k, v := range p.raw {
+		merged[k] = v
+		p.topOnly[k] = true
+	}
+	for k, v := range inner {
+		merged[k] = v
+		delete(p.topOnly, k)
+	}
+	p.raw, p.nestedIn = merged, field
+	return nil
+}
+
+// display names a field (or a dotted path into one) as the file spells and nests it, for
+// messages: "text_config.hidden_size" for a model field of a multimodal config.
+func (p *configParser) display(field string) string {
+	s := p.spelling(field)
+	root, _, _ := strings.Cut(s, ".")
+	if p.nestedIn == "" || p.topOnly[root] || root == "architectures" {
+		return s
+	}
+	return p.nestedIn + "." + s
 }
 
 // spelling returns the name a field has in this family's config.json.
@@ -39,7 +86,7 @@ func (p *configParser) has(field string) bool {
 }
 
 func (p *configParser) errorf(field, format string, args ...any) error {
-	return &ConfigError{File: p.file, Field: p.spelling(field), Msg: fmt.Sprintf(format, args...)}
+	return &ConfigError{File: p.file, Field: p.display(field), Msg: fmt.Sprintf(format, args...)}
 }
 
 func (p *configParser) fail(field, format string, args ...any) {

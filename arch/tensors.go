@@ -45,6 +45,17 @@ const (
 	UpBias                                     // [intermediate]
 	DownBias                                   // [hidden]
 	PostMLPNorm                                // [hidden] norm of the MLP output
+	// The Gated DeltaNet mixer of linear-attention layers (Qwen3.5; see linear.go). Widths:
+	// conv = 2·key_heads·key_dim + value_heads·value_dim, value = value_heads·value_dim.
+	LinQKVProj // [conv, hidden] in_proj_qkv: q | k | v before the convolution
+	LinZProj   // [value, hidden] in_proj_z: the output gate
+	LinBProj   // [value_heads, hidden] in_proj_b: the write strength β (after a sigmoid)
+	LinAProj   // [value_heads, hidden] in_proj_a: the decay's input
+	LinConv    // [conv, 1, kernel] conv1d.weight: the causal depthwise convolution
+	LinDtBias  // [value_heads] dt_bias
+	LinALog    // [value_heads] A_log
+	LinNorm    // [value_dim] the gated RMSNorm of each head's output (plain weight, never 1 + w)
+	LinOutProj // [hidden, value] out_proj
 	slotCount
 )
 
@@ -55,6 +66,9 @@ var slotNames = [...]string{
 	OProj: "o_proj", OBias: "o_bias", PostAttnNorm: "post_attn_norm", MLPNorm: "mlp_norm", MLPNormBias: "mlp_norm_bias",
 	GateProj: "gate_proj", UpProj: "up_proj", DownProj: "down_proj",
 	GateBias: "gate_bias", UpBias: "up_bias", DownBias: "down_bias", PostMLPNorm: "post_mlp_norm",
+	LinQKVProj: "linear_qkv_proj", LinZProj: "linear_z_proj", LinBProj: "linear_b_proj", LinAProj: "linear_a_proj",
+	LinConv: "linear_conv", LinDtBias: "linear_dt_bias", LinALog: "linear_a_log", LinNorm: "linear_norm",
+	LinOutProj: "linear_out_proj",
 }
 
 // String returns the slot's name, e.g. "q_proj".
@@ -69,8 +83,8 @@ func (s Slot) String() string {
 func (s Slot) PerLayer() bool { return s >= firstLayerSlot }
 
 // Role says how a tensor is used, which decides its storage: linear weights go into ANE weight
-// blobs that the CPU reads in place, in the bundle's dtype; embeddings are FP16; norms and
-// biases are F32.
+// blobs that the CPU reads in place, in the bundle's dtype; embeddings are FP16; norms, biases
+// and the other small parameters are F32.
 type Role uint8
 
 // Tensor roles.
@@ -80,6 +94,9 @@ const (
 	RoleLMHead                    // [vocab, hidden] separate output projection
 	RoleNorm                      // [n] norm weight
 	RoleBias                      // [out] bias of a linear layer
+	// RoleParam is any other small parameter the decoder reads itself (the Gated DeltaNet's
+	// conv1d kernel, A_log and dt_bias): F32, like norms, whatever the checkpoint stores.
+	RoleParam
 )
 
 func (r Role) String() string {
@@ -94,6 +111,8 @@ func (r Role) String() string {
 		return "norm"
 	case RoleBias:
 		return "bias"
+	case RoleParam:
+		return "param"
 	}
 	return fmt.Sprintf("Role(%d)", uint8(r))
 }
@@ -105,10 +124,12 @@ func (s Slot) Role() Role {
 		return RoleEmbedding
 	case LMHead:
 		return RoleLMHead
-	case FinalNorm, InputNorm, QNorm, KNorm, PostAttnNorm, MLPNorm, PostMLPNorm:
+	case FinalNorm, InputNorm, QNorm, KNorm, PostAttnNorm, MLPNorm, PostMLPNorm, LinNorm:
 		return RoleNorm
 	case FinalNormBias, InputNormBias, MLPNormBias, QKVBias, QBias, KBias, VBias, OBias, GateBias, UpBias, DownBias:
 		return RoleBias
+	case LinConv, LinDtBias, LinALog:
+		return RoleParam
 	}
 	return RoleLinear
 }
@@ -180,8 +201,34 @@ func (f *Family) Has(c *Config, s Slot) bool {
 	case UpBias, DownBias:
 		return f.Bias.MLP.applies(c)
 	}
+	if s.linearMixer() {
+		return f.LinearAttention
+	}
 	return true
 }
+
+// HasIn reports whether layer of config c has a tensor in slot s: Has, and for the slots of a
+// token mixer, whether the layer's mixer is that one (attention or Gated DeltaNet, by
+// layer_types).
+func (f *Family) HasIn(c *Config, s Slot, layer int) bool {
+	if !f.Has(c, s) {
+		return false
+	}
+	switch {
+	case s.linearMixer():
+		return c.LinearLayer(layer)
+	case s.attentionMixer():
+		return !c.LinearLayer(layer)
+	}
+	return true
+}
+
+// attentionMixer reports whether s belongs to the attention block (absent from Gated DeltaNet
+// layers).
+func (s Slot) attentionMixer() bool { return s >= QKVProj && s <= OBias }
+
+// linearMixer reports whether s belongs to the Gated DeltaNet block of linear-attention layers.
+func (s Slot) linearMixer() bool { return s >= LinQKVProj && s <= LinOutProj }
 
 // fusedQKV reports whether the family stores q, k and v as one fused weight (QKVProj).
 func (f *Family) fusedQKV() bool {
@@ -200,6 +247,8 @@ func (f *Family) TensorName(s Slot, layer int) string {
 // Shape returns the shape of slot s's tensor under config c.
 func Shape(c *Config, s Slot) []int {
 	h, inter, q, kv := c.HiddenSize, c.IntermediateSize, c.QDim(), c.KVDim()
+	// q_proj's rows: the queries, and with an output gate each head's gate after its query.
+	qRows := c.QProjDim()
 	switch s {
 	case EmbedTokens, LMHead:
 		return []int{c.VocabSize, h}
@@ -208,15 +257,15 @@ func Shape(c *Config, s Slot) []int {
 	case FinalNorm, FinalNormBias, InputNorm, InputNormBias, PostAttnNorm, MLPNorm, MLPNormBias, PostMLPNorm, OBias, DownBias:
 		return []int{h}
 	case QKVProj:
-		return []int{q + 2*kv, h}
+		return []int{qRows + 2*kv, h}
 	case QKVBias:
-		return []int{q + 2*kv}
+		return []int{qRows + 2*kv}
 	case QProj:
-		return []int{q, h}
+		return []int{qRows, h}
 	case KProj, VProj:
 		return []int{kv, h}
 	case QBias:
-		return []int{q}
+		return []int{qRows}
 	case KBias, VBias:
 		return []int{kv}
 	case QNorm, KNorm:
@@ -229,23 +278,38 @@ func Shape(c *Config, s Slot) []int {
 		return []int{h, inter}
 	case GateBias, UpBias:
 		return []int{inter}
+	case LinQKVProj:
+		return []int{c.LinearConvDim(), h}
+	case LinZProj:
+		return []int{c.LinearValueDim(), h}
+	case LinBProj, LinAProj:
+		return []int{c.LinearNumValueHeads, h}
+	case LinConv:
+		return []int{c.LinearConvDim(), 1, c.LinearConvKernelDim}
+	case LinDtBias, LinALog:
+		return []int{c.LinearNumValueHeads}
+	case LinNorm:
+		return []int{c.LinearValueHeadDim}
+	case LinOutProj:
+		return []int{h, c.LinearValueDim()}
 	}
 	return nil
 }
 
 // layerOrder is the order of a layer's tensors in tensor lists and manifests.
 var layerOrder = []Slot{InputNorm, InputNormBias, QKVProj, QKVBias, QProj, KProj, VProj, QBias, KBias, VBias,
-	QNorm, KNorm, OProj, OBias, PostAttnNorm, MLPNorm, MLPNormBias, GateProj, UpProj, DownProj, GateBias, UpBias,
-	DownBias, PostMLPNorm}
+	QNorm, KNorm, OProj, OBias, LinQKVProj, LinZProj, LinBProj, LinAProj, LinConv, LinDtBias, LinALog, LinNorm,
+	LinOutProj, PostAttnNorm, MLPNorm, MLPNormBias, GateProj, UpProj, DownProj, GateBias, UpBias, DownBias, PostMLPNorm}
 
 // modelOrder is the order of the model-level tensors: those before the layers, then after.
 var modelHead, modelTail = []Slot{EmbedTokens, PosEmbed}, []Slot{FinalNorm, FinalNormBias, LMHead}
 
-// LayerSlots returns the slots every layer of config c has, in tensor-list order.
-func (f *Family) LayerSlots(c *Config) []Slot {
+// LayerSlots returns the slots layer of config c has, in tensor-list order (layers of one
+// mixer kind have the same slots).
+func (f *Family) LayerSlots(c *Config, layer int) []Slot {
 	var out []Slot
 	for _, s := range layerOrder {
-		if f.Has(c, s) {
+		if f.HasIn(c, s, layer) {
 			out = append(out, s)
 		}
 	}
@@ -255,7 +319,24 @@ func (f *Family) LayerSlots(c *Config) []Slot {
 // TensorCount returns how many tensors Tensors(c) lists, without building the list (so a config
 // claiming a huge layer count can be refused before anything is allocated from it).
 func (f *Family) TensorCount(c *Config) int {
-	n := len(f.LayerSlots(c)) * c.NumHiddenLayers
+	// Layers of one mixer kind have the same slots: count each kind's once.
+	var attention, linear int
+	for _, s := range layerOrder {
+		if f.Has(c, s) && !s.linearMixer() {
+			attention++
+		}
+		if f.Has(c, s) && !s.attentionMixer() {
+			linear++
+		}
+	}
+	n := 0
+	for l := 0; l < c.NumHiddenLayers; l++ {
+		if c.LinearLayer(l) {
+			n += linear
+		} else {
+			n += attention
+		}
+	}
 	for _, s := range append(modelHead, modelTail...) {
 		if f.Has(c, s) {
 			n++
@@ -272,8 +353,9 @@ func (f *Family) Tensors(c *Config) []Tensor {
 		if !f.Has(c, s) {
 			return
 		}
+		// The DeltaNet's output norm keeps a plain weight in every family that has it.
 		t := Tensor{Name: f.TensorName(s, layer), Slot: s, Shape: Shape(c, s), Role: s.Role(), Layer: layer,
-			PlusOne: s.Role() == RoleNorm && f.Norm == RMSNormPlusOne}
+			PlusOne: s.Role() == RoleNorm && f.Norm == RMSNormPlusOne && s != LinNorm}
 		if t.Role == RoleLinear {
 			t.Group = groupOf(s)
 			t.Transposed = f.Conv1D
@@ -283,9 +365,8 @@ func (f *Family) Tensors(c *Config) []Tensor {
 	for _, s := range modelHead {
 		add(s, -1)
 	}
-	slots := f.LayerSlots(c)
 	for l := 0; l < c.NumHiddenLayers; l++ {
-		for _, s := range slots {
+		for _, s := range f.LayerSlots(c, l) {
 			add(s, l)
 		}
 	}

@@ -1,6 +1,6 @@
 // Package blobfile reads and writes the weight blob files that MIL programs reference with
 // BLOBFILE(path, offset): Core ML's MIL blob-storage format, the layout the Apple Neural Engine
-// compiler accepts through the in-memory model API (see shared/ane-facts.md §3).
+// compiler accepts through the in-memory model API (docs/ane.md, "Weight blobs").
 //
 // Byte layout (all integers little-endian):
 //

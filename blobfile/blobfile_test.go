@@ -8,8 +8,8 @@ import (
 )
 
 // TestSingleTensorLayout checks the bytes of a one-tensor fp16 blob against the layout in
-// ane-facts.md §3.2: header 1/2, DEADBEEF at 64, dtype 1 at 68, size at 72, offset 128 at 80,
-// payload from 128.
+// docs/ane.md, "Weight blobs": header 1/2, DEADBEEF at 64, dtype 1 at 68, size at 72, offset
+// 128 at 80, payload from 128.
 func TestSingleTensorLayout(t *testing.T) {
 	payload := []byte{1, 2, 3, 4, 5, 6} // three fp16 values
 	var buf bytes.Buffer

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/internal/fileutil"
+	"github.com/anepack/anepack/internal/regfile"
 )
 
 // Checkpoint is an open Hugging Face safetensors checkpoint: one model.safetensors or the shards
@@ -24,6 +26,8 @@ type Checkpoint struct {
 	// (GPT-2 without its "transformer." prefix); Check fills it.
 	alias  map[string]string
 	mapped []*stFile
+	// mlxGroup is the group size of an MLX 4-bit checkpoint's quantized weights (UseMLX4).
+	mlxGroup int
 }
 
 // Index file and single-file names Hugging Face uses.
@@ -97,7 +101,7 @@ func OpenCheckpoint(dir string) (*Checkpoint, error) {
 // readIndex reads model.safetensors.index.json's weight_map and checks that each shard is a
 // plain file name (never a path that could leave the checkpoint directory).
 func readIndex(path string) (map[string]string, error) {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +146,7 @@ func (c *Checkpoint) Names() []string {
 // A name may lack the family's optional prefix; Tensor then finds it by the architecture's
 // name. It returns the names of tensors the architecture does not use (ignored, like
 // transformers does; the caller warns), e.g. lm_head.weight in a tied checkpoint; buffers the
-// family lists in Ignore are skipped silently.
+// family lists in Ignore, and the parts under its IgnorePrefixes, are skipped silently.
 func (c *Checkpoint) Check(cfg *arch.Config) (unused []string, err error) {
 	fam, err := arch.Lookup(cfg)
 	if err != nil {
@@ -167,6 +171,14 @@ func (c *Checkpoint) Check(cfg *arch.Config) (unused []string, err error) {
 			return nil, fmt.Errorf("%s: tensor %s is missing; %s with this config.json needs it (shape %v)", c.Dir, t.Name, cfg.Architecture, t.CheckpointShape())
 		}
 		used[name] = true
+		if side, ok, err := c.checkMLX4(t); err != nil {
+			return nil, err
+		} else if ok {
+			for _, n := range side {
+				used[c.nameOf(n)] = true
+			}
+			continue
+		}
 		if !r.DType.IsFloat() {
 			return nil, &FileError{File: r.File, Tensor: name, Msg: fmt.Sprintf("dtype %s; expected BF16, F16 or F32", r.RawDType)}
 		}
@@ -186,10 +198,24 @@ func (c *Checkpoint) Check(cfg *arch.Config) (unused []string, err error) {
 	return unused, nil
 }
 
-// ignored reports whether a checkpoint tensor is one of the family's non-weight buffers.
+// nameOf returns the checkpoint's own name for an architecture name (through the alias).
+func (c *Checkpoint) nameOf(name string) string {
+	if a, ok := c.alias[name]; ok {
+		return a
+	}
+	return name
+}
+
+// ignored reports whether a checkpoint tensor is one of the family's non-weight buffers or
+// belongs to a part of the model text generation does not use (a vision tower).
 func ignored(fam *arch.Family, name string) bool {
 	for _, suffix := range fam.Ignore {
 		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	for _, prefix := range fam.IgnorePrefixes {
+		if strings.HasPrefix(name, prefix) {
 			return true
 		}
 	}
@@ -233,7 +259,7 @@ func (c *Checkpoint) Done(r *TensorRef) {
 		lo := (start + page - 1) / page * page // only whole pages owned by this tensor
 		hi := end / page * page
 		if hi > lo {
-			dropPages(f.data[lo:hi])
+			fileutil.DropPages(f.data[lo:hi])
 		}
 	}
 }
@@ -242,7 +268,7 @@ func (c *Checkpoint) Done(r *TensorRef) {
 func (c *Checkpoint) Close() error {
 	var first error
 	for _, f := range c.mapped {
-		if err := unmapFile(f.data); err != nil && first == nil {
+		if err := fileutil.Unmap(f.data); err != nil && first == nil {
 			first = err
 		}
 	}

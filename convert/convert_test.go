@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/dtype"
@@ -253,5 +255,27 @@ func TestWriteTensorTransposed(t *testing.T) {
 	}
 	if err := c.WriteTensorTransposed(&buf, &TensorRef{Name: "v", DType: dtype.F32, Shape: []int{4}, Data: make([]byte, 16)}, dtype.F32); err == nil {
 		t.Error("transposed a 1-D tensor")
+	}
+}
+
+// TestNamedPipeCheckpoint: a FIFO named model.safetensors is refused at once instead of blocking
+// in open.
+func TestNamedPipeCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, SingleFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := OpenCheckpoint(dir)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("error %v; want one saying it is not a regular file", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("opening a FIFO checkpoint blocked")
 	}
 }

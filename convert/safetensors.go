@@ -16,8 +16,11 @@ import (
 	"os"
 	"strings"
 
-	"github.com/anepack/anepack/dtype"
 	"github.com/nlpodyssey/safetensors"
+
+	"github.com/anepack/anepack/dtype"
+	"github.com/anepack/anepack/internal/fileutil"
+	"github.com/anepack/anepack/internal/regfile"
 )
 
 // MaxHeaderSize bounds a safetensors JSON header (the format's reference implementation uses
@@ -67,7 +70,7 @@ type stFile struct {
 // it, finds duplicate tensor names (which JSON decoding would silently merge) and unknown dtypes
 // (naming the tensor), and lets the safetensors package validate offsets and sizes.
 func openSafetensors(path string) (*stFile, []TensorRef, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -80,13 +83,13 @@ func openSafetensors(path string) (*stFile, []TensorRef, error) {
 	if err := checkHeaderLength(path, f, size); err != nil {
 		return nil, nil, err
 	}
-	data, err := mapFile(f, size)
+	data, err := fileutil.Map(f, size)
 	if err != nil {
 		return nil, nil, &FileError{File: path, Msg: "mapping the file: " + err.Error(), Err: err}
 	}
 	refs, err := parseFile(path, data)
 	if err != nil {
-		unmapFile(data)
+		fileutil.Unmap(data)
 		return nil, nil, err
 	}
 	return &stFile{path: path, data: data}, refs, nil

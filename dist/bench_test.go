@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anepack/anepack/internal/transfer"
 	"github.com/anepack/anepack/store"
 )
 
@@ -96,7 +97,7 @@ func BenchmarkDecompress(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		var wg sync.WaitGroup
-		next := make(chan *unit, len(units))
+		next := make(chan *transfer.Unit, len(units))
 		for _, u := range units {
 			next <- u
 		}
@@ -104,12 +105,12 @@ func BenchmarkDecompress(b *testing.B) {
 		for range 4 {
 			wg.Go(func() {
 				for u := range next {
-					out, err := dec.decode(comp[u.soff:u.soff+u.sn], u.n, u.filter)
+					out, err := dec.Decode(comp[u.SOff:u.SOff+u.SN], u.N, u.Filter)
 					if err != nil {
 						b.Error(err)
 						return
 					}
-					dec.release(out)
+					dec.Release(out)
 				}
 			})
 		}

@@ -21,12 +21,14 @@
 // Registries are reached through oras-go v2 (oras.land/oras-go/v2): credentials come from
 // Options.Username/Password or the Docker credential store (~/.docker/config.json and its
 // helpers), PlainHTTP talks http://. Blob downloads go through the same authenticated client
-// but with our own ranged transfer (below), since oras fetches a blob as one stream.
+// but with the ranged transfer engine (below), since oras fetches a blob as one stream.
 //
 // # Transfer
 //
 // A download goes to tmp/<digest hex>.part in the store, under a lock on that key (a second
-// process pulling the same bundle waits, then finds it installed). The blob is cut into units
+// process pulling the same bundle waits, then finds it installed). The engine is
+// internal/transfer, shared with package hub; this package gives it the source (the registry
+// or the URL, with If-Range) and installs what it produced. The blob is cut into units
 // — ranged chunks of ChunkSize for a plain layer, frames for a compressed one — fetched by
 // Jobs parallel requests once the server has answered the first one with 206 (a server that
 // ignores Range is read in one stream). Each unit retries transient failures (connection
@@ -43,7 +45,7 @@
 // # Compression
 //
 // FP16 weights converted from BF16 compress well with zstd once their bytes are split into
-// planes (shared/go-deps.md §3). CompressBundle cuts the bundle into independent frames of
+// planes (docs/distribution.md, "Compression"). CompressBundle cuts the bundle into independent frames of
 // FrameSize bytes (default 8 MiB) along section boundaries, byte-splits the weight sections,
 // and compresses every frame with zstd (entropy-coded literals, frame checksums) on all
 // CPUs. A push (CompressAuto) sends the frames when they save more than MinSaving (10%); a
@@ -53,8 +55,8 @@
 //
 // # Hugging Face
 //
-// Pulls use package hub (Hugging Face cache, resume, verification) and bring the file into
-// the store as a hard link. Pushes speak the Hub's upload API: create the repo (409: it
-// exists), preupload, LFS batch (basic or multipart transfer; parts in parallel to their
-// presigned URLs, which never see the token), optional verify, and an NDJSON commit.
+// Everything that speaks the Hub's protocol is in package hub. Pulls use its downloads
+// (Hugging Face cache, resume, verification) and bring the file into the store as a hard
+// link; pushes use hub.Client.Upload (create the repo, preupload, LFS batch, basic or
+// multipart transfer, verify, commit; docs/hub.md) under this package's retry policy.
 package dist

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anepack/anepack/internal/transfer"
 	"github.com/anepack/anepack/store"
 )
 
@@ -116,17 +117,13 @@ func TestPullResumeNewProcess(t *testing.T) {
 
 // readState sums the bytes a transfer's state file records.
 func readState(path string) (int64, bool) {
-	data, err := os.ReadFile(path)
+	st, err := transfer.ReadState(path)
 	if err != nil {
 		return 0, false
 	}
-	var st partState
-	if json.Unmarshal(data, &st) != nil {
-		return 0, false
-	}
 	var n int64
-	for _, d := range st.Done {
-		n += d
+	for _, u := range st.Units {
+		n += u[2]
 	}
 	return n, true
 }

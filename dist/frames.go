@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"sort"
 	"sync"
@@ -14,6 +13,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/internal/regfile"
+	"github.com/anepack/anepack/internal/transfer"
 )
 
 // A compressed layer ("zstd frames") is the bundle cut into pieces of at most FrameSize
@@ -24,7 +25,7 @@ import (
 // different kinds: the weight sections (tensors and blobs) go through a byte split first
 // (all low bytes of the 2-byte fp16 values, then all high bytes; 4 planes for f32), which
 // lets zstd's entropy coder see the exponent bytes together (0.76 → 0.66 for fp16 weights
-// converted from bf16, shared/go-deps.md §3).
+// converted from bf16; docs/distribution.md, "Compression").
 
 // Filters applied to a piece before compression: the byte-split width.
 const (
@@ -69,11 +70,11 @@ func (ix *FrameIndex) check(plain, comp int64) error {
 }
 
 // units turns the index into transfer units.
-func (ix *FrameIndex) units() []*unit {
-	us := make([]*unit, len(ix.Frames))
+func (ix *FrameIndex) units() []*transfer.Unit {
+	us := make([]*transfer.Unit, len(ix.Frames))
 	var p, c int64
 	for i, f := range ix.Frames {
-		us[i] = &unit{off: p, n: f[0], soff: c, sn: f[1], frame: true, filter: byte(f[2])}
+		us[i] = &transfer.Unit{Off: p, N: f[0], SOff: c, SN: f[1], Frame: true, Filter: byte(f[2])}
 		p += f[0]
 		c += f[1]
 	}
@@ -267,7 +268,7 @@ func CompressBundle(ctx context.Context, path string, w io.Writer, frameSize int
 		frameSize = DefaultFrameSize
 	}
 	pieces := planFrames(b, int64(frameSize))
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, CompressStats{}, err
 	}
@@ -401,23 +402,25 @@ func (d *frameDecoder) buf(n int64) []byte {
 	return make([]byte, n, max(n, DefaultFrameSize))
 }
 
-func (d *frameDecoder) release(b []byte) {
+// Release returns a buffer Decode gave out to the free list.
+func (d *frameDecoder) Release(b []byte) {
 	select {
 	case d.free <- b:
 	default:
 	}
 }
 
-// decode returns the n plain bytes of one frame (release them after use).
-func (d *frameDecoder) decode(comp []byte, n int64, filter byte) ([]byte, error) {
+// Decode returns the n plain bytes of one frame (Release them after use); it implements
+// transfer.Decoder.
+func (d *frameDecoder) Decode(comp []byte, n int64, filter byte) ([]byte, error) {
 	raw := d.buf(n)
 	out, err := d.dec.DecodeAll(comp, raw[:0])
 	if err != nil {
-		d.release(raw)
+		d.Release(raw)
 		return nil, err
 	}
 	if int64(len(out)) != n {
-		d.release(raw)
+		d.Release(raw)
 		return nil, fmt.Errorf("decoded %d bytes, the index says %d", len(out), n)
 	}
 	if filter == filterNone {
@@ -425,7 +428,7 @@ func (d *frameDecoder) decode(comp []byte, n int64, filter byte) ([]byte, error)
 	}
 	plain := d.buf(n)
 	unsplit(plain, out, int(filter))
-	d.release(out)
+	d.Release(out)
 	return plain, nil
 }
 

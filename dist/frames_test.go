@@ -62,18 +62,18 @@ func TestCompressBundle(t *testing.T) {
 	var split2 int
 	out := make([]byte, 0, len(plain))
 	for _, u := range ix.units() {
-		if u.n > frame {
-			t.Fatalf("frame of %d bytes, more than %d", u.n, frame)
+		if u.N > frame {
+			t.Fatalf("frame of %d bytes, more than %d", u.N, frame)
 		}
-		if u.filter == filterSplit2 {
+		if u.Filter == filterSplit2 {
 			split2++
 		}
-		b, err := dec.decode(comp.Bytes()[u.soff:u.soff+u.sn], u.n, u.filter)
+		b, err := dec.Decode(comp.Bytes()[u.SOff:u.SOff+u.SN], u.N, u.Filter)
 		if err != nil {
-			t.Fatalf("frame at %d: %v", u.soff, err)
+			t.Fatalf("frame at %d: %v", u.SOff, err)
 		}
 		out = append(out, b...)
-		dec.release(b)
+		dec.Release(b)
 	}
 	if !bytes.Equal(out, plain) {
 		t.Fatal("decoded frames differ from the bundle")
@@ -84,8 +84,8 @@ func TestCompressBundle(t *testing.T) {
 	// A flipped byte in a frame fails that frame's checksum.
 	bad := bytes.Clone(comp.Bytes())
 	u := ix.units()[len(ix.units())/2]
-	bad[u.soff+u.sn/2] ^= 1
-	if _, err := dec.decode(bad[u.soff:u.soff+u.sn], u.n, u.filter); err == nil {
+	bad[u.SOff+u.SN/2] ^= 1
+	if _, err := dec.Decode(bad[u.SOff:u.SOff+u.SN], u.N, u.Filter); err == nil {
 		t.Error("a corrupted frame decoded without error")
 	}
 }

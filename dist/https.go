@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/anepack/anepack/internal/transfer"
 	"github.com/anepack/anepack/store"
 )
 
@@ -35,7 +36,7 @@ func (o *Options) pullHTTPS(ctx context.Context, r Ref) (*Pulled, error) {
 		ref:      r,
 		src:      src,
 		size:     size,
-		units:    plainUnits(size, o.chunkSize()),
+		units:    transfer.Chunks(size, o.chunkSize()),
 		id:       fmt.Sprintf("https %s %d %s", r.URL, size, validator),
 		want:     want,
 		transfer: "https",
@@ -73,7 +74,7 @@ func probeHTTPS(ctx context.Context, hc *http.Client, url string) (size int64, v
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 1))
 	switch resp.StatusCode {
 	case http.StatusPartialContent:
-		if _, _, total, ok := parseContentRange(resp.Header.Get("Content-Range")); ok && total >= 0 {
+		if _, _, total, ok := transfer.ParseContentRange(resp.Header.Get("Content-Range")); ok && total >= 0 {
 			return total, validatorOf(resp.Header), nil
 		}
 	case http.StatusOK:

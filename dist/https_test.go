@@ -3,6 +3,7 @@ package dist
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,7 +12,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/anepack/anepack/internal/stall"
 	"github.com/anepack/anepack/store"
 )
 
@@ -26,6 +29,47 @@ type fileServer struct {
 	ranges   []string
 	// onGet, if set, runs before each GET is answered.
 	onGet func(n int64)
+	// trickles is how many GETs (-1: all) send their body past trickleAt one byte every
+	// trickleEvery, as a server that never stops but never gets anywhere.
+	trickles     atomic.Int64
+	trickleAt    int64
+	trickleEvery time.Duration
+}
+
+// trickleWriter passes the first at bytes of a body through, then writes one byte every
+// every, flushing each, until the client goes away.
+type trickleWriter struct {
+	http.ResponseWriter
+	r     *http.Request
+	at    int64
+	every time.Duration
+	sent  int64
+}
+
+func (w *trickleWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		k := len(p)
+		if w.sent >= w.at {
+			k = 1
+			select {
+			case <-time.After(w.every):
+			case <-w.r.Context().Done():
+				return n, w.r.Context().Err()
+			}
+		} else {
+			k = int(min(int64(k), w.at-w.sent))
+		}
+		m, err := w.ResponseWriter.Write(p[:k])
+		n, w.sent, p = n+m, w.sent+int64(m), p[m:]
+		if err != nil {
+			return n, err
+		}
+		if w.sent > w.at {
+			w.ResponseWriter.(http.Flusher).Flush()
+		}
+	}
+	return n, nil
 }
 
 func newFileServer(t testing.TB, data []byte) *fileServer {
@@ -48,6 +92,10 @@ func newFileServer(t testing.TB, data []byte) *fileServer {
 			return
 		}
 		w.Header().Set("ETag", fs.etag.Load().(string))
+		if r.Method == http.MethodGet && fs.trickles.Load() != 0 {
+			fs.trickles.Add(-1)
+			w = &trickleWriter{ResponseWriter: w, r: r, at: fs.trickleAt, every: fs.trickleEvery}
+		}
 		http.ServeContent(w, r, "model.aneb", bundleTime, bytes.NewReader(fs.data))
 	}))
 	t.Cleanup(fs.srv.Close)
@@ -166,5 +214,46 @@ func TestHTTPSFileChanged(t *testing.T) {
 	sameFile(t, bundle, p.Path)
 	if !strings.Contains(lw.String(), "changed on the server") {
 		t.Errorf("the change was not noticed")
+	}
+}
+
+// TestHTTPSTrickle: a server that trickles (a byte every 10 ms once 64 KiB are out) is judged
+// stalled after one window, because it brings less than MinRate, and the pull resumes; one
+// that trickles on every connection makes the pull fail within seconds, as stalled (a stalled
+// attempt does not reset the retry count, whatever bytes it brought). The stall timer used to
+// restart on every byte, so a trickle was never a stall.
+func TestHTTPSTrickle(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	bundle := tinyBundle(t)
+	data, _ := os.ReadFile(bundle)
+	fs := newFileServer(t, data)
+	fs.trickleAt, fs.trickleEvery = 64<<10, 10*time.Millisecond
+	fs.trickles.Store(1)
+	opts, lw := httpsOptions(t, fs)
+	opts.StallTimeout = 300 * time.Millisecond // MinRate 1 KiB/s: 307 bytes a window
+	start := time.Now()
+	p, err := Pull(ctx, fs.url(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFile(t, bundle, p.Path)
+	if !strings.Contains(lw.String(), "below the minimum of 307") {
+		t.Errorf("the trickle was not logged as too slow")
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("took %v", took)
+	}
+
+	fs.trickles.Store(-1)
+	opts2, _ := httpsOptions(t, fs)
+	opts2.StallTimeout = 200 * time.Millisecond
+	start = time.Now()
+	_, err = Pull(ctx, fs.url(), opts2)
+	if err == nil || !errors.Is(err, stall.ErrStalled) || ctx.Err() != nil {
+		t.Fatalf("got %v; want the pull to fail as stalled", err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("took %v to give up", took)
 	}
 }

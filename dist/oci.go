@@ -20,6 +20,8 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 	"oras.land/oras-go/v2/registry/remote/errcode"
 
+	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/transfer"
 	"github.com/anepack/anepack/store"
 )
 
@@ -201,7 +203,7 @@ func (o *Options) pullOCI(ctx context.Context, r Ref) (*Pulled, error) {
 		if layer.Digest.String() != cfg.Digest || layer.Size != cfg.Size {
 			return nil, fmt.Errorf("%s: the plain layer %s (%d bytes) is not the bundle %s (%d bytes) its config names", r, layer.Digest, layer.Size, cfg.Digest, cfg.Size)
 		}
-		spec.units = plainUnits(cfg.Size, o.chunkSize())
+		spec.units = transfer.Chunks(cfg.Size, o.chunkSize())
 	}
 	p, err := o.fetch(ctx, spec)
 	if err != nil {
@@ -266,7 +268,7 @@ func (o *Options) pushBlob(ctx context.Context, repo *remote.Repository, r Ref, 
 			return false, o.ociError(r, "upload of "+label, err)
 		}
 		d := o.delay(attempt)
-		o.logf("%s: upload of %s failed after %s (%v); retrying in %v", r, label, formatBytes(cr.n), err, d)
+		o.logf("%s: upload of %s failed after %s (%v); retrying in %v", r, label, cli.FormatBytes(cr.n), err, d)
 		if err := o.wait(ctx, d); err != nil {
 			return false, err
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/anepack/anepack/hub"
+	"github.com/anepack/anepack/internal/transfer"
 	"github.com/anepack/anepack/store"
 )
 
@@ -71,8 +72,12 @@ type Options struct {
 	// Backoff is the first retry delay, doubled each time up to 16× (default 500 ms).
 	Backoff time.Duration
 	// StallTimeout aborts, and then resumes, a transfer that received nothing for this
-	// long. Default DefaultStallTimeout.
+	// long, or less than MinRate bytes a second over this long. Default DefaultStallTimeout.
 	StallTimeout time.Duration
+	// MinRate is the slowest transfer, in bytes a second averaged over StallTimeout, that
+	// counts as progress: a server trickling a byte a second is treated as stalled. Default
+	// stall.DefaultMinRate (1 KiB/s); negative: any byte is progress.
+	MinRate int64
 	// HTTPClient is the base client for registries and https:// downloads (tests pass one
 	// that trusts their certificate). Default: a clone of http.DefaultTransport.
 	HTTPClient *http.Client
@@ -138,14 +143,7 @@ func (o *Options) wait(ctx context.Context, d time.Duration) error {
 	if o.sleep != nil {
 		return o.sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return transfer.Sleep(ctx, d)
 }
 
 func (o *Options) store() (*store.Store, error) {

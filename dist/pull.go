@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/stall"
+	"github.com/anepack/anepack/internal/transfer"
 	"github.com/anepack/anepack/store"
 )
 
@@ -78,8 +81,8 @@ func PullRef(ctx context.Context, r Ref, opts Options) (*Pulled, error) {
 type fetchSpec struct {
 	ref   Ref
 	src   *source
-	size  int64   // bundle size
-	units []*unit // plain chunks or frames
+	size  int64            // bundle size
+	units []*transfer.Unit // plain chunks or frames
 	// id identifies the source bytes and layout, for resuming.
 	id string
 	// want is the expected bundle digest; empty when unknown (then the bundle's own
@@ -142,63 +145,72 @@ func (o *Options) fetch(ctx context.Context, spec fetchSpec) (*Pulled, error) {
 	if spec.want != "" && st.Has(spec.want) {
 		return o.cached(ctx, spec.ref, spec.want, spec.transfer) // the other process finished
 	}
-	t := &transfer{o: o, src: spec.src, part: part, size: spec.size, units: spec.units, id: spec.id, label: spec.ref.String()}
+	spec.src.stall = stall.Policy{Window: o.stallTimeout(), MinRate: o.MinRate}
+	label := spec.ref.String()
+	prog := o.progress(label, spec.size)
+	defer prog.Finish()
+	var written int64
+	t := &transfer.Transfer{
+		Source: spec.src, Path: part.Path, StatePath: part.StatePath, ID: spec.id,
+		Size: spec.size, Units: spec.units, Jobs: o.jobs(),
+		Retries: o.retries(), Delay: o.delay, Sleep: o.wait,
+		Check:     st.CheckSpace,
+		DiskError: func(err error) error { return st.DiskError(fmt.Errorf("writing %s: %w", part.Path, err)) },
+		Progress:  func(n int64) { prog.Set(atomic.AddInt64(&written, n), spec.size) },
+		Resumed: func(have int64) {
+			o.logf("%s: resuming, %s of %s already here", label, cli.FormatBytes(have), cli.FormatBytes(spec.size))
+		},
+		Logf: o.logf, Label: label,
+	}
 	if spec.frames {
 		dec, err := newFrameDecoder(o.jobs())
 		if err != nil {
 			return nil, err
 		}
 		defer dec.close()
-		t.dec = dec
+		t.Decoder = dec
 	}
-	var res result
+	var res transfer.Result
 	for attempt := 0; ; attempt++ {
-		res, err = t.run(ctx)
-		if errors.Is(err, errChanged) && attempt == 0 {
+		res, err = t.Run(ctx)
+		if errors.Is(err, transfer.ErrChanged) && attempt == 0 {
 			o.logf("%s: %v; starting over", spec.ref, err)
-			t.reset(part)
+			part.Discard()
 			continue
 		}
+		var gu *transfer.GiveUpError
+		if errors.As(err, &gu) {
+			err = fmt.Errorf("%s: %w", label, err)
+		}
 		if err != nil {
-			if !t.hadBytes || (ctx.Err() == nil && !store.IsDiskFull(err)) {
+			if res.Have == 0 || (ctx.Err() == nil && !store.IsDiskFull(err)) {
 				return nil, err
 			}
 			return nil, fmt.Errorf("%w (the partial download is kept in %s; the same command resumes it)", err, st.TempDir())
 		}
-		if spec.want != "" && res.digest != spec.want {
-			t.reset(part)
+		digest := "sha256:" + hex.EncodeToString(res.Sums[0])
+		if spec.want != "" && digest != spec.want {
+			part.Discard()
 			if attempt == 0 {
-				o.logf("%s: downloaded bytes hash to %s, expected %s; downloading again", spec.ref, res.digest, spec.want)
+				o.logf("%s: downloaded bytes hash to %s, expected %s; downloading again", spec.ref, digest, spec.want)
 				continue
 			}
-			return nil, fmt.Errorf("%s: digest mismatch: the downloaded bytes hash to %s, expected %s (twice); nothing was installed", spec.ref, res.digest, spec.want)
+			return nil, fmt.Errorf("%s: digest mismatch: the downloaded bytes hash to %s, expected %s (twice); nothing was installed", spec.ref, digest, spec.want)
 		}
 		break
 	}
 	e, err := checkBundle(part.Path, spec.want == "")
 	if err != nil {
-		t.reset(part)
+		part.Discard()
 		return nil, fmt.Errorf("%s: %w; nothing was installed", spec.ref, err)
 	}
-	e.Reference, e.Digest, e.Transfer = spec.ref.String(), res.digest, spec.transfer
+	e.Reference, e.Digest, e.Transfer = spec.ref.String(), "sha256:"+hex.EncodeToString(res.Sums[0]), spec.transfer
 	path, err := st.InstallHashed(ctx, part.Path, e)
 	part.Discard()
 	if err != nil {
 		return nil, err
 	}
-	return &Pulled{Entry: e, Path: path, Fetched: res.fetched, Resumed: res.resumed, Compressed: spec.frames}, nil
-}
-
-// reset discards the part and the units' progress, for a fresh start.
-func (t *transfer) reset(part *store.Part) {
-	part.Discard()
-	for _, u := range t.units {
-		u.done.Store(0)
-	}
-	t.sequential.Store(false)
-	t.rangeSeen.Store(false)
-	t.rangeMu = sync.Once{}
-	t.fetched.Store(0)
+	return &Pulled{Entry: e, Path: path, Fetched: res.Fetched, Resumed: res.Resumed, Compressed: spec.frames}, nil
 }
 
 // checkBundle opens a downloaded file as a bundle (header, table, manifest, root digest);

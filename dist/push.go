@@ -17,6 +17,8 @@ import (
 	"oras.land/oras-go/v2/content"
 
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/regfile"
 	"github.com/anepack/anepack/store"
 )
 
@@ -144,7 +146,7 @@ func (o *Options) pushOCI(ctx context.Context, path string, r Ref) (*Pushed, err
 	out := &Pushed{BundleDigest: lb.digest, Size: lb.size}
 	layer := ocispec.Descriptor{MediaType: LayerMediaType, Digest: godigest.Digest(lb.digest), Size: lb.size,
 		Annotations: map[string]string{ocispec.AnnotationTitle: filepath.Base(path)}}
-	open := func() (io.ReadCloser, error) { return os.Open(path) }
+	open := func() (io.ReadCloser, error) { return regfile.Open(path) }
 	compression := "none"
 	cfg := lb.cfg
 	if o.Compress != CompressNever {
@@ -156,13 +158,13 @@ func (o *Options) pushOCI(ctx context.Context, path string, r Ref) (*Pushed, err
 		out.Compression = c.stats
 		saves := 1 - c.stats.Ratio()
 		if o.Compress == CompressAlways || saves > MinSaving {
-			o.logf("%s: zstd frames: %s -> %s (ratio %.3f, %d frames, %.0f MB/s); pushing the compressed layer", r, formatBytes(lb.size), formatBytes(c.size), c.stats.Ratio(), c.stats.Frames, c.stats.MBps())
+			o.logf("%s: zstd frames: %s -> %s (ratio %.3f, %d frames, %.0f MB/s); pushing the compressed layer", r, cli.FormatBytes(lb.size), cli.FormatBytes(c.size), c.stats.Ratio(), c.stats.Frames, c.stats.MBps())
 			out.Compressed = true
 			compression = "zstd-frames"
 			cfg.Compression = c.index
 			layer = ocispec.Descriptor{MediaType: LayerMediaTypeZstdFrames, Digest: godigest.Digest(c.digest), Size: c.size,
 				Annotations: map[string]string{ocispec.AnnotationTitle: filepath.Base(path) + ".zstf", AnnotationDigest: lb.digest}}
-			open = func() (io.ReadCloser, error) { return os.Open(c.path) }
+			open = func() (io.ReadCloser, error) { return regfile.Open(c.path) }
 		} else {
 			o.logf("%s: zstd frames would save only %.1f%% (ratio %.3f); pushing the plain bundle", r, 100*saves, c.stats.Ratio())
 		}

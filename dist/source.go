@@ -14,10 +14,13 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/anepack/anepack/internal/stall"
+	"github.com/anepack/anepack/internal/transfer"
 	"github.com/anepack/anepack/store"
 )
 
-// source fetches byte ranges of one remote blob over HTTP.
+// source fetches byte ranges of one remote blob over HTTP; it is the transfer.Source of OCI
+// and https:// pulls.
 type source struct {
 	url   string
 	label string // names the blob in messages (never a secret)
@@ -28,6 +31,8 @@ type source struct {
 	// validator is an ETag or Last-Modified sent as If-Range, so that a changed file is
 	// sent whole (200) instead of a mismatched range.
 	validator string
+	// stall is what a body must bring once the headers are in.
+	stall stall.Policy
 }
 
 // statusError is an unexpected HTTP status.
@@ -38,8 +43,23 @@ type statusError struct {
 
 func (e *statusError) Error() string { return e.msg }
 
-// get requests bytes [off, end) of the blob (end < 0: to the end). partial reports whether
-// the server honoured the range (206); otherwise (200) the body is the whole blob.
+// Get implements transfer.Source: bytes [off, end) of the blob (end < 0: to the end), the body
+// watched for stalls.
+func (s *source) Get(ctx context.Context, off, end int64) (io.ReadCloser, bool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	body, partial, err := s.get(ctx, off, end)
+	if err != nil {
+		cancel()
+		if retryable(err) {
+			return nil, false, &transfer.Transient{Err: err}
+		}
+		return nil, false, err
+	}
+	return stall.Body(body, stall.Start(s.stall, cancel), cancel, nil), partial, nil
+}
+
+// get sends the request and reads the status: partial reports 206, otherwise (200) the body
+// is the whole blob.
 func (s *source) get(ctx context.Context, off, end int64) (body io.ReadCloser, partial bool, err error) {
 	if s.scope != nil {
 		ctx = s.scope(ctx)
@@ -66,7 +86,7 @@ func (s *source) get(ctx context.Context, off, end int64) (body io.ReadCloser, p
 	case http.StatusOK:
 		return resp.Body, false, nil
 	case http.StatusPartialContent:
-		got, _, _, ok := parseContentRange(resp.Header.Get("Content-Range"))
+		got, _, _, ok := transfer.ParseContentRange(resp.Header.Get("Content-Range"))
 		if !ok || got != off {
 			resp.Body.Close()
 			return nil, false, fmt.Errorf("%s: asked for bytes from %d, the server sent Content-Range %q", s.label, off, resp.Header.Get("Content-Range"))
@@ -82,37 +102,6 @@ func (s *source) get(ctx context.Context, off, end int64) (body io.ReadCloser, p
 	return nil, false, &statusError{code: resp.StatusCode, msg: fmt.Sprintf("%s: HTTP %s: %s", s.label, resp.Status, text)}
 }
 
-// parseContentRange reads "bytes start-end/total" (total may be "*").
-func parseContentRange(v string) (start, end, total int64, ok bool) {
-	v, found := strings.CutPrefix(v, "bytes ")
-	if !found {
-		return 0, 0, 0, false
-	}
-	rng, tot, found := strings.Cut(v, "/")
-	if !found {
-		return 0, 0, 0, false
-	}
-	a, b, found := strings.Cut(rng, "-")
-	if !found {
-		return 0, 0, 0, false
-	}
-	var err1, err2 error
-	start, err1 = strconv.ParseInt(a, 10, 64)
-	end, err2 = strconv.ParseInt(b, 10, 64)
-	if err1 != nil || err2 != nil || start < 0 || end < start {
-		return 0, 0, 0, false
-	}
-	total = -1
-	if tot != "*" {
-		t, err := strconv.ParseInt(tot, 10, 64)
-		if err != nil {
-			return 0, 0, 0, false
-		}
-		total = t
-	}
-	return start, end, total, true
-}
-
 // retryable reports whether a failed request is worth repeating: connection errors, cut
 // bodies, stalls and the statuses servers use for "try again".
 func retryable(err error) bool {
@@ -121,12 +110,7 @@ func retryable(err error) bool {
 	}
 	var se *statusError
 	if errors.As(err, &se) {
-		switch se.code {
-		case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
-			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-			return true
-		}
-		return false
+		return transfer.RetryableStatus(se.code)
 	}
 	var cve *tls.CertificateVerificationError
 	var uae x509.UnknownAuthorityError
@@ -134,7 +118,7 @@ func retryable(err error) bool {
 	if errors.As(err, &cve) || errors.As(err, &uae) || errors.As(err, &hne) {
 		return false // a certificate problem does not go away by waiting
 	}
-	if errors.Is(err, errStalled) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errShort) {
+	if errors.Is(err, stall.ErrStalled) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, transfer.ErrShort) {
 		return true
 	}
 	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) {
@@ -146,8 +130,3 @@ func retryable(err error) bool {
 	var oe *net.OpError
 	return errors.As(err, &ue) || errors.As(err, &oe)
 }
-
-var (
-	errStalled = errors.New("no data received for too long (stalled connection)")
-	errShort   = errors.New("the server ended the response early")
-)

@@ -25,6 +25,12 @@ const (
 	U4            // 4-bit unsigned integers, two per byte, the even element in the low nibble
 	I32           // int32 (quantized checkpoints pack weights in them)
 	U32           // uint32 (MLX packs 4-bit weights eight to a word)
+	// Q8 is a quantized weight: I8 data [rows, cols] and an F16 scale per row (symmetric,
+	// w = scale·q).
+	Q8
+	// Q4 is a quantized weight: U4 data [rows, cols] and an F16 scale and offset per group of
+	// inputs (w = scale·(q − offset)); the group size is recorded beside it.
+	Q4
 )
 
 // info is one row of the vocabulary.
@@ -44,6 +50,8 @@ var table = [...]info{
 	U4:   {name: "u4", mil: "uint4", blob: 11, bits: 4},
 	I32:  {name: "i32", safetensors: "I32", mil: "int32", blob: 14, bits: 32},
 	U32:  {name: "u32", safetensors: "U32", mil: "uint32", blob: 15, bits: 32},
+	Q8:   {name: "q8", bits: 8},
+	Q4:   {name: "q4", bits: 4},
 }
 
 func (d DType) row() (info, bool) {
@@ -73,7 +81,8 @@ func (d DType) Safetensors() string {
 	return r.safetensors
 }
 
-// MIL returns the MIL spelling, e.g. "fp16".
+// MIL returns the MIL spelling, e.g. "fp16" ("" for the quantized weight types, which MIL
+// spells as their data's type plus constexpr ops).
 func (d DType) MIL() string {
 	r, _ := d.row()
 	return r.mil
@@ -101,11 +110,25 @@ func (d DType) Bytes(n int64) int64 { return (n*int64(d.Bits()) + 7) / 8 }
 // IsFloat reports whether d is a floating-point type.
 func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 }
 
+// Quantized reports whether d is a quantized weight type (data plus scales).
+func (d DType) Quantized() bool { return d == Q8 || d == Q4 }
+
+// Data returns the element type of a quantized weight's data (I8 for Q8, U4 for Q4), else d.
+func (d DType) Data() DType {
+	switch d {
+	case Q8:
+		return I8
+	case Q4:
+		return U4
+	}
+	return d
+}
+
 // Parse reads a manifest spelling ("f16"). For the bundles written before this vocabulary
 // existed it also accepts the MIL spellings ("fp16", "fp32") that their kernel I/O used.
 func Parse(s string) (DType, error) {
 	for d, r := range table {
-		if r.name != "" && (s == r.name || s == r.mil) {
+		if r.name != "" && (s == r.name || (r.mil != "" && s == r.mil)) {
 			return DType(d), nil
 		}
 	}

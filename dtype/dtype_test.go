@@ -72,3 +72,15 @@ func TestJSON(t *testing.T) {
 		t.Error("accepted int3")
 	}
 }
+
+func TestQuantizedTypes(t *testing.T) {
+	if d, err := Parse("q4"); err != nil || d != Q4 || !d.Quantized() || d.Data() != U4 || d.Bits() != 4 {
+		t.Errorf("q4: %v %v", d, err)
+	}
+	if Q8.Data() != I8 || F16.Data() != F16 || F16.Quantized() || Q8.MIL() != "" || Q8.BlobCode() != 0 {
+		t.Error("Q8/F16 properties")
+	}
+	if _, err := Parse(""); err == nil {
+		t.Error("the empty string parsed as a type")
+	}
+}

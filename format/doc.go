@@ -74,5 +74,7 @@
 // manifest, writes the header, fsyncs and renames the file onto the target path. Until then no
 // file exists at the target path, so a failure or a Ctrl-C (see [AbortOnSignal]) leaves
 // nothing behind once [Writer.Abort] has run. A process killed outright (SIGKILL, power loss)
-// leaves its ".<name>.tmp-*" file, never a partial bundle at the target path.
+// leaves its ".<name>.tmp-*" file, never a partial bundle at the target path; the next
+// [Create] in that directory removes such files when no live writer holds them
+// ([RemoveStaleTemps]).
 package format

@@ -11,7 +11,7 @@ import (
 const (
 	Magic        = "ANEB" // first four bytes of every bundle
 	MajorVersion = 1      // the major version written; newer majors are refused
-	MinorVersion = 1      // the minor version written (1.1: the manifest's ane section, "f16" kernel I/O, arch configs of several families)
+	MinorVersion = 2      // the minor version written (1.1: the manifest's ane section, "f16" kernel I/O, arch configs of several families; 1.2: q8/q4 weights with scales and offsets)
 	HeaderSize   = 128    // bytes of the header at offset 0
 	EntrySize    = 128    // bytes of one section table entry
 	Align        = 16384  // sections and the table start on multiples of this (16 KiB pages)
@@ -140,7 +140,7 @@ func (s Section) End() int64 { return s.Offset + s.Length }
 
 func digestString(d [32]byte) string { return "sha256:" + hex.EncodeToString(d[:]) }
 
-// VersionString returns the version this package writes, "1.1".
+// VersionString returns the version this package writes, "1.2".
 func VersionString() string { return fmt.Sprintf("%d.%d", MajorVersion, MinorVersion) }
 
 // checkName reports why name cannot be a section name, or nil.

@@ -23,7 +23,7 @@ func TestHeaderBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	manifest := []byte(`{
-  "format_version": "1.1",
+  "format_version": "1.2",
   "producer": "p",
   "model": {
     "name": "",
@@ -48,7 +48,7 @@ func TestHeaderBytes(t *testing.T) {
 	// Header bytes 0..63, spelled out field by field (little-endian).
 	wantHead := make([]byte, 0, 64)
 	wantHead = append(wantHead, "ANEB"...)
-	wantHead = append(wantHead, 1, 0, 1, 0, 0, 0, 0, 0, 128, 0, 0, 0) // version 1.1, flags 0, header size
+	wantHead = append(wantHead, 1, 0, 2, 0, 0, 0, 0, 0, 128, 0, 0, 0) // version 1.2, flags 0, header size
 	wantHead = append(wantHead, 0x00, 0x80, 0, 0, 0, 0, 0, 0)         // 32768
 	wantHead = append(wantHead, 0x80, 0, 0, 0, 0, 0, 0, 0)            // 128
 	wantHead = append(wantHead, 1, 0, 0, 0, 0, 0, 0, 0)               // count 1, reserved 0
@@ -135,7 +135,7 @@ func TestGoldenBundle(t *testing.T) {
 }
 
 // TestReadsVersion10 opens a bundle written by the 1.0 writer (the golden bundle before the
-// minor version moved to 1.1): every 1.x file stays readable.
+// minor version moved on): every 1.x file stays readable.
 func TestReadsVersion10(t *testing.T) {
 	b, err := Open(filepath.Join("testdata", "small-1.0.aneb"))
 	if err != nil {

@@ -26,9 +26,11 @@ type Model struct {
 	Architecture string `json:"architecture"` // Hugging Face class, e.g. "Qwen2ForCausalLM"
 	// Config is the validated architecture config (package arch's Config as JSON).
 	Config json.RawMessage `json:"config"`
-	// DType is the storage type of the linear weights: "f16" or "f32".
-	DType      string `json:"dtype"`
-	Parameters int64  `json:"parameters"`
+	// DType is the storage type of the linear weights: "f16", "f32", "q8" or "q4".
+	DType string `json:"dtype"`
+	// GroupSize is the q4 group size (inputs per scale and offset).
+	GroupSize  int   `json:"group_size,omitempty"`
+	Parameters int64 `json:"parameters"`
 }
 
 // Tensor is a view of one tensor's bytes inside the bundle, under its Hugging Face name.
@@ -42,6 +44,12 @@ type Tensor struct {
 	// Transposed says the checkpoint stored this weight [in, out] (GPT-2's Conv1D) and the
 	// bundle holds its transpose, in Shape's [out, in] layout.
 	Transposed bool `json:"transposed,omitempty"`
+	// A quantized weight (DType "q8" or "q4") keeps its codes in Parts and its fp16 scales (and,
+	// for q4, offsets) in Scales and Offsets, one part per part of Parts, with the same rows:
+	// q8 has a scale per row; q4 a scale and an offset per row and group of GroupSize inputs.
+	Scales    []TensorPart `json:"scales,omitempty"`
+	Offsets   []TensorPart `json:"offsets,omitempty"`
+	GroupSize int          `json:"group_size,omitempty"`
 }
 
 // TensorPart is a run of whole rows stored contiguously in one section.

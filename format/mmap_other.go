@@ -4,7 +4,8 @@ package format
 
 import (
 	"fmt"
-	"os"
+
+	"github.com/anepack/anepack/internal/regfile"
 )
 
 // Open opens the bundle at path and checks its header, section table, manifest and root
@@ -19,14 +20,11 @@ func Open(path string) (*Bundle, error) {
 }
 
 func openFile(path string) (*Bundle, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, unwrapOpen(err)
 	}
 	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("not a regular file (%v)", fi.Mode().Type())
-	}
 	if err != nil {
 		f.Close()
 		return nil, err

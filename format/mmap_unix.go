@@ -5,10 +5,12 @@ package format
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"runtime/debug"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/anepack/anepack/internal/fileutil"
+	"github.com/anepack/anepack/internal/regfile"
 )
 
 // Open opens the bundle at path by mapping it read-only into memory, and checks its header,
@@ -29,17 +31,15 @@ func Open(path string) (*Bundle, error) {
 }
 
 func openMapped(path string) (b *Bundle, err error) {
-	f, err := os.Open(path)
+	// regfile refuses a named pipe or a device before it can block the open or stream forever.
+	f, err := regfile.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, unwrapOpen(err)
 	}
 	defer f.Close() // the mapping outlives the descriptor
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%v)", fi.Mode().Type())
 	}
 	size := fi.Size()
 	if size < HeaderSize {
@@ -48,14 +48,14 @@ func openMapped(path string) (b *Bundle, err error) {
 	if uint64(size) > uint64(maxInt) {
 		return nil, fmt.Errorf("file is %d bytes, too large to map on this platform", size)
 	}
-	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	data, err := fileutil.Map(f, size)
 	if err != nil {
 		return nil, fmt.Errorf("mmap: %w", err)
 	}
 	adviseMapping(data)
 	defer func() {
 		if err != nil {
-			unix.Munmap(data)
+			fileutil.Unmap(data)
 		}
 	}()
 	defer catchFault(&err, debug.SetPanicOnFault(true)) // the file may shrink between Stat and the reads
@@ -65,7 +65,7 @@ func openMapped(path string) (b *Bundle, err error) {
 	}
 	b.data = data
 	b.name = path
-	b.closer = func() error { return unix.Munmap(data) }
+	b.closer = func() error { return fileutil.Unmap(data) }
 	return b, nil
 }
 

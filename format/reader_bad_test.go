@@ -3,6 +3,7 @@ package format
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,25 +60,25 @@ func TestNewerMajorVersion(t *testing.T) {
 	le.PutUint16(b[offMajor:], 2)
 	le.PutUint16(b[offMinor:], 3)
 	_, err := openBytes(b)
-	wantFormatError(t, err, ErrVersion, offMajor, "2.3", "1.1", "upgrade")
+	wantFormatError(t, err, ErrVersion, offMajor, "2.3", VersionString(), "upgrade")
 
 	le.PutUint16(b[offMajor:], 0)
 	_, err = openBytes(b)
 	wantFormatError(t, err, ErrVersion, offMajor, "0.3")
 }
 
-// TestNewerMinorVersion checks that a 1.2 bundle with a new section kind, entry flags and
-// header flags is read, and the same bundle labelled 1.1 is refused.
+// TestNewerMinorVersion checks that a bundle of the next minor version with a new section kind,
+// entry flags and header flags is read, and the same bundle labelled with this version is refused.
 func TestNewerMinorVersion(t *testing.T) {
 	b := smallBundle(t)
-	le.PutUint16(b[offMinor:], 2)
+	le.PutUint16(b[offMinor:], MinorVersion+1)
 	le.PutUint32(b[offFlags:], 1)
 	e := entry(b, 3) // "tokenizer"
 	le.PutUint32(e[entKind:], 9)
 	le.PutUint32(e[entFlags:], 4)
 	man := b[smallMan:]
-	i := bytes.Index(man, []byte(`"format_version": "1.1"`))
-	copy(man[i:], `"format_version": "1.2"`)
+	i := bytes.Index(man, []byte(`"format_version": "`+VersionString()+`"`))
+	copy(man[i:], fmt.Sprintf(`"format_version": "1.%d"`, MinorVersion+1))
 	reseal(b)
 	bun, err := openBytes(b)
 	if err != nil {
@@ -94,8 +95,8 @@ func TestNewerMinorVersion(t *testing.T) {
 		t.Errorf("Verify: %v", err)
 	}
 
-	le.PutUint16(b[offMinor:], 1)
-	copy(man[i:], `"format_version": "1.1"`)
+	le.PutUint16(b[offMinor:], MinorVersion)
+	copy(man[i:], `"format_version": "`+VersionString()+`"`)
 	reseal(b)
 	_, err = openBytes(b)
 	wantFormatError(t, err, nil, offFlags, "flags")
@@ -267,11 +268,11 @@ func TestBadManifest(t *testing.T) {
 
 	b = smallBundle(t)
 	man := b[smallMan:]
-	i := bytes.Index(man, []byte(`"1.1"`))
+	i := bytes.Index(man, []byte(`"`+VersionString()+`"`))
 	copy(man[i:], `"1.7"`)
 	reseal(b)
 	_, err = openBytes(b)
-	wantFormatError(t, err, nil, smallMan, `"1.7"`, "1.1")
+	wantFormatError(t, err, nil, smallMan, `"1.7"`, VersionString())
 }
 
 // TestRootDigest checks that any change to the header, the table or the manifest is caught at

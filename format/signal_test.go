@@ -37,42 +37,47 @@ func startChild(t *testing.T, test, mode, dir string) (*exec.Cmd, *bufio.Reader)
 	return cmd, bufio.NewReader(out)
 }
 
-// TestCtrlC writes a big bundle in a child process, interrupts it with SIGINT, and checks that
-// neither the bundle nor its temporary file remains.
+// TestCtrlC writes a big bundle in a child process, interrupts it with SIGINT (and, as a closed
+// terminal would, with SIGHUP, which used to kill it and leave its temporary file), and checks
+// that neither the bundle nor its temporary file remains.
 func TestCtrlC(t *testing.T) {
 	if os.Getenv(childEnv) == "sigint" {
 		os.Exit(sigintChild(os.Getenv("ANEPACK_FORMAT_TEST_DIR")))
 	}
-	dir := t.TempDir()
-	cmd, out := startChild(t, "TestCtrlC", "sigint", dir)
-	defer cmd.Process.Kill()
-	for {
-		line, err := out.ReadString('\n')
-		if err != nil {
-			t.Fatalf("child ended before writing: %v", err)
-		}
-		if line == "WRITING\n" {
-			break
-		}
-	}
-	names := dirNames(t, dir)
-	if len(names) != 1 || !strings.HasPrefix(names[0], ".big.aneb.tmp-") {
-		t.Fatalf("while the child writes, directory holds %q; want its temporary file", names)
-	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	rest, _ := out.ReadString(0)
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("child exit: %v; want status 130 (aborted); output:\n%s", err, rest)
-	}
-	if !strings.Contains(rest, ErrAborted.Error()) {
-		t.Errorf("child output %q does not report the abort", rest)
-	}
-	if names := dirNames(t, dir); len(names) != 0 {
-		t.Errorf("after Ctrl-C, directory holds %q", names)
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGHUP, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			cmd, out := startChild(t, "TestCtrlC", "sigint", dir)
+			defer cmd.Process.Kill()
+			for {
+				line, err := out.ReadString('\n')
+				if err != nil {
+					t.Fatalf("child ended before writing: %v", err)
+				}
+				if line == "WRITING\n" {
+					break
+				}
+			}
+			names := dirNames(t, dir)
+			if len(names) != 1 || !strings.HasPrefix(names[0], ".big.aneb.tmp-") {
+				t.Fatalf("while the child writes, directory holds %q; want its temporary file", names)
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			rest, _ := out.ReadString(0)
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+				t.Fatalf("child exit: %v; want status 130 (aborted); output:\n%s", err, rest)
+			}
+			if !strings.Contains(rest, ErrAborted.Error()) {
+				t.Errorf("child output %q does not report the abort", rest)
+			}
+			if names := dirNames(t, dir); len(names) != 0 {
+				t.Errorf("after %v, directory holds %q", sig, names)
+			}
+		})
 	}
 }
 

@@ -76,9 +76,16 @@ func Create(path string) (*Writer, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("format: create %s: is a directory", path)
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	// Temporary files that killed processes left here would otherwise stay forever.
+	RemoveStaleTemps(path)
+	f, err := os.CreateTemp(dir, tempPattern(base))
 	if err != nil {
 		return nil, fmt.Errorf("format: create %s: %w", path, err)
+	}
+	if err := lockTemp(f); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("format: create %s: locking %s: %w", path, f.Name(), err)
 	}
 	w := &Writer{
 		path:  path,

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -58,12 +59,12 @@ type apiSibling struct {
 	LFS       *apiLFS `json:"lfs"`
 }
 
+// apiModelInfo is the model info answer but its siblings (see modelInfoStream).
 type apiModelInfo struct {
-	ID       string          `json:"id"`
-	SHA      string          `json:"sha"`
-	Private  bool            `json:"private"`
-	Gated    json.RawMessage `json:"gated"`
-	Siblings []apiSibling    `json:"siblings"`
+	ID      string          `json:"id"`
+	SHA     string          `json:"sha"`
+	Private bool            `json:"private"`
+	Gated   json.RawMessage `json:"gated"`
 }
 
 type apiTreeEntry struct {
@@ -84,39 +85,32 @@ func (c *Client) Resolve(ctx context.Context, repo, revision string) (*RepoInfo,
 }
 
 func (c *Client) resolve(ctx context.Context, repo, revision string) (*RepoInfo, error) {
-	if err := c.init(); err != nil {
-		return nil, err
-	}
-	if revision == "" {
-		revision = "main"
-	}
-	if err := checkRepoID(repo); err != nil {
-		return nil, err
-	}
-	if err := checkRevision(revision); err != nil {
+	revision, err := c.prepare(repo, revision)
+	if err != nil {
 		return nil, err
 	}
 	what := reqDesc{repo: repo, rev: revision, kind: "model info of"}
-	var mi apiModelInfo
+	mi := &modelInfoStream{what: what}
 	u := c.Endpoint + "/api/models/" + repo + "/revision/" + url.PathEscape(revision) + "?blobs=true"
-	if err := c.getJSON(ctx, u, what, &mi); err != nil {
+	if err := c.getJSON(ctx, u, what, mi); err != nil {
 		return nil, err
 	}
-	if !isCommitHash(mi.SHA) {
+	if !isCommitHash(mi.info.SHA) {
 		return nil, &Error{Kind: ErrProtocol, Repo: repo, Revision: revision,
-			Msg: fmt.Sprintf("%s: the answer has no commit hash (\"sha\" is %q); is HF_ENDPOINT (%s) a Hugging Face Hub?", what, mi.SHA, c.Endpoint)}
+			Msg: fmt.Sprintf("%s: the answer has no commit hash (\"sha\" is %q); is HF_ENDPOINT (%s) a Hugging Face Hub?", what, mi.info.SHA, c.Endpoint)}
 	}
-	info := &RepoInfo{ID: mi.ID, Revision: revision, Commit: mi.SHA, Private: mi.Private}
+	info := &RepoInfo{ID: mi.info.ID, Revision: revision, Commit: mi.info.SHA, Private: mi.info.Private}
 	if info.ID == "" {
 		info.ID = repo
 	}
 	var g any
-	if json.Unmarshal(mi.Gated, &g) == nil {
+	if json.Unmarshal(mi.info.Gated, &g) == nil {
 		if s, ok := g.(string); ok {
 			info.Gated = s
 		}
 	}
-	files, complete := siblingsFiles(mi.Siblings)
+	files, complete := mi.files, mi.complete
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	if !complete {
 		// A mirror that ignores blobs=true: the tree listing has the metadata.
 		var err error
@@ -131,13 +125,80 @@ func (c *Client) resolve(ctx context.Context, repo, revision string) (*RepoInfo,
 	return info, nil
 }
 
-// siblingsFiles converts model-info siblings; complete is false when the
-// server left out sizes or blob ids (blobs=true not honoured).
-func siblingsFiles(sibs []apiSibling) ([]FileInfo, bool) {
-	files := make([]FileInfo, 0, len(sibs))
-	for _, s := range sibs {
+// maxListingFiles bounds the files a listing may name. The Hub's own limit is far lower (it
+// advises under 100,000 files a repo); beyond this a listing is hostile or broken, and each
+// FileInfo kept costs a couple of hundred bytes. (Variables only so tests can lower them.)
+var maxListingFiles = 1_000_000
+
+// maxListingBytes bounds one listing answer (a model info, a page of the tree).
+var maxListingBytes int64 = 256 << 20
+
+// modelInfoStream decodes a model info answer as a stream: the siblings, which make up almost
+// all of it, are converted to FileInfos one at a time, so decoding costs about what the
+// FileInfos take instead of several times the answer's size (a 90 MB listing used to cost
+// over a gigabyte). complete is false when the server left out sizes or blob ids
+// (blobs=true not honoured).
+type modelInfoStream struct {
+	what     reqDesc
+	info     apiModelInfo // without Siblings
+	files    []FileInfo
+	complete bool
+}
+
+// decodeStream implements streamDecoder.
+func (m *modelInfoStream) decodeStream(dec *json.Decoder) error {
+	m.complete = true
+	if err := expectDelim(dec, '{'); err != nil {
+		return err
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		switch key {
+		case "siblings":
+			err = m.decodeSiblings(dec)
+		case "id":
+			err = dec.Decode(&m.info.ID)
+		case "sha":
+			err = dec.Decode(&m.info.SHA)
+		case "private":
+			err = dec.Decode(&m.info.Private)
+		case "gated":
+			err = dec.Decode(&m.info.Gated)
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return expectDelim(dec, '}')
+}
+
+func (m *modelInfoStream) decodeSiblings(dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil || tok == nil { // "siblings": null
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return fmt.Errorf("siblings: expected a list, got %v", tok)
+	}
+	for dec.More() {
+		var s apiSibling
+		if err := dec.Decode(&s); err != nil {
+			return err
+		}
+		if len(m.files) >= maxListingFiles {
+			return &Error{Kind: ErrProtocol, Repo: m.what.repo,
+				Msg: fmt.Sprintf("%s: the listing names more than %d files; anepack does not handle repos that large", m.what, maxListingFiles)}
+		}
 		if s.Size == nil || s.BlobID == "" {
-			return nil, false
+			m.complete = false // keep reading: the answer must still be valid JSON
+			continue
 		}
 		f := FileInfo{Path: s.RFilename, Size: *s.Size, BlobID: strings.ToLower(s.BlobID)}
 		if s.LFS != nil {
@@ -146,24 +207,42 @@ func siblingsFiles(sibs []apiSibling) ([]FileInfo, bool) {
 				f.Size = s.LFS.Size
 			}
 		}
-		files = append(files, f)
+		m.files = append(m.files, f)
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	return files, true
+	if !m.complete {
+		m.files = nil
+	}
+	return expectDelim(dec, ']')
+}
+
+// expectDelim reads the next token, which must be d.
+func expectDelim(dec *json.Decoder, d json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if got, ok := tok.(json.Delim); !ok || got != d {
+		return fmt.Errorf("expected %q, got %v", d, tok)
+	}
+	return nil
+}
+
+// streamDecoder is a value getJSONLink decodes piece by piece instead of whole.
+type streamDecoder interface {
+	decodeStream(dec *json.Decoder) error
 }
 
 // checkListing refuses unsafe or duplicate names and hashes of the wrong
 // shape, before anything touches the disk.
+// files must be sorted by path, so that a name given twice is given twice in a row.
 func checkListing(files []FileInfo) error {
-	seen := make(map[string]bool, len(files))
-	for _, f := range files {
+	for i, f := range files {
 		if err := checkRepoPath(f.Path); err != nil {
 			return err
 		}
-		if seen[f.Path] {
+		if i > 0 && files[i-1].Path == f.Path {
 			return fmt.Errorf("%w: the listing names %q twice", ErrProtocol, f.Path)
 		}
-		seen[f.Path] = true
 		if f.Size < 0 {
 			return fmt.Errorf("%w: the listing gives %q a negative size", ErrProtocol, f.Path)
 		}
@@ -205,6 +284,10 @@ func (c *Client) listTree(ctx context.Context, repo, commit string) ([]FileInfo,
 		link, err := c.getJSONLink(ctx, next, what, &entries)
 		if err != nil {
 			return nil, err
+		}
+		if len(files)+len(entries) > maxListingFiles {
+			return nil, &Error{Kind: ErrProtocol, Repo: repo,
+				Msg: fmt.Sprintf("%s: the listing names more than %d files; anepack does not handle repos that large", what, maxListingFiles)}
 		}
 		for _, e := range entries {
 			if e.Type != "file" {
@@ -285,11 +368,23 @@ func (c *Client) getJSONLink(ctx context.Context, u string, what reqDesc, v any)
 		return "", c.httpError(resp, what)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-	if err != nil {
-		return "", &Error{Kind: ErrNetwork, Repo: what.repo, Msg: fmt.Sprintf("reading %s", what), Err: err}
+	body := &cappedReader{r: resp.Body, left: maxListingBytes}
+	dec := json.NewDecoder(body)
+	if sd, ok := v.(streamDecoder); ok {
+		err = sd.decodeStream(dec)
+	} else {
+		err = dec.Decode(v)
 	}
-	if err := json.Unmarshal(data, v); err != nil {
+	var he *Error
+	switch {
+	case errors.As(err, &he):
+		return "", err
+	case body.over:
+		return "", &Error{Kind: ErrProtocol, Repo: what.repo,
+			Msg: fmt.Sprintf("%s: the answer is larger than %d bytes", what, maxListingBytes)}
+	case err != nil && body.err != nil:
+		return "", &Error{Kind: ErrNetwork, Repo: what.repo, Msg: fmt.Sprintf("reading %s", what), Err: body.err}
+	case err != nil:
 		return "", &Error{Kind: ErrProtocol, Repo: what.repo,
 			Msg: fmt.Sprintf("%s: the answer is not the expected JSON", what), Err: err}
 	}
@@ -327,4 +422,29 @@ func nextLink(values []string) string {
 		}
 	}
 	return ""
+}
+
+// cappedReader reads at most left bytes and records why reading stopped: over (the cap was
+// reached) or err (the connection failed), so that each is reported as what it is.
+type cappedReader struct {
+	r    io.Reader
+	left int64
+	over bool
+	err  error
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		c.over = true
+		return 0, io.ErrUnexpectedEOF
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	if err != nil && err != io.EOF {
+		c.err = err
+	}
+	return n, err
 }

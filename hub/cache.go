@@ -1,18 +1,17 @@
 package hub
 
 import (
-	"crypto/rand"
-	"encoding/hex"
+	"bufio"
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
+
+	"github.com/anepack/anepack/internal/fileutil"
 )
 
 // repoCache is one repo's folder in the Hugging Face cache.
@@ -62,7 +61,8 @@ func (rc repoCache) writeRef(rev, commit string) error {
 	if old, ok := rc.readRef(rev); ok && old == commit {
 		return nil
 	}
-	return writeFileAtomic(rc.refPath(rev), []byte(commit))
+	p := rc.refPath(rev)
+	return diskErr(fileutil.WriteFileAtomic(p, "", []byte(commit)), p)
 }
 
 // treeFile is huggingface_hub's trees/<commit>.json (_tree_cache.py).
@@ -81,21 +81,39 @@ type treeEntry struct {
 
 // writeTree caches the full listing of an (immutable) commit. Python uses it
 // to skip per-file requests and to detect incomplete snapshots offline.
+//
+// It is written entry by entry: marshalling a map of a huge listing at once
+// cost several times the listing's size. files are sorted by path, which is
+// also the order json gives a map's keys, so the file reads back the same.
 func (rc repoCache) writeTree(commit string, files []FileInfo) error {
-	t := treeFile{FormatVersion: 1, Files: make(map[string]treeEntry, len(files))}
-	for _, f := range files {
-		e := treeEntry{Size: f.Size, BlobID: f.BlobID}
-		if f.LFS {
-			size := f.Size
-			e.LFSSHA256, e.LFSSize = f.SHA256, &size
+	p := rc.treePath(commit)
+	return diskErr(fileutil.WriteAtomic(p, "", func(w *bufio.Writer) error {
+		w.WriteString("{\n \"format_version\": 1,\n \"files\": {")
+		for i, f := range files {
+			e := treeEntry{Size: f.Size, BlobID: f.BlobID}
+			if f.LFS {
+				size := f.Size
+				e.LFSSHA256, e.LFSSize = f.SHA256, &size
+			}
+			key, err := json.Marshal(f.Path)
+			if err != nil {
+				return err
+			}
+			val, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			w.WriteString("\n  ")
+			w.Write(key)
+			w.WriteString(": ")
+			w.Write(val)
 		}
-		t.Files[f.Path] = e
-	}
-	data, err := json.MarshalIndent(t, "", " ")
-	if err != nil {
+		_, err := w.WriteString("\n }\n}\n")
 		return err
-	}
-	return writeFileAtomic(rc.treePath(commit), data)
+	}), p)
 }
 
 // readTree loads trees/<commit>.json; ok is false when it is absent, of
@@ -179,10 +197,10 @@ func (rc repoCache) linkSnapshot(commit, file, etag string) error {
 	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
 		return err
 	}
-	tmp := tempName(link)
+	tmp := fileutil.TempName(link)
 	if err := os.Symlink(target, tmp); err != nil {
-		if err := copyFile(blob, tmp); err != nil {
-			return err
+		if err := fileutil.CopyFile(context.Background(), blob, tmp); err != nil {
+			return diskErr(err, tmp)
 		}
 	}
 	if err := os.Rename(tmp, link); err != nil {
@@ -203,76 +221,7 @@ func ensureCacheTag(root string) {
 	if _, err := os.Stat(p); err == nil {
 		return
 	}
-	writeFileAtomic(p, []byte(cacheTag))
-}
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// folder, fsyncs it and renames it into place, so readers never see a
-// partial file.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return diskErr(err, path)
-	}
-	tmp := tempName(path)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return diskErr(err, path)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return diskErr(err, path)
-	}
-	syncDir(filepath.Dir(path))
-	return nil
-}
-
-// tempName is a unique sibling of path for write-then-rename.
-func tempName(path string) string {
-	var b [6]byte
-	rand.Read(b[:])
-	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"."+hex.EncodeToString(b[:])+".tmp")
-}
-
-// syncDir makes a rename durable; errors are ignored (not every OS or file
-// system can fsync a directory).
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	if err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(dst)
-	}
-	return diskErr(err, dst)
+	fileutil.WriteFileAtomic(p, "", []byte(cacheTag))
 }
 
 // diskErr turns ENOSPC (and EDQUOT) into an ErrDiskFull that says where.
@@ -280,7 +229,7 @@ func diskErr(err error, path string) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, syscall.ENOSPC) || isQuotaErr(err) {
+	if fileutil.IsDiskFull(err) {
 		return &Error{Kind: ErrDiskFull, File: path,
 			Msg: fmt.Sprintf("no space left on the disk holding %s: free some space, or set HF_HUB_CACHE to a folder on a larger disk", path), Err: err}
 	}

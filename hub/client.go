@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/anepack/anepack/internal/fileutil"
+	"github.com/anepack/anepack/internal/transfer"
 )
 
 // DefaultEndpoint is the Hugging Face Hub.
@@ -67,8 +70,14 @@ type Client struct {
 	// progress (HF_HUB_ETAG_TIMEOUT). Default DefaultMetadataTimeout.
 	MetadataTimeout time.Duration
 	// StallTimeout aborts (and then resumes) a download that received no
-	// byte for this long (HF_HUB_DOWNLOAD_TIMEOUT). Default DefaultStallTimeout.
+	// byte for this long (HF_HUB_DOWNLOAD_TIMEOUT), or less than MinRate
+	// bytes a second over that long. Default DefaultStallTimeout.
 	StallTimeout time.Duration
+	// MinRate is the slowest transfer, in bytes a second averaged over
+	// StallTimeout (MetadataTimeout for API calls), that counts as progress:
+	// a server trickling a byte a second is treated as stalled. Default
+	// stall.DefaultMinRate (1 KiB/s); negative: any byte is progress.
+	MinRate int64
 	// ChecksumRetries is how many times a file whose content does not match
 	// its hash is downloaded again before giving up. Default
 	// DefaultChecksumRetries; negative means no retry.
@@ -137,7 +146,7 @@ func (c *Client) init() error {
 		c.hc = &hc
 		c.streams = make(chan struct{}, c.Jobs)
 		if c.statFree == nil {
-			c.statFree = freeSpace
+			c.statFree = fileutil.FreeSpace
 		}
 	})
 	return c.initErr
@@ -172,14 +181,22 @@ func (c *Client) sleep(ctx context.Context, d time.Duration) error {
 	if c.Backoff.Sleep != nil {
 		return c.Backoff.Sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	return transfer.Sleep(ctx, d)
+}
+
+// prepare initialises the client and checks a repo id and a revision ("" means main), which
+// it returns: what every call about a repo does first.
+func (c *Client) prepare(repo, revision string) (string, error) {
+	if err := c.init(); err != nil {
+		return "", err
 	}
+	if revision == "" {
+		revision = "main"
+	}
+	if err := checkRepoID(repo); err != nil {
+		return "", err
+	}
+	return revision, checkRevision(revision)
 }
 
 // repoURL is the model page, where gated models' licenses are accepted.

@@ -1,6 +1,8 @@
-// Package hub downloads Hugging Face model repositories into the standard
-// Hugging Face cache, so that files fetched by anepack are reused by Python
-// tools (transformers, huggingface-cli, mlx-lm, llama.cpp) and the reverse.
+// Package hub speaks the Hugging Face Hub's protocol: it downloads model
+// repositories into the standard Hugging Face cache, so that files fetched by
+// anepack are reused by Python tools (transformers, huggingface-cli, mlx-lm,
+// llama.cpp) and the reverse, and it uploads files to Hub repositories
+// (Client.Upload). docs/hub.md records the Hub behaviour all of this relies on.
 //
 // # Protocol
 //
@@ -18,7 +20,8 @@
 //     taken as the file size.
 //   - GET the CDN Location without the Authorization header (the URL is
 //     signed; the token must not leave the Hub).
-//   - The bytes go to blobs/<etag>.part. Interrupted downloads resume from the
+//   - The bytes go to blobs/<etag>.part, through the download engine shared
+//     with package dist (internal/transfer). Interrupted downloads resume from the
 //     .part file, also in a later process, with Range requests. Large files are
 //     fetched as parallel ranged chunks when the server honours Range; the
 //     chunk progress is kept in blobs/<etag>.part.json. A server that answers
@@ -51,7 +54,14 @@
 //
 // # Secrets
 //
-// The token is sent only to the Hub endpoint, never to the CDN, and never
-// written to the cache, to logs or to error messages (errors are redacted
-// before they are returned).
+// The token is sent only to the Hub endpoint (SameOrigin), never to the CDN or
+// to storage servers, and never written to the cache, to logs or to error
+// messages (errors are redacted before they are returned).
+//
+// # Uploads
+//
+// Client.Upload creates the repo if needed, asks the Hub where the file goes
+// (preupload), sends it to LFS storage through the batch API (one PUT, or parts
+// in parallel to presigned URLs) unless the Hub has the object already, and
+// commits it (NDJSON). The caller gives the retry policy and the displays.
 package hub

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/anepack/anepack/internal/cli"
 )
 
 // Env is what huggingface_hub reads from the environment, resolved the same
@@ -133,7 +135,7 @@ func NewClientFromEnv() (*Client, error) {
 		return nil, err
 	}
 	c := e.Client()
-	c.Progress, c.Log = NewProgress(os.Stderr, e.ProgressBars)
+	c.Progress, c.Log = cli.NewDownloadProgress(os.Stderr, e.ProgressBars)
 	return c, nil
 }
 

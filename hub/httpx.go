@@ -9,19 +9,14 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"time"
+
+	"github.com/anepack/anepack/internal/stall"
+	"github.com/anepack/anepack/internal/transfer"
 )
 
 // maxRedirects bounds the relative redirects followed on the Hub.
 const maxRedirects = 10
-
-// stallError is a request or a body that made no progress for the timeout.
-type stallError struct{ d time.Duration }
-
-func (e *stallError) Error() string {
-	return fmt.Sprintf("connection stalled: no data for %v", e.d)
-}
 
 // newRequest builds a request; the token is attached only when auth is set,
 // which callers do only for URLs on the Hub endpoint's host.
@@ -43,62 +38,33 @@ func (c *Client) newRequest(ctx context.Context, method string, u *url.URL, auth
 
 // onEndpoint reports whether u is on the Hub endpoint's origin, the only place
 // the token may be sent.
-func (c *Client) onEndpoint(u *url.URL) bool {
-	return strings.EqualFold(u.Scheme, c.endpoint.Scheme) && strings.EqualFold(u.Host, c.endpoint.Host)
+func (c *Client) onEndpoint(u *url.URL) bool { return SameOrigin(u, c.endpoint) }
+
+// SameOrigin reports whether a and b have the same scheme, host and port,
+// compared as URLs compare them: without regard to case. It is the rule for
+// where a Hub token may go (dist's uploads use it too).
+func SameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
 }
 
-// watchdog cancels a request when no progress is seen for d: first while
-// waiting for the response headers, then between body reads.
-type watchdog struct {
-	d      time.Duration
-	t      *time.Timer
-	fired  atomic.Bool
-	cancel context.CancelFunc
-}
-
-// watchedBody resets the watchdog on every read and turns its firing into a
-// stallError.
-type watchedBody struct {
-	rc     io.ReadCloser
-	wd     *watchdog
-	parent context.Context
-}
-
-func (b *watchedBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	if n > 0 {
-		b.wd.t.Reset(b.wd.d)
-	}
-	if err != nil && err != io.EOF && b.wd.fired.Load() && b.parent.Err() == nil {
-		err = &stallError{b.wd.d}
-	}
-	return n, err
-}
-
-func (b *watchedBody) Close() error {
-	b.wd.t.Stop()
-	err := b.rc.Close()
-	b.wd.cancel()
-	return err
-}
-
-// send performs one request under a watchdog of d. The response body is
-// watched as well; closing it releases the request's resources.
+// send performs one request under a stall meter with window d and the client's MinRate: the
+// headers must come within d, then every window of d must bring MinRate bytes a second. The
+// response body is watched as well; closing it releases the request's resources.
 func (c *Client) send(req *http.Request, d time.Duration) (*http.Response, error) {
 	parent := req.Context()
 	ctx, cancel := context.WithCancel(parent)
-	wd := &watchdog{d: d, cancel: cancel}
-	wd.t = time.AfterFunc(d, func() { wd.fired.Store(true); cancel() })
+	m := stall.Start(stall.Policy{Window: d, MinRate: c.MinRate}, cancel)
 	resp, err := c.hc.Do(req.WithContext(ctx))
 	if err != nil {
-		wd.t.Stop()
+		m.Stop()
 		cancel()
-		if wd.fired.Load() && parent.Err() == nil {
-			return nil, &stallError{d}
+		if m.Fired() && parent.Err() == nil {
+			return nil, fmt.Errorf("%w: %s", stall.ErrStalled, m.Reason())
 		}
 		return nil, err
 	}
-	resp.Body = &watchedBody{rc: resp.Body, wd: wd, parent: parent}
+	m.Restart() // the body gets whole windows of its own
+	resp.Body = stall.Body(resp.Body, m, cancel, parent)
 	return resp, nil
 }
 
@@ -132,7 +98,7 @@ func (c *Client) hubDo(ctx context.Context, method, rawURL string, what reqDesc)
 	var lastErr error
 	for attempt := 0; ; attempt++ {
 		resp, final, err := c.followRelative(ctx, method, start, what)
-		if err == nil && !retryableStatus(resp.StatusCode) {
+		if err == nil && !transfer.RetryableStatus(resp.StatusCode) {
 			return resp, final, nil
 		}
 		if ctx.Err() != nil {
@@ -220,11 +186,8 @@ func (d reqDesc) String() string {
 func (c *Client) httpError(resp *http.Response, what reqDesc) *Error {
 	defer resp.Body.Close()
 	code := resp.Header.Get("X-Error-Code")
-	msg := resp.Header.Get("X-Error-Message")
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if serverMsg := bodyMessage(body); msg == "" {
-		msg = serverMsg
-	}
+	msg := serverMessage(resp.Header, body)
 	e := &Error{Repo: what.repo, Revision: what.rev, File: what.file, Status: resp.StatusCode,
 		RequestID: resp.Header.Get("X-Request-Id")}
 	page := c.repoURL(what.repo)
@@ -291,11 +254,16 @@ func (c *Client) fromSource() string {
 	return " from " + c.TokenSource
 }
 
-// bodyMessage extracts the Hub's JSON error ("error" as a string or list,
-// plus "error_description").
-func bodyMessage(body []byte) string {
+// serverMessage is what the Hub says about a failed request: the X-Error-Message header, else
+// its JSON error body ("error" as a string or a list, "message", "error_description"). The
+// download and upload sides both read errors this way.
+func serverMessage(h http.Header, body []byte) string {
+	if m := h.Get("X-Error-Message"); m != "" {
+		return m
+	}
 	var v struct {
 		Error       json.RawMessage `json:"error"`
+		Message     string          `json:"message"`
 		Description string          `json:"error_description"`
 	}
 	if json.Unmarshal(body, &v) != nil {
@@ -308,8 +276,10 @@ func bodyMessage(body []byte) string {
 	case json.Unmarshal(v.Error, &list) == nil:
 		s = strings.Join(list, "; ")
 	}
-	if v.Description != "" {
-		s = strings.TrimSpace(s + " " + v.Description)
+	for _, more := range []string{v.Message, v.Description} {
+		if more != "" {
+			s = strings.TrimSpace(s + " " + more)
+		}
 	}
 	return s
 }

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/anepack/anepack/hub/hubtest"
+	"github.com/anepack/anepack/internal/cli"
 )
 
 // recProgress records what a Snapshot reports.
@@ -89,7 +89,7 @@ func TestLineProgress(t *testing.T) {
 	srv.MustAddRepo(t, hubtest.Repo{ID: "Org/M", Files: modelFiles()})
 	c, _ := newClient(t, srv)
 	var buf bytes.Buffer
-	c.Progress = NewLineProgress(&buf)
+	c.Progress = cli.NewDownloadLines(&buf)
 	if _, err := c.Snapshot(context.Background(), "Org/M", "", PackFilter); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestBarProgress(t *testing.T) {
 	srv.MustAddRepo(t, hubtest.Repo{ID: "Org/M", Files: modelFiles()})
 	c, _ := newClient(t, srv)
 	var buf bytes.Buffer
-	bar := NewBarProgress(&buf)
+	bar := cli.NewDownloadBar(&buf)
 	c.Progress, c.Log = bar, bar
 	if _, err := c.Snapshot(context.Background(), "Org/M", "", PackFilter); err != nil {
 		t.Fatal(err)
@@ -121,35 +121,6 @@ func TestBarProgress(t *testing.T) {
 	for _, want := range []string{"10/10 files", "100%", "/553 kB, ", "MB/s", "\rhub: ", "attempt 2 of 4)\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bar output lacks %q:\n%q", want, out)
-		}
-	}
-}
-
-// TestNewProgressChoice: a pipe gets lines; HF_HUB_DISABLE_PROGRESS_BARS
-// decides when set.
-func TestNewProgressChoice(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	yes, no := true, false
-	if p, _ := NewProgress(w, nil); fmt.Sprintf("%T", p) != "*hub.LineProgress" {
-		t.Errorf("pipe: %T", p)
-	}
-	if p, _ := NewProgress(w, &yes); fmt.Sprintf("%T", p) != "*hub.BarProgress" {
-		t.Errorf("bars forced on: %T", p)
-	}
-	if p, _ := NewProgress(w, &no); fmt.Sprintf("%T", p) != "*hub.LineProgress" {
-		t.Errorf("bars off: %T", p)
-	}
-}
-
-func TestFormatBytes(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 B", 999: "999 B", 1000: "1.0 kB", 1536000: "1.5 MB", 1 << 30: "1.1 GB", -2000: "-2.0 kB"} {
-		if got := formatBytes(n); got != want {
-			t.Errorf("formatBytes(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

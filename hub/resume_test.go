@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/anepack/anepack/hub/hubtest"
+	"github.com/anepack/anepack/internal/transfer"
 )
 
 // waitFor polls cond every 10 ms for up to 20 s.
@@ -91,13 +91,12 @@ func TestResumeChunksInNewProcess(t *testing.T) {
 	// Wait until the saved state shows every chunk but the stalled one done,
 	// and that one up to the stall.
 	waitFor(t, "the child's chunk state", func() bool {
-		data, err := os.ReadFile(state)
-		var st partState
-		if err != nil || json.Unmarshal(data, &st) != nil || len(st.Chunks) != 8 {
+		st, err := transfer.ReadState(state)
+		if err != nil || len(st.Units) != 8 {
 			return false
 		}
-		for i, c := range st.Chunks {
-			want := c[1] - c[0]
+		for i, c := range st.Units {
+			want := c[1]
 			if i == 5 {
 				want = at - c[0]
 			}

@@ -59,16 +59,6 @@ func (b Backoff) delay(n int) time.Duration {
 	return min(d, b.Max)
 }
 
-// retryableStatus are the statuses huggingface_hub retries.
-func retryableStatus(code int) bool {
-	switch code {
-	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
-		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return true
-	}
-	return false
-}
-
 // serverWait is the wait a response asks for: the IETF RateLimit header
 // (`"api";r=0;t=55`: t seconds until the window resets, plus one second as
 // huggingface_hub does), else Retry-After in seconds or as an HTTP date.

@@ -10,6 +10,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/fileutil"
 )
 
 // Snapshot is a repo at one commit, present in the cache.
@@ -52,16 +55,8 @@ func (c *Client) Snapshot(ctx context.Context, repo, revision string, want func(
 }
 
 func (c *Client) snapshot(ctx context.Context, repo, revision string, want func(string) bool) (*Snapshot, error) {
-	if err := c.init(); err != nil {
-		return nil, err
-	}
-	if revision == "" {
-		revision = "main"
-	}
-	if err := checkRepoID(repo); err != nil {
-		return nil, err
-	}
-	if err := checkRevision(revision); err != nil {
+	revision, err := c.prepare(repo, revision)
+	if err != nil {
 		return nil, err
 	}
 	if want == nil {
@@ -150,7 +145,7 @@ func (c *Client) fetchFiles(ctx context.Context, rc repoCache, repo, revision st
 		if free, ok := c.statFree(rc.dir); ok && free < need {
 			return nil, &Error{Kind: ErrDiskFull, Repo: repo,
 				Msg: fmt.Sprintf("not enough disk space for %s: %s to download, %s free in %s; free some space or set HF_HUB_CACHE to a folder on a larger disk",
-					repo, formatBytes(need), formatBytes(free), c.CacheDir)}
+					repo, cli.FormatBytesSI(need), cli.FormatBytesSI(free), c.CacheDir)}
 		}
 	}
 	// Largest first, so the long transfer starts early and small files
@@ -174,7 +169,7 @@ func (c *Client) fetchFiles(ctx context.Context, rc repoCache, repo, revision st
 	}
 	for i := range s.Files {
 		if s.Files[i].SHA256 == "" {
-			sum, err := hashFile(s.Files[i].LocalPath)
+			sum, _, err := fileutil.SHA256File(ctx, s.Files[i].LocalPath, nil)
 			if err != nil {
 				return nil, fmt.Errorf("hub: hashing the cached %s: %w", s.Files[i].LocalPath, err)
 			}
@@ -238,11 +233,11 @@ func (c *Client) runJobs(ctx context.Context, rc repoCache, commit, repo string,
 func (c *Client) fetchBlob(ctx context.Context, rc repoCache, repo, commit string, j *blobJob, tr *tracker) error {
 	f := j.file
 	etag := f.etag()
-	unlock, err := lockFile(ctx, rc.lockPath(etag), func() {
+	unlock, err := fileutil.Lock(ctx, rc.lockPath(etag), func() {
 		c.logf("%s: another process is downloading it; waiting", f.Path)
 	})
 	if err != nil {
-		return err
+		return diskErr(err, rc.lockPath(etag))
 	}
 	defer unlock()
 	blob := rc.blobPath(etag)
@@ -251,7 +246,7 @@ func (c *Client) fetchBlob(ctx context.Context, rc repoCache, repo, commit strin
 		tr.add(f.Size)
 		if f.LFS {
 			j.sums.sha256 = f.SHA256
-		} else if j.sums.sha256, err = hashFile(blob); err != nil {
+		} else if j.sums.sha256, _, err = fileutil.SHA256File(ctx, blob, nil); err != nil {
 			return err
 		}
 		return nil
@@ -263,7 +258,8 @@ func (c *Client) fetchBlob(ctx context.Context, rc repoCache, repo, commit strin
 	if err := checkMeta(meta, f, repo, commit); err != nil {
 		return err
 	}
-	src := &source{u: meta.location, refresh: func(ctx context.Context) (*url.URL, error) {
+	what := reqDesc{repo: repo, rev: commit, file: f.Path, kind: "download of"}
+	src := &cdnSource{c: c, what: what, size: f.Size, u: meta.location, refresh: func(ctx context.Context) (*url.URL, error) {
 		m, err := c.headFile(ctx, repo, commit, f.Path)
 		if err != nil {
 			return nil, err
@@ -272,9 +268,7 @@ func (c *Client) fetchBlob(ctx context.Context, rc repoCache, repo, commit strin
 	}}
 	part := rc.partPath(etag)
 	for attempt := 0; ; attempt++ {
-		t := &transfer{c: c, what: reqDesc{repo: repo, rev: commit, file: f.Path, kind: "download of"},
-			size: f.Size, gitBlob: !f.LFS, part: part, statePath: part + ".json", src: src, prog: tr}
-		sums, err := t.run(ctx)
+		sums, err := c.download(ctx, src, f, part, tr)
 		if err != nil {
 			return err
 		}
@@ -286,13 +280,12 @@ func (c *Client) fetchBlob(ctx context.Context, rc repoCache, repo, commit strin
 			if err := os.Rename(part, blob); err != nil {
 				return diskErr(err, blob)
 			}
-			os.Remove(t.statePath)
-			syncDir(filepath.Dir(blob))
+			os.Remove(part + ".json")
+			fileutil.SyncDir(filepath.Dir(blob))
 			j.sums = sums
 			return nil
 		}
-		os.Remove(part)
-		os.Remove(t.statePath)
+		discardPart(part)
 		tr.add(-f.Size)
 		if attempt >= c.ChecksumRetries {
 			return &Error{Kind: ErrChecksum, Repo: repo, Revision: commit, File: f.Path,
@@ -301,6 +294,12 @@ func (c *Client) fetchBlob(ctx context.Context, rc repoCache, repo, commit strin
 		}
 		c.logf("%s: %s mismatch (expected %s, got %s); removed it and downloading again", f.Path, kind, etag, got)
 	}
+}
+
+// discardPart removes a download's part file and its progress record.
+func discardPart(part string) {
+	os.Remove(part)
+	os.Remove(part + ".json")
 }
 
 // checkMeta cross-checks the HEAD answer with the listing.
@@ -347,7 +346,7 @@ func (c *Client) fromCache(repo, revision string, want func(string) bool, needTr
 		}
 		f.Size, f.Cached = size, true
 		if !f.LFS || f.SHA256 == "" {
-			if f.SHA256, err = hashFile(f.LocalPath); err != nil {
+			if f.SHA256, _, err = fileutil.SHA256File(context.Background(), f.LocalPath, nil); err != nil {
 				return nil, fmt.Errorf("hub: hashing the cached %s: %w", f.LocalPath, err)
 			}
 		}

@@ -12,16 +12,29 @@ import (
 
 func ioType(c, seq int) Type { return TensorType(FP16, 1, c, 1, seq) }
 
-// splitRecords separates a group's weight records from its bias records.
-func splitRecords(recs []placedRecord) (weights, biases []placedRecord) {
+// splitRecords separates a group's weight records from its bias records. A quantized weight's
+// scale and offset records become its parts.
+func splitRecords(recs []placedRecord) (weights []weightRec, biases []placedRecord) {
 	for _, r := range recs {
-		if r.spec.Bias {
+		switch {
+		case r.spec.Bias:
 			biases = append(biases, r)
-		} else {
-			weights = append(weights, r)
+		case r.spec.Part == PartScale:
+			weights[len(weights)-1].scaleRec = r
+		case r.spec.Part == PartOffset:
+			weights[len(weights)-1].offsetRec = r
+		default:
+			weights = append(weights, weightRec{placedRecord: r})
 		}
 	}
 	return weights, biases
+}
+
+// weightRec is one weight's records: the data (or the plain weight) and, when quantized, its
+// scale and offset.
+type weightRec struct {
+	placedRecord
+	scaleRec, offsetRec placedRecord
 }
 
 // biasConst declares a [1, C, 1, 1] fp16 bias record as the constant b_<record name without

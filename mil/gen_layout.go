@@ -39,13 +39,29 @@ type RecordSpec struct {
 	RowStart, RowEnd int
 	// Shape is the MIL shape: [out, in, 1, 1] for weights, [1, C, 1, 1] for a bias.
 	Shape []int
-	// DType is the payload's type: the bundle's weight type, or F16 for a bias. A bias record
-	// is an ANE-only copy (the CPU keeps the F32 bias tensors), and a [1, C, 1, 1] fp16
-	// constant broadcasts in one add.
+	// DType is the payload's element type: the bundle's weight type (the data type I8 or U4 of
+	// a quantized weight), or F16 for a bias, a scale or an offset. A bias record is an
+	// ANE-only copy (the CPU keeps the F32 bias tensors), and a [1, C, 1, 1] fp16 constant
+	// broadcasts in one add.
 	DType dtype.DType
 	// Bias marks a bias record.
 	Bias bool
+	// Part says which part of a quantized weight the record holds: PartData (the codes),
+	// PartScale or PartOffset; "" for a plain weight or a bias. The parts of one weight are
+	// consecutive records, data first; Name is the weight's, with "_scale" / "_offset" added.
+	Part string
+	// Quant is the weight's scheme (dtype.Q8 or dtype.Q4) on each of its parts, else Invalid.
+	Quant dtype.DType
+	// Group is the Q4 group size (inputs per scale and offset).
+	Group int
 }
+
+// The parts of a quantized weight.
+const (
+	PartData   = "data"
+	PartScale  = "scale"
+	PartOffset = "offset"
+)
 
 // Size returns the payload size in bytes.
 func (r RecordSpec) Size() int64 { return r.DType.Bytes(int64(arch.Elements(r.Shape))) }
@@ -116,37 +132,43 @@ func modelOf(cfg *arch.Config) (*arch.Family, error) {
 // GroupRecords returns the records of the blob file of group (one of the family's layer
 // groups) in layer, with linear weights stored as dt (dtype.F16 or dtype.F32):
 //
-//	concatenating groups (attn_qkv, attn_o): one record per member weight [out, in, 1, 1], then,
-//	  when the members have biases, one bias record [1, Σout, 1, 1] = their biases concatenated
+//	concatenating groups (attn_qkv, attn_o, linear_attn_in, linear_attn_out): one record per
+//	  member weight [out, in, 1, 1], then, when the members have biases, one bias record
+//	  [1, Σout, 1, 1] = their biases concatenated
 //	mlp: gate, up, down [out, in, 1, 1], then a bias record [1, out, 1, 1] per biased member
 func GroupRecords(cfg *arch.Config, group string, layer int, dt dtype.DType) ([]RecordSpec, error) {
 	fam, err := modelOf(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return groupRecords(fam, cfg, group, layer, dt)
+	return groupRecords(fam, cfg, group, layer, dt, 32)
 }
 
-func groupRecords(fam *arch.Family, cfg *arch.Config, group string, layer int, dt dtype.DType) ([]RecordSpec, error) {
-	if dt != dtype.F16 && dt != dtype.F32 {
-		return nil, fmt.Errorf("mil: weight dtype %s; expected f16 or f32", dt)
+func groupRecords(fam *arch.Family, cfg *arch.Config, group string, layer int, dt dtype.DType, gsize int) ([]RecordSpec, error) {
+	if dt != dtype.F16 && dt != dtype.F32 && !dt.Quantized() {
+		return nil, fmt.Errorf("mil: weight dtype %s; expected f16, f32, q8 or q4", dt)
 	}
 	if layer < 0 || layer >= cfg.NumHiddenLayers {
 		return nil, fmt.Errorf("mil: layer %d out of range [0, %d)", layer, cfg.NumHiddenLayers)
 	}
 	g, ok := fam.Group(cfg, group)
-	if !ok {
+	if !ok || !fam.LayerHasGroup(cfg, layer, g) {
 		var names []string
-		for _, g := range fam.Groups(cfg) {
+		for _, g := range fam.LayerGroups(cfg, layer) {
 			names = append(names, g.Name)
 		}
-		return nil, fmt.Errorf("mil: unknown group %q; %s has %s", group, cfg.Architecture, strings.Join(names, ", "))
+		return nil, fmt.Errorf("mil: unknown group %q; layer %d of %s has %s", group, layer, cfg.Architecture, strings.Join(names, ", "))
 	}
 	var recs []RecordSpec
 	for _, s := range g.Linears {
 		shape := arch.Shape(cfg, s)
-		recs = append(recs, RecordSpec{Name: recordName(s), Slot: s, Tensors: []string{fam.TensorName(s, layer)},
-			Shape: []int{shape[0], shape[1], 1, 1}, DType: dt})
+		w := RecordSpec{Name: recordName(s), Slot: s, Tensors: []string{fam.TensorName(s, layer)},
+			Shape: []int{shape[0], shape[1], 1, 1}, DType: dt}
+		parts, err := weightRecords(w, dt, gsize)
+		if err != nil {
+			return nil, fmt.Errorf("mil: %s of layer %d: %w", fam.TensorName(s, layer), layer, err)
+		}
+		recs = append(recs, parts...)
 	}
 	if !g.HasBias() {
 		return recs, nil
@@ -169,6 +191,31 @@ func groupRecords(fam *arch.Family, cfg *arch.Config, group string, layer int, d
 	}
 	bias.Slot = g.Biases[0]
 	return append(recs, bias), nil
+}
+
+// weightRecords returns the records of one weight w (its Shape [out, in, 1, 1]) stored as dt:
+// w itself for f16 and f32; for q8 the int8 data and a per-row fp16 scale [out]; for q4 the
+// uint4 data and per-group fp16 scale and offset [out, in/gsize, 1, 1].
+func weightRecords(w RecordSpec, dt dtype.DType, gsize int) ([]RecordSpec, error) {
+	if !dt.Quantized() {
+		return []RecordSpec{w}, nil
+	}
+	out, in := w.Shape[0], w.Shape[1]
+	w.DType, w.Part, w.Quant = dt.Data(), PartData, dt
+	scale, offset := w, w
+	scale.Name, scale.Part, scale.DType = w.Name+"_scale", PartScale, dtype.F16
+	offset.Name, offset.Part, offset.DType = w.Name+"_offset", PartOffset, dtype.F16
+	if dt == dtype.Q8 {
+		scale.Shape = []int{out}
+		return []RecordSpec{w, scale}, nil
+	}
+	if gsize <= 0 || in%gsize != 0 {
+		return nil, fmt.Errorf("group size %d does not divide its %d inputs; choose a group size that divides every layer's input (32, 64 or 128)", gsize, in)
+	}
+	w.Group, scale.Group, offset.Group = gsize, gsize, gsize
+	scale.Shape = []int{out, in / gsize, 1, 1}
+	offset.Shape = scale.Shape
+	return []RecordSpec{w, scale, offset}, nil
 }
 
 // LMHeadChunks splits the vocabulary into row ranges [start, end) of at most maxRows rows
@@ -195,17 +242,26 @@ func LMHeadChunks(vocab, maxRows int) ([][2]int, error) {
 	return out, nil
 }
 
-// lmHeadSource returns the tensor the LM head reads and its dtype: the embedding when tied
-// (embeddings are always FP16), else lm_head.weight in the bundle dtype.
+// lmHeadSource returns the tensor the LM head reads and its dtype: the embedding when tied,
+// else lm_head.weight. Unquantized, a tied embedding is FP16 like every embedding and an untied
+// head has the bundle's dtype. Quantized bundles keep the head (tied or not) at q8 whatever the
+// layers' scheme: it is the largest matrix of small models and the one whose error reaches the
+// logits directly (llama.cpp likewise keeps it at 6 bits or more); see docs/quantization.md.
 func lmHeadSource(fam *arch.Family, cfg *arch.Config, dt dtype.DType) (string, dtype.DType) {
+	if dt.Quantized() {
+		dt = dtype.Q8
+	}
 	if cfg.TieWordEmbeddings {
-		return fam.TensorName(arch.EmbedTokens, -1), dtype.F16
+		if !dt.Quantized() {
+			dt = dtype.F16
+		}
+		return fam.TensorName(arch.EmbedTokens, -1), dt
 	}
 	return fam.TensorName(arch.LMHead, -1), dt
 }
 
-// BlobSpecs lists every blob file of a model in a stable order: per layer the family's groups
-// in the order they run; then the LM-head chunks.
+// BlobSpecs lists every blob file of a model in a stable order: per layer the groups it runs
+// (those of its token mixer, then the MLP); then the LM-head chunks.
 func BlobSpecs(cfg *arch.Config, opts Options) ([]BlobSpec, error) {
 	opts, err := opts.normalize()
 	if err != nil {
@@ -217,8 +273,8 @@ func BlobSpecs(cfg *arch.Config, opts Options) ([]BlobSpec, error) {
 	}
 	var out []BlobSpec
 	for l := 0; l < cfg.NumHiddenLayers; l++ {
-		for _, g := range fam.Groups(cfg) {
-			recs, err := groupRecords(fam, cfg, g.Name, l, opts.WeightDType)
+		for _, g := range fam.LayerGroups(cfg, l) {
+			recs, err := groupRecords(fam, cfg, g.Name, l, opts.WeightDType, opts.GroupSize)
 			if err != nil {
 				return nil, err
 			}
@@ -230,13 +286,16 @@ func BlobSpecs(cfg *arch.Config, opts Options) ([]BlobSpec, error) {
 		return nil, err
 	}
 	src, dt := lmHeadSource(fam, cfg, opts.WeightDType)
+	if opts.LMHeadDType != dtype.Invalid {
+		dt = opts.LMHeadDType
+	}
 	for i, ch := range chunks {
-		out = append(out, BlobSpec{
-			Key:  BlobKey{Group: GroupLMHead, Layer: -1, Chunk: i},
-			Path: blobPath(GroupLMHead),
-			Records: []RecordSpec{{Name: "lm_head", Slot: arch.LMHead, Tensors: []string{src}, RowStart: ch[0], RowEnd: ch[1],
-				Shape: []int{ch[1] - ch[0], cfg.HiddenSize, 1, 1}, DType: dt}},
-		})
+		recs, err := weightRecords(RecordSpec{Name: "lm_head", Slot: arch.LMHead, Tensors: []string{src}, RowStart: ch[0], RowEnd: ch[1],
+			Shape: []int{ch[1] - ch[0], cfg.HiddenSize, 1, 1}, DType: dt}, dt, opts.GroupSize)
+		if err != nil {
+			return nil, fmt.Errorf("mil: LM head: %w", err)
+		}
+		out = append(out, BlobSpec{Key: BlobKey{Group: GroupLMHead, Layer: -1, Chunk: i}, Path: blobPath(GroupLMHead), Records: recs})
 	}
 	return out, nil
 }

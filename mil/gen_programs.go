@@ -13,6 +13,9 @@ import (
 // 32-element fp16 row (docs/ane.md).
 const DecodeSeq = 32
 
+// DefaultGroupSize is the default number of inputs per scale and offset of q4 weights.
+const DefaultGroupSize = 32
+
 // DefaultSeqs are the default prefill buckets.
 var DefaultSeqs = []int{32, 64, 128, 256, 512}
 
@@ -25,11 +28,19 @@ type Options struct {
 	// only needs logits of the last position, and a run of positions can be fed 32 at a time,
 	// so one size saves compiles (the ANE allows about 119 per process, docs/ane.md).
 	LMHeadSeqs []int
-	// WeightDType is the storage type of linear weights: dtype.F16 (default) or dtype.F32.
-	// BlobSpecs lays out either; Programs generates kernels for F16 only, since the ANE
-	// computes in fp16 and no runtime has shown it a cast of fp32 weights (M1 and M2 refuse
-	// cast): an f32 bundle is a CPU bundle.
+	// WeightDType is the storage type of linear weights: dtype.F16 (default), dtype.F32,
+	// dtype.Q8 or dtype.Q4. BlobSpecs lays out any; Programs generates kernels for F16 and the
+	// quantized types (read through MIL constexpr ops) only, since the ANE computes in fp16 and
+	// no runtime has shown it a cast of fp32 weights (M1 and M2 refuse cast): an f32 bundle is
+	// a CPU bundle.
 	WeightDType dtype.DType
+	// GroupSize is the number of inputs per scale and offset of Q4 weights (32, 64 or 128);
+	// 0 means DefaultGroupSize.
+	GroupSize int
+	// LMHeadDType overrides the LM head's storage (and, when tied, the embedding's); Invalid
+	// means the rule of lmHeadSource (q8 in quantized bundles). An MLX 4-bit checkpoint keeps
+	// its 4-bit head: dtype.Q4.
+	LMHeadDType dtype.DType
 	// MaxLMHeadRows bounds the rows of one LM-head chunk; 0 means DefaultLMHeadRows.
 	MaxLMHeadRows int
 }
@@ -44,8 +55,14 @@ func (o Options) normalize() (Options, error) {
 	if o.WeightDType == dtype.Invalid {
 		o.WeightDType = dtype.F16
 	}
-	if o.WeightDType != dtype.F16 && o.WeightDType != dtype.F32 {
-		return o, fmt.Errorf("mil: weight dtype %s; expected f16 or f32", o.WeightDType)
+	if o.WeightDType != dtype.F16 && o.WeightDType != dtype.F32 && !o.WeightDType.Quantized() {
+		return o, fmt.Errorf("mil: weight dtype %s; expected f16, f32, q8 or q4", o.WeightDType)
+	}
+	if o.GroupSize == 0 {
+		o.GroupSize = DefaultGroupSize
+	}
+	if o.GroupSize != 32 && o.GroupSize != 64 && o.GroupSize != 128 {
+		return o, fmt.Errorf("mil: group size %d; expected 32, 64 or 128", o.GroupSize)
 	}
 	if o.MaxLMHeadRows == 0 {
 		o.MaxLMHeadRows = DefaultLMHeadRows
@@ -120,7 +137,12 @@ type placedRecord struct {
 //
 //	attn_qkv: x = normed hidden [H], y = q | k | v (+ bias) [Cq + 2·Ckv], channel c of q is
 //	          head c / head_dim, dimension c % head_dim (the rows of q_proj), likewise k and v
+//	          (with an output gate, q_proj's rows interleave each head's query and gate)
 //	attn_o:   x = attention output [Cq], y = [H] (+ bias)
+//	linear_attn_in:  x = normed hidden [H], y = qkv | z | b | a, the rows of in_proj_qkv,
+//	                 in_proj_z, in_proj_b and in_proj_a (the convolution, recurrence and gating
+//	                 that follow run on the CPU)
+//	linear_attn_out: x = gated DeltaNet output [value heads · value_dim], y = [H]
 //	mlp:      x = normed hidden [H], y = down(act(gate(x)) · up(x)) [H] (biases after each conv)
 //	lm_head:  x = final-normed hidden [H], y = logits of the chunk's rows
 func Programs(cfg *arch.Config, opts Options, placed map[BlobKey]Placement) ([]Kernel, error) {
@@ -128,8 +150,8 @@ func Programs(cfg *arch.Config, opts Options, placed map[BlobKey]Placement) ([]K
 	if err != nil {
 		return nil, err
 	}
-	if opts.WeightDType != dtype.F16 {
-		return nil, fmt.Errorf("mil: ANE kernels take fp16 weights; %s weights are for the CPU (pack f32 bundles without kernels)", opts.WeightDType)
+	if opts.WeightDType == dtype.F32 {
+		return nil, fmt.Errorf("mil: ANE kernels take fp16 (or quantized) weights; %s weights are for the CPU (pack f32 bundles without kernels)", opts.WeightDType)
 	}
 	specs, err := BlobSpecs(cfg, opts)
 	if err != nil {
@@ -167,7 +189,7 @@ func Programs(cfg *arch.Config, opts Options, placed map[BlobKey]Placement) ([]K
 			switch spec.Key.Group {
 			case arch.GroupMLP:
 				k.MIL, err = genFFN(in, s, recs, act)
-			default: // attn_qkv, attn_o, lm_head: convs concatenated, plus a bias
+			default: // attn_qkv, attn_o, linear_attn_*, lm_head: convs concatenated, plus a bias
 				k.MIL = genConcat(in, outC, s, recs)
 			}
 			if err != nil {

@@ -40,7 +40,7 @@ func findKernel(t *testing.T, ks []Kernel, name string) Kernel {
 }
 
 // TestGoldenMIL compares generated programs with hand-written files in testdata. The files
-// were derived from ane-facts §4.1-4.4 (header, statement syntax, conv constants in MDX's
+// were derived from docs/ane.md's "Program text" (header, statement syntax, conv constants in MDX's
 // order and spelling, BLOBFILE offsets pointing at records: 64, then 64 + Σ(64 + padded
 // payload)), not from this generator's output.
 func TestGoldenMIL(t *testing.T) {
@@ -86,7 +86,7 @@ func TestNoFP32Kernels(t *testing.T) {
 	if specs[0].Records[0].DType != dtype.F32 || specs[0].Records[0].Size() != 64*96*4 {
 		t.Errorf("f32 record %+v", specs[0].Records[0])
 	}
-	if _, err := Programs(cfg, opts, Place(specs, sectionName)); err == nil || !strings.Contains(err.Error(), "fp16 weights") {
+	if _, err := Programs(cfg, opts, Place(specs, sectionName)); err == nil || !strings.Contains(err.Error(), "for the CPU") {
 		t.Errorf("Programs with f32 weights: %v", err)
 	}
 }
@@ -261,7 +261,7 @@ func TestPlacementChecked(t *testing.T) {
 
 // TestProjectionBlobBytes writes the attn_o blob of the golden projection (in 64, out 96)
 // with blobfile.Writer from the record specs and checks its bytes against the layout derived
-// by hand from ane-facts §3: 64-byte header (count 1, version 2), record at 64 (EF BE AD DE,
+// by hand from docs/ane.md's "Weight blobs": 64-byte header (count 1, version 2), record at 64 (EF BE AD DE,
 // dtype 1, size 96·64·2 = 12288, payload offset 128), payload at 128, file 128 + 12288 bytes
 // (already a multiple of 64). Then the golden MIL runs on it in the sim.
 func TestProjectionBlobBytes(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/anepack/anepack/dtype"
 )
 
 // The header every generated program starts with (docs/ane.md), byte for byte what MDX,
@@ -89,10 +91,33 @@ func (w *milWriter) conv(name, weight, x string, out, seq int) {
 		"strides", "c_strides", "weight", weight, "x", x)
 }
 
-// weight writes the fp16 constant name from a blob record.
-func (w *milWriter) weight(name string, r placedRecord) {
+// weight writes the fp16 weight name from its blob records: a constant, or, for a quantized
+// weight, the constexpr op that expands its data (the compiler folds it; the records stay the
+// ones the CPU reads):
+//
+//	q8: constexpr_affine_dequantize, the iOS16 attribute form (the quantized op with
+//	    independent reports of compiling in memory): scale[o]·(q[o, i] − 0), int8 data
+//	q4: constexpr_blockwise_shift_scale, the iOS18 form with its inputs bound inline:
+//	    scale[o, g]·(q[o, i] − offset[o, g]) over groups g of inputs, uint4 data
+func (w *milWriter) weight(name string, r weightRec) {
 	t := TensorType(FP16, r.spec.Shape...)
-	w.constant(t, name, blobLiteral(t, r.path, r.offset))
+	switch r.spec.Quant {
+	case dtype.Q8:
+		w.define(name)
+		data := TensorType(Int8, r.spec.Shape...)
+		scale := TensorType(FP16, r.scaleRec.spec.Shape...)
+		fmt.Fprintf(&w.b, "        %s %s = constexpr_affine_dequantize()[axis = int32(0), name = string(%q), quantized_data = %s, scale = %s, zero_point = int8(0)];\n",
+			t, name, name, blobLiteral(data, r.path, r.offset), blobLiteral(scale, r.scaleRec.path, r.scaleRec.offset))
+	case dtype.Q4:
+		w.define(name)
+		data := TensorType(UInt4, r.spec.Shape...)
+		side := TensorType(FP16, r.scaleRec.spec.Shape...)
+		fmt.Fprintf(&w.b, "        %s %s = constexpr_blockwise_shift_scale(data = %s, offset = %s, scale = %s)[name = string(%q)];\n",
+			t, name, blobLiteral(data, r.path, r.offset), blobLiteral(side, r.offsetRec.path, r.offsetRec.offset),
+			blobLiteral(side, r.scaleRec.path, r.scaleRec.offset), name)
+	default:
+		w.constant(t, name, blobLiteral(t, r.path, r.offset))
+	}
 }
 
 func intsLiteral(v ...int) string {

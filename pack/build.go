@@ -1,6 +1,7 @@
 package pack
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -42,6 +43,8 @@ type builder struct {
 	milOpts  mil.Options
 	// noKernels skips MIL generation (the blobs are written either way: the CPU reads them).
 	noKernels bool
+	// qbuf holds the buffers of the last quantized weight, which the next one reuses.
+	qbuf quantBuffers
 }
 
 func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error) {
@@ -64,7 +67,7 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 		params += int64(arch.Elements(t.Shape))
 		b.order = append(b.order, t.Name)
 		if isSmall(t, b.cfg) {
-			b.total += convert.OutputSize(b.ckpt.Tensor(t.Name), b.storeDType(t))
+			b.total += int64(arch.Elements(t.Shape)) * int64(b.storeDType(t).Size())
 		}
 	}
 	for _, s := range blobs {
@@ -130,6 +133,7 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 			Architecture: b.cfg.Architecture,
 			Config:       cfgJSON,
 			DType:        b.target.String(),
+			GroupSize:    b.groupSize(),
 			Parameters:   params,
 		},
 		Tokenizer: &format.Tokenizer{Section: TokenizerSection, Info: tokInfo},
@@ -144,12 +148,24 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 	return m, nil
 }
 
-// storeDType is the dtype a tensor is stored in: norms and biases always F32, embeddings always
+// groupSize is the bundle's q4 group size, 0 for other types.
+func (b *builder) groupSize() int {
+	if b.target != dtype.Q4 {
+		return 0
+	}
+	if b.milOpts.GroupSize == 0 {
+		return mil.DefaultGroupSize
+	}
+	return b.milOpts.GroupSize
+}
+
+// storeDType is the dtype a tensor is stored in: norms, biases and other small parameters
+// (arch.RoleParam) always F32, embeddings always
 // FP16 (a lookup reads one row per token, so F32 would only double the size), linear weights
 // (including a separate LM head) in the requested type.
 func (b *builder) storeDType(t arch.Tensor) dtype.DType {
 	switch t.Role {
-	case arch.RoleNorm, arch.RoleBias:
+	case arch.RoleNorm, arch.RoleBias, arch.RoleParam:
 		return dtype.F32
 	case arch.RoleEmbedding:
 		return dtype.F16
@@ -178,12 +194,27 @@ func (b *builder) writeTensor(w io.Writer, ref *convert.TensorRef, dt dtype.DTyp
 	return nil
 }
 
+// writeRaw writes already-converted bytes and reports progress.
+func (b *builder) writeRaw(w io.Writer, p []byte) error {
+	if err := b.ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := w.Write(p); err != nil {
+		return err
+	}
+	b.done += int64(len(p))
+	if b.progress != nil {
+		b.progress(b.done, b.total)
+	}
+	return nil
+}
+
 // isSmall reports whether a tensor lives in the tensors section rather than in an ANE blob:
-// norms, biases, position embeddings, and the token embedding when it is not tied to the LM
-// head.
+// norms, biases, other small parameters, position embeddings, and the token embedding when it
+// is not tied to the LM head.
 func isSmall(t arch.Tensor, cfg *arch.Config) bool {
 	tiedHead := t.Slot == arch.EmbedTokens && cfg.TieWordEmbeddings
-	return t.Role == arch.RoleNorm || t.Role == arch.RoleBias || (t.Role == arch.RoleEmbedding && !tiedHead)
+	return t.Role == arch.RoleNorm || t.Role == arch.RoleBias || t.Role == arch.RoleParam || (t.Role == arch.RoleEmbedding && !tiedHead)
 }
 
 // writeSmallTensors writes norms, biases and (when untied) the embedding into the tensors
@@ -204,7 +235,15 @@ func (b *builder) writeSmallTensors(specs []arch.Tensor) error {
 		ref := b.ckpt.Tensor(t.Name)
 		dt := b.storeDType(t)
 		off := cw.n
-		if err := b.writeTensor(cw, ref, dt, t.Transposed); err != nil {
+		if q := b.ckpt.MLX4(t.Name); q != nil {
+			var buf bytes.Buffer
+			if err := b.writeMLXDense(&buf, q, b.milOpts.GroupSize); err != nil {
+				return err
+			}
+			if err := b.writeRaw(cw, buf.Bytes()); err != nil {
+				return err
+			}
+		} else if err := b.writeTensor(cw, ref, dt, t.Transposed); err != nil {
 			return err
 		}
 		b.views[t.Name] = &format.Tensor{Name: t.Name, DType: dt.String(), Shape: t.Shape,
@@ -263,15 +302,39 @@ func (b *builder) writeBlob(spec mil.BlobSpec) (mil.Placement, error) {
 	if err != nil {
 		return mil.Placement{}, err
 	}
+	var q *quantized // the weight whose parts are being written
 	for i, r := range spec.Records {
 		rec, err := bw.Next()
 		if err != nil {
 			return mil.Placement{}, err
 		}
-		for k, ref := range sources[i] {
-			// LM-head chunks (RowEnd > 0) are row ranges of an embedding, never transposed.
-			if err := b.writeTensor(bw, ref, r.DType, b.specs[r.Tensors[k]].Transposed && r.RowEnd == 0); err != nil {
+		spec := b.specs[r.Tensors[0]]
+		// LM-head chunks (RowEnd > 0) are row ranges of an embedding, never transposed.
+		transposed := spec.Transposed && r.RowEnd == 0
+		switch {
+		case r.Part == mil.PartData:
+			if mq := b.ckpt.MLX4(r.Tensors[0]); mq != nil {
+				q, err = fromMLX(mq, r.Group, r.RowStart, r.RowEnd) // the checkpoint's own codes
+			} else {
+				q, err = b.quantize(sources[i][0], transposed, r.Quant, r.Group)
+			}
+			if err != nil {
 				return mil.Placement{}, err
+			}
+			// Written while the rest is quantized; the scale and offset records follow.
+			if err := q.writeData(func(p []byte) error { return b.writeRaw(bw, p) }); err != nil {
+				return mil.Placement{}, err
+			}
+			b.ckpt.Done(sources[i][0]) // drop the source pages, as writeTensor does
+		case r.Part != "":
+			if err := b.writeRaw(bw, q.part(r.Part)); err != nil {
+				return mil.Placement{}, err
+			}
+		default:
+			for _, ref := range sources[i] {
+				if err := b.writeTensor(bw, ref, r.DType, transposed); err != nil {
+					return mil.Placement{}, err
+				}
 			}
 		}
 		if r.Bias {
@@ -280,11 +343,22 @@ func (b *builder) writeBlob(spec mil.BlobSpec) (mil.Placement, error) {
 		name := r.Tensors[0]
 		v := b.views[name]
 		if v == nil {
-			spec := b.specs[name]
-			v = &format.Tensor{Name: name, DType: r.DType.String(), Shape: spec.Shape, Transposed: spec.Transposed}
+			dt := r.DType
+			if r.Quant != dtype.Invalid {
+				dt = r.Quant
+			}
+			v = &format.Tensor{Name: name, DType: dt.String(), Shape: spec.Shape, Transposed: spec.Transposed, GroupSize: r.Group}
 			b.views[name] = v
 		}
-		v.Parts = append(v.Parts, format.TensorPart{Section: section, Offset: rec.DataOffset, Rows: r.Shape[0], Size: rec.Size})
+		part := format.TensorPart{Section: section, Offset: rec.DataOffset, Rows: r.Shape[0], Size: rec.Size}
+		switch r.Part {
+		case mil.PartScale:
+			v.Scales = append(v.Scales, part)
+		case mil.PartOffset:
+			v.Offsets = append(v.Offsets, part)
+		default:
+			v.Parts = append(v.Parts, part)
+		}
 	}
 	if err := bw.Close(); err != nil {
 		return mil.Placement{}, err

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/anepack/anepack/convert"
+	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/internal/qwentok"
 	"github.com/anepack/anepack/internal/sttest"
 	"github.com/anepack/anepack/synth"
@@ -130,5 +131,78 @@ func TestQNormWrongLength(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a bundle was written")
+	}
+}
+
+// TestQuantizedViews packs int8 and int4 bundles: every linear weight and the tied embedding
+// (the LM head) are quantized, with scales (and offsets) beside their codes; norms stay f32;
+// the manifest records the scheme and the group size; the records are what package mil laid
+// out, so the ANE programs name the very bytes the CPU reads.
+func TestQuantizedViews(t *testing.T) {
+	dir := synthCheckpoint(t, "qwen2-tiny", 1)
+	for _, tc := range []struct {
+		dtype, scheme string
+		group         int
+	}{{"int8", "q8", 0}, {"int4", "q4", 32}} {
+		_, b := packTo(t, dir, Options{DType: tc.dtype, GroupSize: tc.group})
+		m := b.Manifest()
+		if m.Model.DType != tc.scheme || m.Model.GroupSize != tc.group {
+			t.Errorf("%s: model dtype %q group %d", tc.dtype, m.Model.DType, m.Model.GroupSize)
+		}
+		q := m.FindTensor("model.layers.1.mlp.down_proj.weight")
+		if q == nil || q.DType != tc.scheme || len(q.Scales) != 1 || (tc.scheme == "q4") != (len(q.Offsets) == 1) || q.GroupSize != tc.group {
+			t.Errorf("%s: down_proj view %+v", tc.dtype, q)
+		}
+		if e := m.FindTensor("model.embed_tokens.weight"); e == nil || e.DType != "q8" || len(e.Scales) != len(e.Parts) {
+			t.Errorf("%s: the tied embedding is the LM head and stays q8: %+v", tc.dtype, e)
+		}
+		if n := m.FindTensor("model.norm.weight"); n == nil || n.DType != "f32" {
+			t.Errorf("%s: norm %+v", tc.dtype, n)
+		}
+		if len(m.Kernels) == 0 || !strings.Contains(kernelText(t, b, "layers.0.mlp.s32"), map[string]string{"q8": "constexpr_affine_dequantize", "q4": "constexpr_blockwise_shift_scale"}[tc.scheme]) {
+			t.Errorf("%s: the MLP kernel does not read the weights through the constexpr op", tc.dtype)
+		}
+	}
+}
+
+// kernelText returns the MIL text of the bundle's kernel called name.
+func kernelText(t *testing.T, b *format.Bundle, name string) string {
+	t.Helper()
+	for _, k := range b.Manifest().Kernels {
+		if k.Name == name {
+			s, _ := b.Section(k.MIL)
+			text, err := b.Bytes(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(text[k.MILOffset : k.MILOffset+k.MILSize])
+		}
+	}
+	t.Fatalf("no kernel %s", name)
+	return ""
+}
+
+// TestQuantizedBadOptions: a group size that does not divide a layer's input, one for a
+// non-int4 dtype, and an unknown dtype are refused before anything is written.
+func TestQuantizedBadOptions(t *testing.T) {
+	dir := goldenCheckpoint(t, "gemma3-tiny") // hidden 64, intermediate 160: 128 divides neither
+	for _, tc := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{DType: "int4", GroupSize: 128}, "group size 128 does not divide its 64 inputs"},
+		{Options{DType: "int4", GroupSize: 48}, "group size 48; expected 32, 64 or 128"},
+		{Options{DType: "int8", GroupSize: 64}, "group size 64 applies to int4 weights"},
+		{Options{DType: "int3"}, `dtype "int3" is not supported; expected f16, f32, int8 or int4`},
+	} {
+		out := filepath.Join(t.TempDir(), "q.aneb")
+		tc.opts.Output = out
+		_, err := Pack(context.Background(), dir, tc.opts)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v; want an error mentioning %q", tc.opts, err, tc.want)
+		}
+		if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 0 {
+			t.Errorf("%+v: left %d files behind", tc.opts, len(ents))
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/anepack/anepack/convert"
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/internal/regfile"
 )
 
 // sourceFiles lists the checkpoint files recorded in the provenance, relative to dir.
@@ -73,7 +74,7 @@ func (j *hashJob) wait() ([]format.SourceFile, error) {
 }
 
 func hashFile(ctx context.Context, path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return "", err
 	}

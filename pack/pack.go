@@ -25,9 +25,13 @@ const Version = "0.1.0"
 
 // Options controls Pack.
 type Options struct {
-	// DType is the storage type of linear weights (the LM head included): "f16" (default) or
-	// "f32". Embeddings are always FP16, norms and biases always F32.
+	// DType is the storage type of linear weights (the LM head included): "f16" (default),
+	// "f32", "int8" (q8: int8 per row with an fp16 scale) or "int4" (q4: uint4 in groups of
+	// GroupSize inputs with an fp16 scale and offset each; the LM head stays int8). Untied
+	// embeddings are FP16, norms and biases always F32.
 	DType string
+	// GroupSize is the int4 group size (32, 64 or 128); 0 means mil.DefaultGroupSize.
+	GroupSize int
 	// Output is the bundle path; empty means "<model name>.aneb" in the current directory.
 	Output string
 	// Force overwrites an existing output file.
@@ -72,13 +76,26 @@ func DefaultOutput(name string) string { return name + ".aneb" }
 // Pack converts the checkpoint in dir into a bundle. On any error or when ctx is cancelled no
 // file is left at the output path (nor a temp file beside it).
 func Pack(ctx context.Context, dir string, opts Options) (*Result, error) {
-	target, err := targetDType(opts.DType)
-	if err != nil {
-		return nil, err
-	}
 	src, err := readSource(dir)
 	if err != nil {
 		return nil, err
+	}
+	mlx, err := readMLXQuant(src.configJSON, filepath.Join(dir, ConfigFile))
+	if err != nil {
+		return nil, err
+	}
+	var target dtype.DType
+	lmHead := dtype.Invalid
+	if mlx != nil {
+		if target, err = mlxTarget(mlx, opts.DType, opts.GroupSize); err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		opts.GroupSize, lmHead = mlx.GroupSize, dtype.Q4
+	} else if target, err = targetDType(opts.DType); err != nil {
+		return nil, err
+	}
+	if opts.GroupSize != 0 && target != dtype.Q4 {
+		return nil, fmt.Errorf("group size %d applies to int4 weights; the dtype is %s", opts.GroupSize, opts.DType)
 	}
 	gen, err := src.generation()
 	if err != nil {
@@ -107,6 +124,9 @@ func Pack(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer ckpt.Close()
+	if mlx != nil {
+		ckpt.UseMLX4(mlx.GroupSize)
+	}
 	unused, err := ckpt.Check(src.config)
 	if err != nil {
 		return nil, err
@@ -129,8 +149,8 @@ func Pack(ctx context.Context, dir string, opts Options) (*Result, error) {
 	b := &builder{
 		ctx: ctx, w: w, cfg: src.config, ckpt: ckpt, target: target,
 		progress:  opts.Progress,
-		milOpts:   mil.Options{Seqs: opts.ANESeqs, WeightDType: target, MaxLMHeadRows: opts.LMHeadRows},
-		noKernels: opts.NoKernels || target != dtype.F16,
+		milOpts:   mil.Options{Seqs: opts.ANESeqs, WeightDType: target, MaxLMHeadRows: opts.LMHeadRows, GroupSize: opts.GroupSize, LMHeadDType: lmHead},
+		noKernels: opts.NoKernels || target == dtype.F32,
 	}
 	m, err := b.build(src, tok)
 	if err == nil {
@@ -185,8 +205,12 @@ func targetDType(s string) (dtype.DType, error) {
 		return dtype.F16, nil
 	case "f32", "fp32", "float32":
 		return dtype.F32, nil
+	case "int8", "q8", "i8":
+		return dtype.Q8, nil
+	case "int4", "q4", "u4":
+		return dtype.Q4, nil
 	}
-	return dtype.Invalid, fmt.Errorf("dtype %q is not supported; expected f16 or f32", s)
+	return dtype.Invalid, fmt.Errorf("dtype %q is not supported; expected f16, f32, int8 or int4", s)
 }
 
 // checkOutput refuses to overwrite without force and reports a missing directory up front.

@@ -107,7 +107,7 @@ func checkViews(t *testing.T, dir string, b *format.Bundle, linear dtype.DType) 
 		}
 		want := linear
 		switch spec.Role {
-		case arch.RoleNorm, arch.RoleBias:
+		case arch.RoleNorm, arch.RoleBias, arch.RoleParam:
 			want = dtype.F32
 		case arch.RoleEmbedding:
 			want = dtype.F16

@@ -10,6 +10,7 @@ import (
 
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/internal/regfile"
 )
 
 // Source file names of a Hugging Face checkpoint directory.
@@ -52,7 +53,7 @@ func readSource(dir string) (*source, error) {
 	}
 	s := &source{dir: dir}
 	read := func(name string, required bool) ([]byte, error) {
-		b, err := os.ReadFile(filepath.Join(dir, name))
+		b, err := regfile.ReadFile(filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) && !required {
 			return nil, nil
 		}
@@ -163,23 +164,8 @@ func (s *source) generation() (format.Generation, error) {
 	}
 	g.PadTokenID, g.DoSample, g.Temperature, g.TopK = raw.PadTokenID, raw.DoSample, raw.Temperature, raw.TopK
 	g.TopP, g.MinP, g.RepetitionPenalty, g.MaxNewTokens = raw.TopP, raw.MinP, raw.RepetitionPenalty, raw.MaxNewTokens
-	for _, f := range []struct {
-		name string
-		v    *float64
-		ok   func(float64) bool
-		want string
-	}{
-		{"temperature", g.Temperature, func(v float64) bool { return v >= 0 }, "a number >= 0"},
-		{"top_p", g.TopP, func(v float64) bool { return v > 0 && v <= 1 }, "a number in (0, 1]"},
-		{"min_p", g.MinP, func(v float64) bool { return v >= 0 && v <= 1 }, "a number in [0, 1]"},
-		{"repetition_penalty", g.RepetitionPenalty, func(v float64) bool { return v > 0 }, "a number > 0"},
-	} {
-		if f.v != nil && !f.ok(*f.v) {
-			return g, fmt.Errorf("%s: field %q: %v; expected %s", file, f.name, *f.v, f.want)
-		}
-	}
-	if g.TopK != nil && *g.TopK < 0 {
-		return g, fmt.Errorf("%s: field \"top_k\": %d; expected an integer >= 0", file, *g.TopK)
+	if err := g.Check(); err != nil {
+		return g, fmt.Errorf("%s: %w", file, err)
 	}
 	return g, nil
 }

@@ -45,22 +45,28 @@ type DecoderOptions struct {
 // the embedding, the norms and the per-head q/k norms. It implements Backend's NewState and
 // Name; a backend embeds it and adds Close. It is safe for concurrent use by states.
 type Decoder struct {
-	name    string
-	m       *Model
-	cfg     *arch.Config
-	proj    Projections
-	pool    *kernels.Pool
-	batch   int
-	wrap    func(error) error
-	gQKV    int // indices of the groups in the family's Groups
-	gO      int
-	gMLP    int
-	norm    arch.NormKind
-	rotary  bool      // RoPE (else learned position embeddings)
-	invFreq []float32 // RoPE frequencies of the full-attention layers
-	local   []float32 // and of the sliding-window layers (nil when there are none)
-	scale   float32   // attention score scale
-	window  int       // sliding window of the sliding layers
+	name     string
+	m        *Model
+	cfg      *arch.Config
+	proj     Projections
+	pool     *kernels.Pool
+	batch    int
+	wrap     func(error) error
+	gQKV     int // indices of the groups in the family's Groups; -1 where no layer has it
+	gO       int
+	gLinIn   int
+	gLinOut  int
+	gMLP     int
+	qkvOut   int  // the attn_qkv group's width: q_proj's rows (with the gates) + k + v
+	linInOut int  // the linear_attn_in group's width: qkv + z + b + a
+	gated    bool // attention's output gate (q_proj interleaves each head's query and gate)
+	norm     arch.NormKind
+	eps      float32   // the norms' epsilon
+	rotary   bool      // RoPE (else learned position embeddings)
+	invFreq  []float32 // RoPE frequencies of the full-attention layers
+	local    []float32 // and of the sliding-window layers (nil when there are none)
+	scale    float32   // attention score scale
+	window   int       // sliding window of the sliding layers
 
 	embed      Matrix
 	embedScale float32 // multiplies the embedding when not 0 (Gemma: sqrt(hidden))
@@ -78,6 +84,9 @@ type decoderLayer struct {
 	inputNorm, postAttnNorm, mlpNorm, postMLPNorm norm
 	qNorm, kNorm                                  []float32
 	sliding                                       bool
+	// linear, when set, makes the layer's token mixer a Gated DeltaNet (deltanet.go) instead
+	// of attention.
+	linear *deltaNetLayer
 }
 
 // NewDecoder prepares the forward pass of m over proj.
@@ -87,7 +96,8 @@ func NewDecoder(m *Model, proj Projections, opts DecoderOptions) (*Decoder, erro
 	}
 	c, fam := m.Config, m.Family
 	d := &Decoder{name: opts.Name, m: m, cfg: c, proj: proj, pool: opts.Pool, batch: opts.Batch, wrap: opts.WrapError,
-		gQKV: -1, gO: -1, gMLP: -1, norm: fam.Norm, rotary: fam.Positions == arch.RotaryPositions,
+		gQKV: -1, gO: -1, gLinIn: -1, gLinOut: -1, gMLP: -1, gated: fam.AttnOutputGate,
+		norm: fam.Norm, eps: float32(c.RMSNormEps), rotary: fam.Positions == arch.RotaryPositions,
 		// HF's scaling (head_dim**-0.5, or Gemma's query_pre_attn_scalar**-0.5), applied to
 		// the float32 scores as a float32 scalar.
 		scale: float32(c.AttentionScale()), window: c.SlidingWindow}
@@ -100,15 +110,25 @@ func NewDecoder(m *Model, proj Projections, opts DecoderOptions) (*Decoder, erro
 	for i, g := range fam.Groups(c) {
 		switch g.Name {
 		case arch.GroupQKV:
-			d.gQKV = i
+			d.gQKV, d.qkvOut = i, g.Out
 		case arch.GroupO:
 			d.gO = i
+		case arch.GroupLinearIn:
+			d.gLinIn, d.linInOut = i, g.Out
+		case arch.GroupLinearOut:
+			d.gLinOut = i
 		case arch.GroupMLP:
 			d.gMLP = i
 		}
 	}
-	if d.gQKV < 0 || d.gO < 0 || d.gMLP < 0 {
-		return nil, fmt.Errorf("%s: the decoder needs the %s, %s and %s groups", m.Name, arch.GroupQKV, arch.GroupO, arch.GroupMLP)
+	for l := 0; l < c.NumHiddenLayers; l++ {
+		need := [2]int{d.gQKV, d.gO}
+		if c.LinearLayer(l) {
+			need = [2]int{d.gLinIn, d.gLinOut}
+		}
+		if need[0] < 0 || need[1] < 0 || d.gMLP < 0 {
+			return nil, fmt.Errorf("%s: layer %d lacks its token mixer's groups or the %s group", m.Name, l, arch.GroupMLP)
+		}
 	}
 	if fam.Norm != arch.RMSNorm && fam.Norm != arch.RMSNormPlusOne && fam.Norm != arch.LayerNorm {
 		return nil, fmt.Errorf("%s: norm kind %d is not implemented", m.Name, fam.Norm)
@@ -135,6 +155,7 @@ func NewDecoder(m *Model, proj Projections, opts DecoderOptions) (*Decoder, erro
 	}
 	d.finalNorm = norm{vec(arch.FinalNorm, -1), vec(arch.FinalNormBias, -1)}
 	d.layers = make([]decoderLayer, c.NumHiddenLayers)
+	linear := 0 // DeltaNet layers so far
 	for l := range d.layers {
 		L := &d.layers[l]
 		L.inputNorm = norm{vec(arch.InputNorm, l), vec(arch.InputNormBias, l)}
@@ -142,6 +163,10 @@ func NewDecoder(m *Model, proj Projections, opts DecoderOptions) (*Decoder, erro
 		L.mlpNorm = norm{vec(arch.MLPNorm, l), vec(arch.MLPNormBias, l)}
 		L.postMLPNorm = norm{vec(arch.PostMLPNorm, l), nil}
 		L.qNorm, L.kNorm = vec(arch.QNorm, l), vec(arch.KNorm, l)
+		if c.LinearLayer(l) && err == nil {
+			L.linear, err = newDeltaNetLayer(m, l, linear)
+			linear++
+		}
 		if L.sliding = c.Sliding(l); L.sliding && d.local == nil {
 			// Sliding layers rotate with their own base and the default frequencies.
 			d.local = kernels.DefaultInvFreq(c.RopeLocalTheta, c.RotaryDim())
@@ -159,36 +184,41 @@ func (d *Decoder) Name() string { return d.name }
 // Model returns the decoder's model.
 func (d *Decoder) Model() *Model { return d.m }
 
-// NewState allocates a KV cache of maxTokens positions, the activations of one batch and the
-// backend's projector. The cache is allocated, not touched: the operating system provides its
-// pages as positions are first written, so a large context costs address space, not memory,
-// until it is used.
+// NewState allocates a KV cache of maxTokens positions for the attention layers, the fixed-size
+// recurrent state of the Gated DeltaNet layers, the activations of one batch and the backend's
+// projector. The cache is allocated, not touched: the operating system provides its pages as
+// positions are first written, so a large context costs address space, not memory, until it is
+// used.
 func (d *Decoder) NewState(maxTokens int) (State, error) {
 	c := d.cfg
 	if maxTokens <= 0 || maxTokens > c.MaxPositionEmbeddings {
 		return nil, fmt.Errorf("context of %d tokens: expected 1 to %d (the model's max_position_embeddings)", maxTokens, c.MaxPositionEmbeddings)
 	}
 	batch := min(d.batch, maxTokens)
-	p, err := d.proj.NewProjector(batch)
+	ws, err := d.newWorkspace(batch)
 	if err != nil {
 		return nil, err
 	}
-	q, kv, h := c.QDim(), c.KVDim(), c.HiddenSize
-	s := &decoderState{
-		d: d, proj: p, maxTokens: maxTokens, batch: batch, eps: float32(c.RMSNormEps),
-		x: make([]float32, batch*h), xn: make([]float32, batch*h), tmp: make([]float32, batch*h),
-		qkv:  make([]float32, batch*(q+2*kv)),
-		att:  make([]float32, batch*q),
-		attn: kernels.NewAttention(d.pool, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, maxTokens, d.scale),
-		base: make([]int, c.NumHiddenLayers), capacity: make([]int, c.NumHiddenLayers),
+	s := &decoderState{d: d, ws: ws, maxTokens: maxTokens, batch: batch,
+		base: make([]int, c.NumHiddenLayers), capacity: make([]int, c.NumHiddenLayers)}
+	kv := c.KVDim()
+	if d.gQKV >= 0 {
+		s.attn = kernels.NewAttention(d.pool, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, maxTokens, d.scale)
+	}
+	if d.gLinIn >= 0 {
+		s.lin = newLinearState(d, batch)
 	}
 	// A full-attention layer caches every position; a sliding layer a ring holding its window
 	// plus a batch (so writing a batch overwrites nothing its queries read) plus a batch more
-	// (so a session can step back that far and continue, see ResumeAt).
+	// (so a session can step back that far and continue, see ResumeAt); a Gated DeltaNet layer
+	// nothing (its state is s.lin's).
 	cache := 0
 	for l, L := range d.layers {
 		s.capacity[l] = maxTokens
-		if L.sliding {
+		switch {
+		case L.linear != nil:
+			s.capacity[l] = 0
+		case L.sliding:
 			s.capacity[l] = min(maxTokens, d.window+2*batch)
 		}
 		s.base[l] = cache

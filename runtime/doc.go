@@ -9,9 +9,13 @@
 // # One forward pass
 //
 // [Decoder] is the network of arch.Family, written once (forward.go reads top to bottom like
-// llama2.c's run.c): embedding, per layer the norms, the fused projections, per-head q/k norms,
-// RoPE (default or llama3-scaled frequencies, partial rotation), causal grouped-query attention
-// over the KV cache and the residuals, then the final norm and the LM head. A backend supplies
+// llama2.c's run.c): embedding, per layer the norms, a token mixer and the MLP, then the final
+// norm and the LM head. The token mixer is attention (attention.go: the fused projections,
+// per-head q/k norms, RoPE with default or llama3-scaled frequencies and partial rotation,
+// causal grouped-query attention over the KV cache, an optional output gate) or, on the layers
+// layer_types names linear_attention, a Gated DeltaNet (deltanet.go: a causal convolution and a
+// per-head recurrent state of fixed size, with snapshots to resume from, recurrent.go). A
+// backend supplies
 // only the linear layers, as [Projections]: runtime/cpu runs them as float32 GEMV/GEMM over the
 // bundle's weights, runtime/ane as the bundle's ANE programs (on the Neural Engine or in the
 // MIL simulator). A weight is a [Linear] whatever its storage type, with one method per use

@@ -1,184 +1,110 @@
 package runtime
 
 import (
-	"fmt"
-
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/runtime/kernels"
 )
 
-// decoderState is one sequence: its KV cache and the activations of one batch of tokens. It
-// implements State and Resumer. It is not safe for concurrent use.
-type decoderState struct {
-	d         *Decoder
-	proj      Projector
-	maxTokens int
-	batch     int // tokens per pass; longer inputs run in chunks
-	eps       float32
-	// KV cache: layer l's keys are keys[base[l]:], [kvHeads][capacity[l]][headDim] (a head's
-	// keys are contiguous, the order attention reads them in); values likewise. A full-attention
-	// layer holds every position; a sliding layer is a ring (position p at slot p % capacity).
-	keys, values   []float32
-	base, capacity []int
-	end            int // positions [0, end) are cached, as far as a ring keeps them
-	// Activations of one batch of n <= batch tokens, row-major [n, ...].
-	x         []float32 // [n, hidden] the residual stream
-	xn        []float32 // [n, hidden] a norm's output
-	tmp       []float32 // [n, hidden] a block's output before it joins the residual
-	qkv       []float32 // [n, q+2kv] q | k | v of each token, RoPE applied in place
-	att       []float32 // [n, q] attention output
-	rope      *kernels.Rope
-	ropeLocal *kernels.Rope // the sliding layers' tables, when they have their own base
-	attn      *kernels.Attention
+// One pass of the forward pass runs the rows of a workspace: the tokens of one or more
+// sequences (segments), each at its own positions in its own state. The projections see all the
+// rows at once, so several sequences decoding together read every weight once per step instead
+// of once per sequence; everything that touches a sequence's past (attention over its KV cache,
+// the Gated DeltaNet's recurrence, RoPE at its positions) runs per segment.
 
-	closed bool
+// segment is one sequence's share of a pass: its tokens fill workspace rows [row, row+len(tokens)).
+type segment struct {
+	s      *decoderState
+	tokens []int
+	pos    int // the position of tokens[0]
+	row    int
 }
 
-// Forward implements State: it runs tokens at positions pos... and writes the logits of the
-// last len(logits)/vocab of them.
-func (s *decoderState) Forward(tokens []int, pos int, logits []float32) error {
-	d := s.d
-	vocab := d.cfg.VocabSize
-	switch {
-	case s.closed:
-		return fmt.Errorf("%s: Forward on a closed state", d.name)
-	case len(tokens) == 0:
-		return fmt.Errorf("%s: Forward of no tokens", d.name)
-	case pos < 0 || pos+len(tokens) > s.maxTokens:
-		return fmt.Errorf("%s: positions [%d, %d) are outside the context of %d tokens", d.name, pos, pos+len(tokens), s.maxTokens)
-	case pos > s.end:
-		return fmt.Errorf("%s: position %d leaves a gap after the %d cached positions", d.name, pos, s.end)
-	case s.ResumeAt(pos) != pos:
-		return fmt.Errorf("%s: the sliding-window cache no longer holds the positions before %d; continue from %d", d.name, pos, s.ResumeAt(pos))
-	case len(logits)%vocab != 0 || len(logits)/vocab > len(tokens):
-		return fmt.Errorf("%s: logits buffer of %d values is not a whole number of rows of %d for at most %d tokens", d.name, len(logits), vocab, len(tokens))
+// workspace holds the activations of one pass of up to rows tokens, row-major [rows, ...], and
+// the backend's projector for them. A state owns one for its own passes; a Batch owns one
+// shared by the states it runs.
+type workspace struct {
+	proj Projector
+	rows int
+	x    []float32 // [rows, hidden] the residual stream
+	xn   []float32 // [rows, hidden] a norm's output
+	tmp  []float32 // [rows, hidden] a block's output before it joins the residual
+	qkv  []float32 // [rows, attn_qkv's width] q (| gates) | k | v of each token, RoPE applied in place
+	gate []float32 // [rows, q] the attention output gates, when the family has them
+	att  []float32 // [rows, q] attention output
+	lin  []float32 // [rows, linear_attn_in's width] the Gated DeltaNet's input projections
+	linO []float32 // [rows, value heads · value dim] the Gated DeltaNet heads' outputs
+}
+
+// newWorkspace allocates the activations of rows tokens and a projector for them.
+func (d *Decoder) newWorkspace(rows int) (*workspace, error) {
+	p, err := d.proj.NewProjector(rows)
+	if err != nil {
+		return nil, err
 	}
-	for i, t := range tokens {
-		if t < 0 || t >= vocab {
-			return fmt.Errorf("%s: token %d (at index %d) is outside the vocabulary [0, %d)", d.name, t, i, vocab)
+	c, h := d.cfg, d.cfg.HiddenSize
+	ws := &workspace{proj: p, rows: rows,
+		x: make([]float32, rows*h), xn: make([]float32, rows*h), tmp: make([]float32, rows*h)}
+	if d.gQKV >= 0 {
+		ws.qkv, ws.att = make([]float32, rows*d.qkvOut), make([]float32, rows*c.QDim())
+		if d.gated {
+			ws.gate = make([]float32, rows*c.QDim())
 		}
 	}
-	if s.rope != nil {
-		s.rope.UpTo(pos + len(tokens))
-		if s.ropeLocal != nil {
-			s.ropeLocal.UpTo(pos + len(tokens))
-		}
+	if d.gLinIn >= 0 {
+		ws.lin = make([]float32, rows*d.linInOut)
+		ws.linO = make([]float32, rows*c.LinearValueDim())
 	}
-	firstOut := len(tokens) - len(logits)/vocab // the first token whose logits are wanted
-	for c0 := 0; c0 < len(tokens); c0 += s.batch {
-		c1 := min(len(tokens), c0+s.batch)
-		s.end = pos + c0 // a failed pass leaves the cache valid up to here
-		if err := s.forward(tokens[c0:c1], pos+c0); err != nil {
-			return d.wrap(err)
-		}
-		s.end = pos + c1
-		if lo := max(c0, firstOut); lo < c1 {
-			if err := s.logits(logits[(lo-firstOut)*vocab:(c1-firstOut)*vocab], lo-c0, c1-c0); err != nil {
-				return d.wrap(err)
+	return ws, nil
+}
+
+// forward runs the segments' tokens (rows in all, at most ws.rows, each segment at most its
+// state's batch) through every layer (the pass arch.Family describes), leaving the final
+// residual stream in ws.x, their keys and values in the states' caches and the Gated DeltaNet
+// layers' states advanced past them.
+func (d *Decoder) forward(ws *workspace, segs []segment, rows int) error {
+	hidden := d.cfg.HiddenSize
+	x, xn, tmp := ws.x[:rows*hidden], ws.xn[:rows*hidden], ws.tmp[:rows*hidden]
+
+	// x[rows, hidden] = embed_tokens[token] (· sqrt(hidden)) (+ position embedding[position])
+	for _, sg := range segs {
+		for i, t := range sg.tokens {
+			r := sg.row + i
+			row := x[r*hidden : (r+1)*hidden]
+			d.embed.Row(row, t)
+			if d.embedScale != 0 {
+				kernels.Scale(row, d.embedScale)
 			}
-		}
-	}
-	return nil
-}
-
-// ResumeAt implements Resumer: the largest position p <= pos from which Forward can continue.
-// A full-attention cache allows any; a sliding layer's ring allows pos only while it still
-// holds the window of positions before pos, else the sequence is recomputed from 0.
-func (s *decoderState) ResumeAt(pos int) int {
-	pos = min(pos, s.end)
-	for l, L := range s.d.layers {
-		if !L.sliding {
-			continue
-		}
-		oldest := max(0, s.end-s.capacity[l]) // the ring holds [oldest, end)
-		if max(0, pos-s.d.window+1) < oldest {
-			return 0
-		}
-	}
-	return pos
-}
-
-// forward runs n = len(tokens) <= batch tokens at positions pos... through every layer (the
-// pass arch.Family describes), leaving the final residual stream in s.x and their keys and
-// values in the cache.
-func (s *decoderState) forward(tokens []int, pos int) error {
-	d, c := s.d, s.d.cfg
-	n, hidden, hd := len(tokens), c.HiddenSize, c.HeadDim
-	heads, kvHeads := c.NumAttentionHeads, c.NumKeyValueHeads
-	qd, kvd := heads*hd, kvHeads*hd
-	stride := qd + 2*kvd
-	x, xn, tmp := s.x[:n*hidden], s.xn[:n*hidden], s.tmp[:n*hidden]
-	qkv, att := s.qkv[:n*stride], s.att[:n*qd]
-
-	// x[n, hidden] = embed_tokens[tokens] (· sqrt(hidden)) (+ position embedding[pos+i])
-	for i, t := range tokens {
-		row := x[i*hidden : (i+1)*hidden]
-		d.embed.Row(row, t)
-		if d.embedScale != 0 {
-			kernels.Scale(row, d.embedScale)
-		}
-		if d.posEmbed != nil {
-			d.posEmbed.Row(tmp[:hidden], pos+i)
-			kernels.Add(row, tmp[:hidden])
+			if d.posEmbed != nil {
+				d.posEmbed.Row(tmp[:hidden], sg.pos+i)
+				kernels.Add(row, tmp[:hidden])
+			}
 		}
 	}
 	for l := range d.layers {
 		L := &d.layers[l]
-		// Attention block. xn = input norm(x); qkv[n, q | k | v] = the QKV projections (+ biases).
-		s.normRows(xn, x, L.inputNorm, n, hidden)
-		if err := s.proj.Group(l, d.gQKV, xn, n, qkv); err != nil {
-			return err
+		// Token mixer. tmp = attention or Gated DeltaNet of input norm(x);
+		// x += post-attention norm?(tmp)
+		d.normRows(xn, x, L.inputNorm, rows, hidden)
+		var err error
+		if L.linear != nil {
+			err = d.deltaNet(l, ws, segs, rows)
+		} else {
+			err = d.attention(l, ws, segs, rows)
 		}
-		// Per token: q and k norms per head (when the family has them), RoPE at the token's
-		// position (the sliding layers' own tables where they have them), then k and v into
-		// the cache: cache[l][kvHead][slot of pos+i][hd].
-		capacity := s.capacity[l]
-		layerK := s.keys[s.base[l] : s.base[l]+kvHeads*capacity*hd]
-		layerV := s.values[s.base[l] : s.base[l]+kvHeads*capacity*hd]
-		rope := s.rope
-		if L.sliding && s.ropeLocal != nil {
-			rope = s.ropeLocal
-		}
-		for i := 0; i < n; i++ {
-			row := qkv[i*stride : (i+1)*stride]
-			q, k, v := row[:qd], row[qd:qd+kvd], row[qd+kvd:]
-			if L.qNorm != nil {
-				s.normRows(q, q, norm{w: L.qNorm}, heads, hd)
-				s.normRows(k, k, norm{w: L.kNorm}, kvHeads, hd)
-			}
-			if rope != nil {
-				cos, sin := rope.At(pos + i)
-				kernels.RoPE(q, heads, hd, cos, sin)
-				kernels.RoPE(k, kvHeads, hd, cos, sin)
-			}
-			slot := (pos + i) % capacity
-			for h := 0; h < kvHeads; h++ {
-				at := (h*capacity + slot) * hd
-				copy(layerK[at:at+hd], k[h*hd:(h+1)*hd])
-				copy(layerV[at:at+hd], v[h*hd:(h+1)*hd])
-			}
-		}
-		// att[n, heads*hd] = softmax(q·kᵀ·scale, causal, within the window)·v
-		window := 0
-		if L.sliding {
-			window = d.window
-		}
-		s.attn.ComputeWindow(att, qkv, stride, layerK, layerV, n, pos, capacity, window)
-		// x += post-attention norm?(o_proj(att))
-		if err := s.proj.Group(l, d.gO, att, n, tmp); err != nil {
+		if err != nil {
 			return err
 		}
 		if L.postAttnNorm.w != nil {
-			s.normRows(tmp, tmp, L.postAttnNorm, n, hidden)
+			d.normRows(tmp, tmp, L.postAttnNorm, rows, hidden)
 		}
 		kernels.Add(x, tmp)
 		// MLP block. x += post-MLP norm?(mlp(MLP norm(x)))
-		s.normRows(xn, x, L.mlpNorm, n, hidden)
-		if err := s.proj.Group(l, d.gMLP, xn, n, tmp); err != nil {
+		d.normRows(xn, x, L.mlpNorm, rows, hidden)
+		if err := ws.proj.Group(l, d.gMLP, xn, rows, tmp); err != nil {
 			return err
 		}
 		if L.postMLPNorm.w != nil {
-			s.normRows(tmp, tmp, L.postMLPNorm, n, hidden)
+			d.normRows(tmp, tmp, L.postMLPNorm, rows, hidden)
 		}
 		kernels.Add(x, tmp)
 	}
@@ -186,32 +112,25 @@ func (s *decoderState) forward(tokens []int, pos int) error {
 }
 
 // normRows applies the family's norm to each of rows rows of width values.
-func (s *decoderState) normRows(dst, x []float32, nm norm, rows, width int) {
+func (d *Decoder) normRows(dst, x []float32, nm norm, rows, width int) {
 	for i := 0; i < rows; i++ {
 		o, in := dst[i*width:(i+1)*width], x[i*width:(i+1)*width]
-		switch s.d.norm {
+		switch d.norm {
 		case arch.RMSNorm:
-			kernels.RMSNorm(o, in, nm.w, s.eps)
+			kernels.RMSNorm(o, in, nm.w, d.eps)
 		case arch.RMSNormPlusOne:
-			kernels.RMSNormPlusOne(o, in, nm.w, s.eps)
+			kernels.RMSNormPlusOne(o, in, nm.w, d.eps)
 		case arch.LayerNorm:
-			kernels.LayerNorm(o, in, nm.w, nm.b, s.eps)
+			kernels.LayerNorm(o, in, nm.w, nm.b, d.eps)
 		}
 	}
 }
 
-// logits writes the logits of batch rows [lo, hi) of the last forward into out ([hi-lo, vocab]):
+// logits writes the logits of workspace rows [lo, hi) of the last pass into out ([hi-lo, vocab]):
 // the final norm, then the LM head.
-func (s *decoderState) logits(out []float32, lo, hi int) error {
-	hidden := s.d.cfg.HiddenSize
-	xn := s.xn[lo*hidden : hi*hidden]
-	s.normRows(xn, s.x[lo*hidden:hi*hidden], s.d.finalNorm, hi-lo, hidden)
-	return s.proj.LMHead(xn, hi-lo, out)
-}
-
-// Close releases the cache. The state must not be used afterwards.
-func (s *decoderState) Close() error {
-	s.closed = true
-	s.keys, s.values = nil, nil
-	return nil
+func (d *Decoder) logits(ws *workspace, out []float32, lo, hi int) error {
+	hidden := d.cfg.HiddenSize
+	xn := ws.xn[lo*hidden : hi*hidden]
+	d.normRows(xn, ws.x[lo*hidden:hi*hidden], d.finalNorm, hi-lo, hidden)
+	return ws.proj.LMHead(xn, hi-lo, out)
 }

@@ -2,12 +2,7 @@ package runtime
 
 import (
 	"context"
-	"errors"
-	"slices"
-	"strings"
 	"time"
-
-	"github.com/anepack/anepack/tokenizer"
 )
 
 // GenerateOptions controls Generate.
@@ -26,6 +21,12 @@ type GenerateOptions struct {
 	// Special shows special tokens (<|im_start|>, ...) in the text; by default they are skipped,
 	// like transformers' decode(skip_special_tokens=True).
 	Special bool
+	// Pick, when set, chooses each token instead of a Sampler built from Sampling (which is then
+	// unused): it gets the logits that follow the sequence so far ([vocab], read-only, valid
+	// during the call) and that sequence (prompt and generated tokens). Choosing a token is kept
+	// apart from computing the logits so that what depends on the one sequence — a grammar mask,
+	// penalties, log-probabilities — stays with it, whoever computes the logits.
+	Pick func(logits []float32, history []int) int
 	// OnText receives the text as it is decoded (complete UTF-8 characters only, stop strings
 	// withheld). An error from it stops generation and is returned.
 	OnText func(text string) error
@@ -81,98 +82,37 @@ func perSecond(n int, d time.Duration) float64 {
 // with Reason StopCancelled and ctx's error. The generated tokens stay cached (except the last
 // one sampled, which was never run), so the next prompt of a chat reuses them.
 func (s *Session) Generate(ctx context.Context, prompt []int, opts GenerateOptions) (*Result, error) {
-	start := time.Now()
-	res := &Result{PromptTokens: len(prompt)}
-	tok, err := s.model.Tokenizer()
+	g, err := s.NewGenerator(prompt, opts)
 	if err != nil {
-		return res, err
+		return &Result{PromptTokens: len(prompt)}, err
 	}
-	sampler, err := NewSampler(opts.Sampling, s.model.Config.VocabSize)
+	g.res.Reused, err = s.Prefill(ctx, prompt)
 	if err != nil {
-		return res, err
-	}
-	if opts.MaxTokens < 0 {
-		return res, errors.New("max tokens is negative; expected 0 (no limit) or more")
-	}
-	eos := opts.EOS
-	if eos == nil {
-		eos = s.model.EOSIDs()
-	}
-	res.Reused, err = s.Prefill(ctx, prompt)
-	res.Prefill = time.Since(start)
-	if err != nil {
+		g.res.Prefill = time.Since(g.start)
 		if ctx.Err() != nil {
-			res.Reason = StopCancelled
+			g.res.Reason = StopCancelled
 		}
-		return res, err
+		return g.res, err
 	}
-	dec := tok.NewStreamDecoder(tokenizer.DecodeOptions{SkipSpecialTokens: !opts.Special})
-	stop := newStopMatcher(opts.Stop)
-	var shown strings.Builder
-	defer func() { res.Text = shown.String() }()
-	show := func(text string) error {
-		if text == "" {
-			return nil
-		}
-		shown.WriteString(text)
-		if opts.OnText != nil {
-			return opts.OnText(text)
-		}
-		return nil
-	}
-	var decodeStart time.Time
 	for {
 		if ctx.Err() != nil {
-			res.Reason = StopCancelled
+			g.Cancel()
 			break
 		}
-		id := sampler.Sample(s.Logits(), s.tokens)
-		if res.FirstTokenAt.IsZero() {
-			res.FirstTokenAt = time.Now()
-			res.TTFT = res.FirstTokenAt.Sub(start)
-			decodeStart = res.FirstTokenAt
+		id, more, err := g.Next()
+		if err != nil {
+			return g.res, err
 		}
-		if slices.Contains(eos, id) {
-			res.Reason = StopEOS
-			break
-		}
-		res.Tokens = append(res.Tokens, id)
-		text, stopped := stop.push(dec.Add(id))
-		if err := show(text); err != nil {
-			return res, err
-		}
-		if stopped {
-			res.Reason = StopString
-			break
-		}
-		if opts.MaxTokens > 0 && len(res.Tokens) >= opts.MaxTokens {
-			res.Reason = StopLength
-			break
-		}
-		if len(s.tokens) >= s.context {
-			res.Reason = StopContext
+		if !more {
 			break
 		}
 		if err := s.Append(id); err != nil {
-			return res, err
-		}
-		res.DecodeSteps++
-	}
-	if !decodeStart.IsZero() {
-		res.Decode = time.Since(decodeStart)
-	}
-	if res.Reason != StopString {
-		// The decoder's held-back bytes and the matcher's held-back text are final now.
-		text, stopped := stop.push(dec.Flush())
-		if !stopped {
-			text += stop.flush()
-		}
-		if err := show(text); err != nil {
-			return res, err
+			return g.res, err
 		}
 	}
-	if res.Reason == StopCancelled {
-		return res, ctx.Err()
+	res, err := g.Finish()
+	if err == nil && res.Reason == StopCancelled {
+		err = ctx.Err()
 	}
-	return res, nil
+	return res, err
 }

@@ -2,10 +2,12 @@ package runtime
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/dtype"
 	"github.com/anepack/anepack/half"
+	"github.com/anepack/anepack/quant"
 	"github.com/anepack/anepack/runtime/kernels"
 )
 
@@ -16,8 +18,65 @@ import (
 type Linear struct {
 	DType      dtype.DType
 	Rows, Cols int
+	Group      int // q4: inputs per scale and offset
 	f16        []uint16
 	f32        []float32
+	q8         []int8   // q8 codes [Rows, Cols]
+	q4         []byte   // q4 codes [Rows, Cols/2], two per byte, the even column in the low nibble
+	scale      []uint16 // fp16 scales: [Rows] (q8) or [Rows, Cols/Group] (q4)
+	offset     []uint16 // q4 fp16 offsets, like scale
+}
+
+// Quantized reports whether the weight holds integer codes: its products then read the input
+// quantized (QuantInput), which MulActs takes ready-made so that every row range of one input
+// shares one quantization.
+func (l *Linear) Quantized() bool { return l.DType.Quantized() }
+
+// QuantInput is one input (n tokens of Cols values) quantized for the quantized weights that
+// multiply it, in the form each format reads: q4 weights int8 activations per block of 32
+// (kernels.Int8Acts, W4A8), q8 weights 16-bit ones (kernels.Int16Acts, W8A16: int8 activations
+// would add an error as large as the int8 weights' own, half of an int8 bundle's KL divergence
+// from its fp16 twin; docs/quantization.md). Prepare builds only the forms the weights at hand
+// need, each once; the kernels only read them, so work items on different rows share one
+// QuantInput. The zero value is ready to use.
+type QuantInput struct {
+	a8          kernels.Int8Acts
+	a16         kernels.Int16Acts
+	has8, has16 bool
+}
+
+// Reset forgets the forms held (their buffers stay for the next input).
+func (q *QuantInput) Reset() { q.has8, q.has16 = false, false }
+
+// Prepare quantizes x ([n, w.Cols]) into the form w multiplies, unless q already holds it. A
+// float weight needs none.
+func (q *QuantInput) Prepare(w *Linear, x []float32, n int) {
+	switch {
+	case w.DType == dtype.Q8 && !q.has16:
+		q.a16.Quantize(x, n, w.Cols)
+		q.has16 = true
+	case w.DType == dtype.Q4 && !q.has8:
+		q.a8.Quantize(x, n, w.Cols)
+		q.has8 = true
+	}
+}
+
+// MulActs computes rows [r0, r1) of a quantized weight for the tokens of in, which Prepare has
+// quantized for it: y[t*ldy + j] = W[r0+j] · x[t]. It is MatVec (one token) or MatMul with the
+// input quantized once by the caller. It panics on a float weight or an input not prepared for
+// this weight.
+func (l *Linear) MulActs(y []float32, ldy int, in *QuantInput, r0, r1 int) {
+	c := l.Cols
+	switch {
+	case l.DType == dtype.Q8 && in.has16 && in.a16.Cols() == c:
+		kernels.MatMulQ8Acts(y, ldy, &in.a16, l.q8[r0*c:r1*c], l.scale[r0:r1], r1-r0)
+	case l.DType == dtype.Q4 && in.has8 && in.a8.Cols() == c:
+		g := c / l.Group
+		kernels.MatMulQ4Acts(y, ldy, &in.a8, l.q4[r0*c/2:r1*c/2], l.scale[r0*g:r1*g], l.offset[r0*g:r1*g], l.Group, r1-r0)
+	default:
+		panic(fmt.Sprintf("runtime.Linear.MulActs: a %s weight of %d columns and an input prepared as int8 %v (%d columns), int16 %v (%d columns)",
+			l.DType, c, in.has8, in.a8.Cols(), in.has16, in.a16.Cols()))
+	}
 }
 
 // MatVec computes the decode product (GEMV) of rows [r0, r1) for one token:
@@ -27,6 +86,11 @@ func (l *Linear) MatVec(y, x []float32, r0, r1 int) {
 	switch l.DType {
 	case dtype.F16:
 		kernels.MatVecF16(y, l.f16[r0*c:r1*c], x, r1-r0, c)
+	case dtype.Q8:
+		kernels.MatVecQ8(y, l.q8[r0*c:r1*c], l.scale[r0:r1], x, r1-r0, c)
+	case dtype.Q4:
+		g := c / l.Group
+		kernels.MatVecQ4(y, l.q4[r0*c/2:r1*c/2], l.scale[r0*g:r1*g], l.offset[r0*g:r1*g], l.Group, x, r1-r0, c)
 	default:
 		kernels.MatVecF32(y, l.f32[r0*c:r1*c], x, r1-r0, c)
 	}
@@ -39,6 +103,11 @@ func (l *Linear) MatMul(y, x []float32, n, r0, r1 int) {
 	switch l.DType {
 	case dtype.F16:
 		kernels.MatMulF16(y, x, l.f16[r0*c:r1*c], n, r1-r0, c)
+	case dtype.Q8:
+		kernels.MatMulQ8(y, x, l.q8[r0*c:r1*c], l.scale[r0:r1], n, r1-r0, c)
+	case dtype.Q4:
+		g := c / l.Group
+		kernels.MatMulQ4(y, x, l.q4[r0*c/2:r1*c/2], l.scale[r0*g:r1*g], l.offset[r0*g:r1*g], l.Group, n, r1-r0, c)
 	default:
 		kernels.MatMulF32(y, x, l.f32[r0*c:r1*c], n, r1-r0, c)
 	}
@@ -59,6 +128,11 @@ func (l *Linear) Row(dst []float32, r int) {
 	switch l.DType {
 	case dtype.F16:
 		half.F16ToF32(dst[:c], l.f16[r*c:(r+1)*c])
+	case dtype.Q8:
+		_ = quant.DequantizeQ8(dst[:c], l.q8[r*c:(r+1)*c], l.scale[r:r+1], 1, c) // lengths match by construction
+	case dtype.Q4:
+		g := c / l.Group
+		_ = quant.DequantizeQ4(dst[:c], l.q4[r*c/2:(r+1)*c/2], l.scale[r*g:(r+1)*g], l.offset[r*g:(r+1)*g], 1, c, l.Group)
 	default:
 		copy(dst[:c], l.f32[r*c:(r+1)*c])
 	}
@@ -90,14 +164,19 @@ func (m *Model) Matrix(s arch.Slot, layer int) (Matrix, error) {
 	}
 	out := make(Matrix, len(t.Parts))
 	for i, p := range t.Parts {
-		l := Linear{DType: t.DType, Rows: p.Rows, Cols: t.Shape[1]}
+		l := Linear{DType: t.DType, Rows: p.Rows, Cols: t.Shape[1], Group: t.Group}
 		switch t.DType {
 		case dtype.F16:
 			l.f16 = p.F16()
 		case dtype.F32:
 			l.f32 = p.F32()
+		case dtype.Q8:
+			l.q8 = unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(p.Data))), len(p.Data))
+			l.scale = u16s(p.Scale)
+		case dtype.Q4:
+			l.q4, l.scale, l.offset = p.Data, u16s(p.Scale), u16s(p.Offset)
 		default:
-			return nil, fmt.Errorf("%s: tensor %q has dtype %s; expected f16 or f32", m.Name, t.Name, t.DType)
+			return nil, fmt.Errorf("%s: tensor %q has dtype %s; expected f16, f32, q8 or q4", m.Name, t.Name, t.DType)
 		}
 		out[i] = l
 	}
@@ -116,10 +195,11 @@ func (m *Model) Linear(s arch.Slot, layer int) (*Linear, error) {
 	return &parts[0], nil
 }
 
-// Vector returns the one-part float32 tensor in slot s of layer (a norm weight or a bias), or
-// nil when the model has no tensor in that slot.
+// Vector returns the one-part float32 tensor in slot s of layer (a norm weight, a bias or
+// another small parameter, all its elements in a row), or nil when the layer has no tensor in
+// that slot.
 func (m *Model) Vector(s arch.Slot, layer int) ([]float32, error) {
-	if s == arch.SlotNone || !m.Has(s) {
+	if s == arch.SlotNone || !m.HasIn(s, layer) {
 		return nil, nil
 	}
 	t, err := m.TensorOf(s, layer)
@@ -139,4 +219,9 @@ func (m *Model) LMHead() (Matrix, error) {
 		return m.Matrix(arch.EmbedTokens, -1)
 	}
 	return m.Matrix(arch.LMHead, -1)
+}
+
+// u16s views fp16 bytes of the mapping as uint16s (aligned: checked when the model was opened).
+func u16s(b []byte) []uint16 {
+	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2)
 }

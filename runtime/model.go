@@ -43,14 +43,18 @@ type Tensor struct {
 	DType dtype.DType
 	Shape []int // row-major; [out, in] for linear weights
 	// Parts hold the tensor's rows in order; most tensors have one part, the LM head (or the
-	// tied embedding) one per ANE-sized chunk of rows.
+	// tied embedding) one per ANE-sized chunk of rows. A quantized tensor's parts hold its
+	// codes, and each part has its Scale (and, for q4, Offset) bytes: fp16 values, one per row
+	// (q8) or per row and group of Group inputs (q4).
 	Parts []TensorPart
+	Group int
 }
 
 // TensorPart is a run of whole rows of a tensor.
 type TensorPart struct {
-	Rows int
-	Data []byte // Rows * row size bytes, aligned to the element size
+	Rows          int
+	Data          []byte // Rows * row size bytes, aligned to the element size
+	Scale, Offset []byte // a quantized part's fp16 scales and offsets
 }
 
 // F16 returns the part's elements as fp16 bit patterns, without copying.
@@ -159,6 +163,10 @@ func (m *Model) TensorOf(s arch.Slot, layer int) (*Tensor, error) {
 // Has reports whether the model's family and config give it a tensor in slot s.
 func (m *Model) Has(s arch.Slot) bool { return m.Family.Has(m.Config, s) }
 
+// HasIn reports whether layer (-1 for the model-level slots) has a tensor in slot s: a layer
+// has the slots of its own token mixer only.
+func (m *Model) HasIn(s arch.Slot, layer int) bool { return m.Family.HasIn(m.Config, s, layer) }
+
 // NewModel checks an open bundle's manifest and resolves every tensor the architecture needs to
 // a view of the mapping. name is used in error messages (usually the bundle's path). It fails
 // with a message naming the bundle, the field and what was expected when the architecture is
@@ -195,8 +203,8 @@ func NewModel(b *format.Bundle, name string) (*Model, error) {
 		return nil, fail("manifest field model.config: %v", err)
 	}
 	dt, err := dtype.Parse(man.Model.DType)
-	if err != nil || (dt != dtype.F16 && dt != dtype.F32) {
-		return nil, fail("manifest field model.dtype is %q; expected \"f16\" or \"f32\"", man.Model.DType)
+	if err != nil || (dt != dtype.F16 && dt != dtype.F32 && !dt.Quantized()) {
+		return nil, fail("manifest field model.dtype is %q; expected \"f16\", \"f32\", \"q8\" or \"q4\" (a newer anepack may have written another scheme)", man.Model.DType)
 	}
 	fam, err := arch.Lookup(cfg)
 	if err != nil {
@@ -232,51 +240,98 @@ func (m *Model) resolve(spec arch.Tensor, mt *format.Tensor) (*Tensor, error) {
 		return nil, fmt.Errorf("%s: shape is %v; the config implies %v", where, mt.Shape, spec.Shape)
 	}
 	dt, err := dtype.Parse(mt.DType)
-	// Norms and biases are float32. Matrices are f16 or f32 each: a bundle's model.dtype is
-	// that of its layers, while the (tied) embedding that doubles as the ANE's LM head is FP16
-	// in every bundle.
+	// Norms, biases and the other small parameters are float32. Matrices are f16 or f32 each,
+	// or quantized: a bundle's model.dtype is that of its layers, while the (tied) embedding
+	// that doubles as the ANE's LM head is FP16 in unquantized bundles and q8 in quantized ones.
 	switch {
-	case spec.Role == arch.RoleNorm || spec.Role == arch.RoleBias:
+	case spec.Role == arch.RoleNorm || spec.Role == arch.RoleBias || spec.Role == arch.RoleParam:
 		if err != nil || dt != dtype.F32 {
 			return nil, fmt.Errorf("%s: dtype is %q; expected \"f32\"", where, mt.DType)
 		}
-	case err != nil || (dt != dtype.F16 && dt != dtype.F32):
-		return nil, fmt.Errorf("%s: dtype is %q; expected \"f16\" or \"f32\"", where, mt.DType)
+	case err != nil || (dt != dtype.F16 && dt != dtype.F32 && !dt.Quantized()):
+		return nil, fmt.Errorf("%s: dtype is %q; expected \"f16\", \"f32\", \"q8\" or \"q4\"", where, mt.DType)
 	}
-	esize := dt.Size()
-	rowBytes := int64(esize) * int64(arch.Elements(spec.Shape[1:]))
+	cols := arch.Elements(spec.Shape[1:])
+	rowBytes := dt.Bytes(int64(cols))
+	var sideCols int // fp16 scales (and offsets) per row of a quantized tensor
+	switch dt {
+	case dtype.Q8:
+		sideCols = 1
+	case dtype.Q4:
+		if mt.GroupSize <= 0 || cols%mt.GroupSize != 0 {
+			return nil, fmt.Errorf("%s: group_size %d does not divide its %d columns", where, mt.GroupSize, cols)
+		}
+		sideCols = cols / mt.GroupSize
+	}
 	if len(mt.Parts) == 0 || len(mt.Parts) > spec.Shape[0] {
 		return nil, fmt.Errorf("%s: has %d parts; expected 1 to %d", where, len(mt.Parts), spec.Shape[0])
 	}
-	t := &Tensor{Name: mt.Name, DType: dt, Shape: mt.Shape, Parts: make([]TensorPart, len(mt.Parts))}
+	wantSide := 0
+	if dt.Quantized() {
+		wantSide = len(mt.Parts)
+	}
+	if len(mt.Scales) != wantSide || (dt == dtype.Q4) != (len(mt.Offsets) == wantSide && wantSide > 0) {
+		return nil, fmt.Errorf("%s: %d scale and %d offset parts for %d parts of a %s tensor", where, len(mt.Scales), len(mt.Offsets), len(mt.Parts), dt)
+	}
+	t := &Tensor{Name: mt.Name, DType: dt, Shape: mt.Shape, Parts: make([]TensorPart, len(mt.Parts)), Group: mt.GroupSize}
 	rows := 0
 	for i, p := range mt.Parts {
 		pw := fmt.Sprintf("%s part %d", where, i)
-		sec, ok := m.bundle.Section(p.Section)
-		if !ok {
-			return nil, fmt.Errorf("%s: section %q is not in the bundle", pw, p.Section)
+		if p.Rows <= 0 || p.Rows > spec.Shape[0] {
+			return nil, fmt.Errorf("%s: %d rows; expected 1 to %d", pw, p.Rows, spec.Shape[0])
 		}
-		if p.Rows <= 0 || p.Rows > spec.Shape[0] || p.Size != int64(p.Rows)*rowBytes {
-			return nil, fmt.Errorf("%s: %d rows in %d bytes; expected %d bytes per row", pw, p.Rows, p.Size, rowBytes)
-		}
-		if p.Offset < 0 || p.Offset > sec.Length || p.Size > sec.Length-p.Offset {
-			return nil, fmt.Errorf("%s: bytes [%d, %d) are outside section %q of %d bytes", pw, p.Offset, p.Offset+p.Size, p.Section, sec.Length)
-		}
-		data, err := m.bundle.Bytes(sec)
+		data, err := m.partBytes(pw, p, int64(p.Rows)*rowBytes, max(dt.Data().Size(), 1))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", pw, err)
-		}
-		data = data[p.Offset : p.Offset+p.Size : p.Offset+p.Size]
-		if uintptr(unsafe.Pointer(unsafe.SliceData(data)))%uintptr(esize) != 0 {
-			return nil, fmt.Errorf("%s: offset %d in section %q is not aligned to %d bytes", pw, p.Offset, p.Section, esize)
+			return nil, err
 		}
 		t.Parts[i] = TensorPart{Rows: p.Rows, Data: data}
+		if dt.Quantized() {
+			side := int64(p.Rows) * int64(sideCols) * 2
+			if mt.Scales[i].Rows != p.Rows {
+				return nil, fmt.Errorf("%s scales: %d rows; the part has %d", pw, mt.Scales[i].Rows, p.Rows)
+			}
+			if t.Parts[i].Scale, err = m.partBytes(pw+" scales", mt.Scales[i], side, 2); err != nil {
+				return nil, err
+			}
+			if dt == dtype.Q4 {
+				if mt.Offsets[i].Rows != p.Rows {
+					return nil, fmt.Errorf("%s offsets: %d rows; the part has %d", pw, mt.Offsets[i].Rows, p.Rows)
+				}
+				if t.Parts[i].Offset, err = m.partBytes(pw+" offsets", mt.Offsets[i], side, 2); err != nil {
+					return nil, err
+				}
+			}
+		}
 		rows += p.Rows
 	}
 	if rows != spec.Shape[0] {
 		return nil, fmt.Errorf("%s: parts hold %d rows; expected %d", where, rows, spec.Shape[0])
 	}
 	return t, nil
+}
+
+// partBytes returns the bytes of one part after checking its size, its bounds in its section
+// and its alignment.
+func (m *Model) partBytes(where string, p format.TensorPart, size int64, align int) ([]byte, error) {
+	if p.Size != size {
+		return nil, fmt.Errorf("%s: %d bytes; expected %d for %d rows", where, p.Size, size, p.Rows)
+	}
+	sec, ok := m.bundle.Section(p.Section)
+	if !ok {
+		return nil, fmt.Errorf("%s: section %q is not in the bundle", where, p.Section)
+	}
+	if p.Offset < 0 || p.Offset > sec.Length || p.Size > sec.Length-p.Offset {
+		return nil, fmt.Errorf("%s: bytes [%d, %d) are outside section %q of %d bytes", where, p.Offset, p.Offset+p.Size, p.Section, sec.Length)
+	}
+	data, err := m.bundle.Bytes(sec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	data = data[p.Offset : p.Offset+p.Size : p.Offset+p.Size]
+	if uintptr(unsafe.Pointer(unsafe.SliceData(data)))%uintptr(align) != 0 {
+		return nil, fmt.Errorf("%s: offset %d in section %q is not aligned to %d bytes", where, p.Offset, p.Section, align)
+	}
+	return data, nil
 }
 
 // littleEndian reports whether this machine stores the low byte first, as bundles do.

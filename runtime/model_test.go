@@ -79,15 +79,23 @@ func TestOpenRejectsBadBundles(t *testing.T) {
 			}
 		}, []string{q0, "no tensor"}},
 		{"wrong shape", func(m *format.Manifest) { m.FindTensor(q0).Shape = []int{3, 64} }, []string{q0, "shape"}},
-		{"wrong dtype", func(m *format.Manifest) { m.FindTensor(q0).DType = "q4" }, []string{q0, "dtype", "q4"}},
-		{"wrong size", func(m *format.Manifest) { m.FindTensor(q0).DType = "f32" }, []string{q0, "bytes per row"}},
+		{"wrong dtype", func(m *format.Manifest) { m.FindTensor(q0).DType = "q9" }, []string{q0, "dtype", "q9"}},
+		{"wrong size", func(m *format.Manifest) { m.FindTensor(q0).DType = "f32" }, []string{q0, "8192 bytes; expected 16384 for 64 rows"}},
+		{"q8 without scales", func(m *format.Manifest) { m.FindTensor(q0).DType = "q8" }, []string{q0, "0 scale and 0 offset parts for 1 parts of a q8 tensor"}},
+		{"q4 without a group size", func(m *format.Manifest) { m.FindTensor(q0).DType = "q4" }, []string{q0, "group_size 0 does not divide its 64 columns"}},
 		{"f16 norm", func(m *format.Manifest) { m.FindTensor("model.norm.weight").DType = "f16" }, []string{"model.norm.weight", "dtype"}},
 		{"out of bounds", func(m *format.Manifest) { m.FindTensor(q0).Parts[0].Offset = 1 << 40 }, []string{q0, "outside section"}},
 		{"missing section", func(m *format.Manifest) { m.FindTensor(q0).Parts[0].Section = "blob/nope" }, []string{q0, "blob/nope"}},
 		{"bad config", func(m *format.Manifest) {
 			m.Model.Config = []byte(strings.Replace(string(m.Model.Config), `"num_key_value_heads":2`, `"num_key_value_heads":3`, 1))
 		}, []string{"num_key_value_heads"}},
-		{"bad dtype", func(m *format.Manifest) { m.Model.DType = "q4" }, []string{"model.dtype", "q4"}},
+		{"bad dtype", func(m *format.Manifest) { m.Model.DType = "q5_k" }, []string{"model.dtype", "q5_k", "a newer anepack"}},
+		{"2^40 layers", func(m *format.Manifest) {
+			m.Model.Config = []byte(strings.Replace(string(m.Model.Config), `"num_hidden_layers":2`, `"num_hidden_layers":1099511627776`, 1))
+		}, []string{"model.config.num_hidden_layers", "1099511627776 is outside [1, 4096]"}},
+		{"huge context", func(m *format.Manifest) {
+			m.Model.Config = []byte(strings.Replace(string(m.Model.Config), `"max_position_embeddings":32768`, `"max_position_embeddings":1099511627776`, 1))
+		}, []string{"model.config.max_position_embeddings"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), "bad.aneb")
@@ -106,6 +114,38 @@ func TestOpenRejectsBadBundles(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), dst) {
 				t.Errorf("error %q does not name the bundle %s", err, dst)
+			}
+		})
+	}
+}
+
+// TestOpenRejectsBadQuantized damages the side data of an int4 bundle: scales of the wrong size,
+// a missing offset part, scales outside their section.
+func TestOpenRejectsBadQuantized(t *testing.T) {
+	src := testmodel.Bundle(t, "qwen2-tiny", "int4")
+	q0 := "model.layers.0.self_attn.q_proj.weight"
+	for _, tc := range []struct {
+		name string
+		edit func(m *format.Manifest)
+		want string
+	}{
+		{"scale size", func(m *format.Manifest) { m.FindTensor(q0).Scales[0].Size-- }, "scales: 255 bytes; expected 256"},
+		{"no offsets", func(m *format.Manifest) { m.FindTensor(q0).Offsets = nil }, "1 scale and 0 offset parts"},
+		{"scales outside", func(m *format.Manifest) { m.FindTensor(q0).Scales[0].Offset = 1 << 40 }, "scales: bytes"},
+		{"offset rows", func(m *format.Manifest) { m.FindTensor(q0).Offsets[0].Rows = 3 }, "offsets: 3 rows; the part has 64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dst := filepath.Join(t.TempDir(), "bad.aneb")
+			if err := testmodel.Rewrite(src, dst, tc.edit); err != nil {
+				t.Fatal(err)
+			}
+			m, err := runtime.Open(dst)
+			if err == nil {
+				m.Close()
+				t.Fatal("opened without error")
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), q0) {
+				t.Errorf("error %q does not mention %q and the tensor", err, tc.want)
 			}
 		})
 	}

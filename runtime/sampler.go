@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 
@@ -11,7 +12,8 @@ import (
 
 // Sampling says how the next token is chosen. The fields mean what Hugging Face's generation
 // parameters mean, and are applied in the order of its logits processors: repetition penalty,
-// then temperature, top-k, top-p and min-p, then a draw from the softmax of what is left.
+// then (OpenAI's) presence and frequency penalties, then temperature, top-k, top-p and min-p,
+// then a draw from the softmax of what is left.
 type Sampling struct {
 	// Temperature divides the logits; 0 means greedy decoding (the largest logit wins, the
 	// first one on ties, like torch.argmax) and disables TopK, TopP and MinP.
@@ -27,6 +29,11 @@ type Sampling struct {
 	// token already in the sequence (prompt included), once per distinct token, greedy or not;
 	// 1 (or 0) disables it.
 	RepetitionPenalty float64
+	// PresencePenalty is subtracted once from the logit of every token the sampler has already
+	// returned, and FrequencyPenalty once per time it was returned: OpenAI's presence_penalty
+	// and frequency_penalty, which count generated tokens only (not the prompt), as vLLM does.
+	// 0 disables them; negative values favour repetition.
+	PresencePenalty, FrequencyPenalty float64
 	// Seed makes sampling reproducible: the same seed, model and prompt give the same tokens.
 	Seed uint64
 }
@@ -44,6 +51,10 @@ func (s Sampling) Check() error {
 		return fmt.Errorf("min-p %v: expected a number in [0, 1]", s.MinP)
 	case math.IsNaN(s.RepetitionPenalty) || s.RepetitionPenalty < 0:
 		return fmt.Errorf("repeat penalty %v: expected a number > 0", s.RepetitionPenalty)
+	case math.IsNaN(s.PresencePenalty) || math.IsInf(s.PresencePenalty, 0):
+		return fmt.Errorf("presence penalty %v: expected a finite number", s.PresencePenalty)
+	case math.IsNaN(s.FrequencyPenalty) || math.IsInf(s.FrequencyPenalty, 0):
+		return fmt.Errorf("frequency penalty %v: expected a finite number", s.FrequencyPenalty)
 	}
 	return nil
 }
@@ -82,7 +93,9 @@ func DefaultSampling(g format.Generation) Sampling {
 }
 
 // Sampler chooses tokens from logits. Its buffers are allocated once for the vocabulary, so
-// Sample does not allocate. A Sampler is not safe for concurrent use.
+// Sample does not allocate. One Sampler serves one generated sequence: it remembers the tokens
+// it has returned, for the presence and frequency penalties. A Sampler is not safe for
+// concurrent use.
 type Sampler struct {
 	cfg    Sampling
 	rng    *rand.Rand
@@ -92,6 +105,11 @@ type Sampler struct {
 	heap   []float32 // top-k scratch: a min-heap of the k largest scores
 	seen   []uint32  // seen[id] == stamp: id already penalized in this call
 	stamp  uint32
+	// counts[id] is how often id was returned, and returned lists each such id once, so the
+	// presence and frequency penalties cost one step per distinct generated token rather than
+	// a pass over the vocabulary. Allocated only when either penalty is set.
+	counts   []int32
+	returned []int32
 }
 
 // NewSampler returns a sampler for a vocabulary of vocab tokens.
@@ -108,22 +126,69 @@ func NewSampler(cfg Sampling, vocab int) (*Sampler, error) {
 		s.cand, s.probs = make([]int32, vocab), make([]float64, vocab)
 		s.heap = make([]float32, 0, min(cfg.TopK, vocab))
 	}
+	if cfg.PresencePenalty != 0 || cfg.FrequencyPenalty != 0 {
+		// returned can hold every id, so appending to it never allocates.
+		s.counts, s.returned = make([]int32, vocab), make([]int32, 0, vocab)
+	}
 	return s, nil
 }
 
 // Config returns the sampler's parameters.
 func (s *Sampler) Config() Sampling { return s.cfg }
 
+// Mask is a set of token ids, one bit per id (bit id%64 of word id/64); ids beyond its length
+// are not in it.
+type Mask []uint64
+
+// Has reports whether id is in the mask.
+func (m Mask) Has(id int) bool {
+	return id >= 0 && id>>6 < len(m) && m[id>>6]&(1<<(id&63)) != 0
+}
+
 // Sample chooses the next token from logits ([vocab], not modified) given the sequence so far
 // (history, for the repetition penalty).
 func (s *Sampler) Sample(logits []float32, history []int) int {
+	return s.SampleMasked(logits, history, nil)
+}
+
+// SampleMasked is Sample restricted to the tokens in allowed (nil allows every token): the
+// others are removed before any processor runs, as constrained decoding needs. When no allowed
+// token has a finite score, the first allowed token is returned, so the result is always in
+// allowed as long as allowed is not empty.
+func (s *Sampler) SampleMasked(logits []float32, history []int, allowed Mask) int {
+	id := s.choose(logits, history, allowed)
+	if s.counts != nil && id >= 0 && id < len(s.counts) {
+		if s.counts[id] == 0 {
+			s.returned = append(s.returned, int32(id))
+		}
+		s.counts[id]++
+	}
+	return id
+}
+
+func (s *Sampler) choose(logits []float32, history []int, allowed Mask) int {
 	sc := s.scores[:len(logits)]
 	copy(sc, logits)
+	if allowed != nil {
+		applyMask(sc, allowed)
+	}
 	if p := float32(s.cfg.RepetitionPenalty); p != 0 && p != 1 {
 		s.penalize(sc, history, p)
 	}
+	if s.counts != nil {
+		pp, fp := float32(s.cfg.PresencePenalty), float32(s.cfg.FrequencyPenalty)
+		for _, id := range s.returned {
+			if int(id) < len(sc) {
+				sc[id] -= pp + fp*float32(s.counts[id])
+			}
+		}
+	}
 	if s.cfg.Temperature == 0 {
-		return argmax(sc)
+		id := argmax(sc)
+		if allowed != nil && !allowed.Has(id) {
+			return firstAllowed(allowed, len(sc))
+		}
+		return id
 	}
 	if t := float32(s.cfg.Temperature); t != 1 {
 		for i := range sc {
@@ -137,6 +202,9 @@ func (s *Sampler) Sample(logits []float32, history []int) int {
 		}
 	}
 	if len(cand) == 0 {
+		if allowed != nil {
+			return firstAllowed(allowed, len(sc))
+		}
 		return argmax(logits)
 	}
 	if k := s.cfg.TopK; k > 0 && k < len(cand) {
@@ -299,6 +367,39 @@ func cmpDesc(a, b float32) int {
 		return -1
 	case a < b:
 		return 1
+	}
+	return 0
+}
+
+// applyMask sets the scores of the tokens outside allowed to -Inf, a word of 64 ids at a time.
+func applyMask(sc []float32, allowed Mask) {
+	negInf := float32(math.Inf(-1))
+	for w := 0; w*64 < len(sc); w++ {
+		var bits uint64
+		if w < len(allowed) {
+			bits = allowed[w]
+		}
+		if bits == ^uint64(0) {
+			continue
+		}
+		end := min(w*64+64, len(sc))
+		for id := w * 64; id < end; id++ {
+			if bits&(1<<(id&63)) == 0 {
+				sc[id] = negInf
+			}
+		}
+	}
+}
+
+// firstAllowed returns the smallest id below vocab in allowed, or 0 when there is none.
+func firstAllowed(allowed Mask, vocab int) int {
+	for w, word := range allowed {
+		if word != 0 {
+			if id := w*64 + bits.TrailingZeros64(word); id < vocab {
+				return id
+			}
+			return 0
+		}
 	}
 	return 0
 }

@@ -72,6 +72,15 @@ func (s *Session) Model() *Model { return s.model }
 // Context returns the session's context length in tokens.
 func (s *Session) Context() int { return s.context }
 
+// StateBytes returns the memory the backend holds for the session's state (Sizer), or 0 when
+// the backend does not say.
+func (s *Session) StateBytes() int64 {
+	if sz, ok := s.state.(Sizer); ok {
+		return sz.Bytes()
+	}
+	return 0
+}
+
 // Tokens returns the cached sequence (read-only; valid until the next call).
 func (s *Session) Tokens() []int { return s.tokens }
 
@@ -95,30 +104,14 @@ func (s *Session) Reset() {
 // backend in batches. It returns how many tokens were reused. ctx is checked between batches:
 // on cancellation the session keeps the tokens processed so far.
 func (s *Session) Prefill(ctx context.Context, prompt []int) (reused int, err error) {
-	if len(prompt) == 0 {
-		return 0, ErrEmptyPrompt
+	if len(prompt) > 0 && len(prompt) == len(s.tokens) && s.valid && commonPrefix(s.tokens, prompt) == len(prompt) {
+		return len(prompt), nil // already there, logits included
 	}
-	if len(prompt) > s.context {
-		return 0, &ContextError{Tokens: len(prompt), Context: s.context, Max: s.model.Config.MaxPositionEmbeddings}
-	}
-	vocab := s.model.Config.VocabSize
-	for i, t := range prompt {
-		if t < 0 || t >= vocab {
-			return 0, fmt.Errorf("prompt token %d (at index %d) is outside the model's vocabulary [0, %d)", t, i, vocab)
-		}
-	}
-	n := commonPrefix(s.tokens, prompt)
-	if n == len(prompt) && n == len(s.tokens) && s.valid {
-		return n, nil // already there, logits included
-	}
-	if n == len(prompt) {
-		n-- // recompute the last token to get its logits
-	}
-	if r, ok := s.state.(Resumer); ok {
-		n = r.ResumeAt(n)
+	n, err := s.Reuse(prompt)
+	if err != nil {
+		return 0, err
 	}
 	reused = n
-	s.tokens, s.valid = s.tokens[:n], false
 	for n < len(prompt) {
 		if err := ctx.Err(); err != nil {
 			return reused, err
@@ -136,6 +129,31 @@ func (s *Session) Prefill(ctx context.Context, prompt []int) (reused int, err er
 	}
 	s.valid = true
 	return reused, nil
+}
+
+// Reuse begins a prefill of prompt that the caller runs itself (through Extend, or the steps of
+// a SessionBatch): it checks prompt, cuts the cached sequence back to the longest prefix of
+// prompt the backend can continue from, and returns its length. It always leaves at least the
+// last token of prompt to run, since its logits are what generation starts from.
+func (s *Session) Reuse(prompt []int) (int, error) {
+	if len(prompt) == 0 {
+		return 0, ErrEmptyPrompt
+	}
+	if len(prompt) > s.context {
+		return 0, &ContextError{Tokens: len(prompt), Context: s.context, Max: s.model.Config.MaxPositionEmbeddings}
+	}
+	vocab := s.model.Config.VocabSize
+	for i, t := range prompt {
+		if t < 0 || t >= vocab {
+			return 0, fmt.Errorf("prompt token %d (at index %d) is outside the model's vocabulary [0, %d)", t, i, vocab)
+		}
+	}
+	n := min(commonPrefix(s.tokens, prompt), len(prompt)-1)
+	if r, ok := s.state.(Resumer); ok {
+		n = r.ResumeAt(n)
+	}
+	s.tokens, s.valid = s.tokens[:n], false
+	return n, nil
 }
 
 // Append runs one token after the cached sequence (a decode step) and computes the logits that

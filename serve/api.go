@@ -42,16 +42,46 @@ type extras struct {
 	StopReason string `json:"stop_reason"`
 }
 
-// chatMessageOut is the assistant message of a chat completion.
+// chatMessageOut is the assistant message of a chat completion. Content is null when the
+// model only called tools.
 type chatMessageOut struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role      string        `json:"role"`
+	Content   *string       `json:"content"`
+	ToolCalls []toolCallOut `json:"tool_calls,omitempty"`
+}
+
+// toolCallOut is one tool call of an assistant message.
+type toolCallOut struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"` // "function"
+	Function functionCall `json:"function"`
+}
+
+// functionCall is the function a tool call names, with its arguments as a JSON text.
+type functionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// toolCallDelta is a streamed piece of a tool call, as OpenAI streams them: the first piece of
+// call Index carries its id, type and name (arguments ""), the following ones pieces of the
+// arguments.
+type toolCallDelta struct {
+	Index    int           `json:"index"`
+	ID       string        `json:"id,omitempty"`
+	Type     string        `json:"type,omitempty"`
+	Function functionDelta `json:"function"`
+}
+
+type functionDelta struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
 }
 
 type chatChoice struct {
 	Index        int            `json:"index"`
 	Message      chatMessageOut `json:"message"`
-	Logprobs     *struct{}      `json:"logprobs"`
+	Logprobs     *chatLogprobs  `json:"logprobs"`
 	FinishReason string         `json:"finish_reason"`
 }
 
@@ -67,17 +97,18 @@ type chatCompletion struct {
 }
 
 // chatDelta is the increment of a streamed chat message: the role in the first chunk, then
-// content pieces, then nothing in the chunk that carries finish_reason.
+// content pieces or tool-call pieces, then nothing in the chunk that carries finish_reason.
 type chatDelta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role      string          `json:"role,omitempty"`
+	Content   *string         `json:"content,omitempty"`
+	ToolCalls []toolCallDelta `json:"tool_calls,omitempty"`
 }
 
 type chatChunkChoice struct {
-	Index        int       `json:"index"`
-	Delta        chatDelta `json:"delta"`
-	Logprobs     *struct{} `json:"logprobs"`
-	FinishReason *string   `json:"finish_reason"`
+	Index        int           `json:"index"`
+	Delta        chatDelta     `json:"delta"`
+	Logprobs     *chatLogprobs `json:"logprobs"`
+	FinishReason *string       `json:"finish_reason"`
 }
 
 // chatChunk is one server-sent event of a streaming chat completion. With
@@ -94,10 +125,10 @@ type chatChunk struct {
 }
 
 type textChoice struct {
-	Index        int       `json:"index"`
-	Text         string    `json:"text"`
-	Logprobs     *struct{} `json:"logprobs"`
-	FinishReason *string   `json:"finish_reason"`
+	Index        int           `json:"index"`
+	Text         string        `json:"text"`
+	Logprobs     *textLogprobs `json:"logprobs"`
+	FinishReason *string       `json:"finish_reason"`
 }
 
 // textCompletion is the answer to POST /v1/completions and, with object "text_completion"

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/anepack/anepack/tokenizer"
 )
 
 // chatCompletions answers POST /v1/chat/completions: it renders the messages with the
@@ -25,15 +27,15 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, rec *re
 	}
 	pl, e := s.checkParams(&req.samplingParams)
 	if e == nil {
-		e = checkChatOnly(&req)
+		e = s.checkChatOnly(&req, pl)
 	}
-	var msgs []templateMessage
+	var msgs []tokenizer.Message
 	if e == nil {
 		msgs, e = chatMessages(req.Messages)
 	}
 	var prompt []int
 	if e == nil {
-		prompt, e = s.renderChat(msgs)
+		prompt, e = s.renderMessages(msgs, pl.tools)
 	}
 	if e == nil {
 		e = s.fit(pl, len(prompt), "messages")
@@ -42,27 +44,48 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, rec *re
 		s.writeError(w, rec, e)
 		return
 	}
-	f := &chatFormat{id: "chatcmpl-" + rec.id, created: time.Now().Unix(), model: pl.model, usageNull: pl.includeUsage}
+	f := &chatFormat{id: "chatcmpl-" + rec.id, created: time.Now().Unix(), model: pl.model, usageNull: pl.includeUsage, tok: s.tok}
 	s.generate(w, r, rec, pl, prompt, f)
 }
 
-// checkChatOnly refuses the chat fields this server does not implement, rather than ignoring
-// them and answering something the client did not ask for.
-func checkChatOnly(req *chatRequest) *apiError {
-	if req.Logprobs != nil && *req.Logprobs {
-		return badRequest("logprobs", "unsupported_parameter", "logprobs are not supported by this server")
+// checkChatOnly checks the fields only chat completions have (log-probabilities, tools,
+// response_format) into pl, and refuses what the server does not implement rather than
+// answering something the client did not ask for.
+func (s *Server) checkChatOnly(req *chatRequest, pl *plan) *apiError {
+	want := req.Logprobs != nil && *req.Logprobs
+	if t := req.TopLogprobs; t != nil {
+		switch {
+		case *t < 0 || *t > maxLogprobs:
+			return badRequest("top_logprobs", "invalid_value", "top_logprobs is %d; expected 0 to %d", *t, maxLogprobs)
+		case *t > 0 && !want:
+			return badRequest("top_logprobs", "invalid_value", "top_logprobs needs logprobs set to true")
+		}
 	}
-	if req.TopLogprobs != nil && *req.TopLogprobs != 0 {
-		return badRequest("top_logprobs", "unsupported_parameter", "top_logprobs are not supported by this server")
+	if want {
+		pl.logprobs = 0
+		if req.TopLogprobs != nil {
+			pl.logprobs = *req.TopLogprobs
+		}
 	}
-	if isSet(req.Tools) {
-		return badRequest("tools", "unsupported_parameter", "tool calling is not supported by this server")
+	var e *apiError
+	if pl.tools, e = s.parseTools(req); e != nil {
+		return e
 	}
-	if isSet(req.Functions) {
-		return badRequest("functions", "unsupported_parameter", "function calling is not supported by this server")
+	if pl.grammar, e = s.responseGrammar(req.ResponseFormat); e != nil {
+		return e
 	}
-	if rf := req.ResponseFormat; rf != nil && rf.Type != "" && rf.Type != "text" {
-		return badRequest("response_format", "unsupported_parameter", "response_format %q is not supported by this server (only \"text\")", rf.Type)
+	if pl.tools.forced() {
+		if pl.grammar != nil {
+			return badRequest("response_format", "invalid_value", "response_format cannot be combined with a tool_choice that forces tool calls")
+		}
+		if pl.grammar, e = s.toolGrammar(pl.tools); e != nil {
+			return e
+		}
+	} else if pl.grammar != nil && pl.tools.parses() {
+		return badRequest("response_format", "invalid_value", "response_format %q cannot be combined with tools the model may call; send tool_choice \"none\" or leave response_format out", req.ResponseFormat.Type)
+	}
+	if pl.grammar != nil && pl.opts.EOS != nil {
+		return badRequest("ignore_eos", "invalid_value", "ignore_eos cannot be combined with constrained output (response_format or a forced tool_choice): the output ends when it is complete")
 	}
 	return nil
 }
@@ -73,30 +96,51 @@ func isSet(raw json.RawMessage) bool {
 	return len(t) > 0 && !bytes.Equal(t, []byte("null")) && !bytes.Equal(t, []byte("[]"))
 }
 
-// chatMessages checks the conversation and flattens each message's content to text.
-// "developer" (OpenAI's newer name for system) becomes "system".
-func chatMessages(in []chatMessage) ([]templateMessage, *apiError) {
+// chatMessages checks the conversation and turns it into the chat template's messages: content
+// flattened to text, "developer" (OpenAI's newer name for system) as "system", an assistant's
+// tool_calls and a tool message's tool_call_id (and name) as the extra keys templates read.
+func chatMessages(in []chatMessage) ([]tokenizer.Message, *apiError) {
 	if len(in) == 0 {
 		return nil, badRequest("messages", "invalid_value", "messages is empty; expected at least one message")
 	}
-	out := make([]templateMessage, len(in))
+	out := make([]tokenizer.Message, len(in))
 	for i, m := range in {
 		param := fmt.Sprintf("messages[%d]", i)
 		role := m.Role
+		var extra *tokenizer.Object
 		switch role {
-		case "system", "user", "assistant":
+		case "system", "user":
+		case "assistant":
+			if isSet(m.ToolCalls) {
+				calls, e := toolCallsExtra(m.ToolCalls, param+".tool_calls")
+				if e != nil {
+					return nil, e
+				}
+				extra = tokenizer.NewObject("tool_calls", calls)
+			}
+		case "tool":
+			if m.ToolCallID == nil {
+				return nil, badRequest(param+".tool_call_id", "missing_required_parameter", "%s is a tool message without tool_call_id; it must name the call it answers", param)
+			}
+			extra = tokenizer.NewObject("tool_call_id", *m.ToolCallID)
 		case "developer":
 			role = "system"
 		case "":
-			return nil, badRequest(param+".role", "missing_required_parameter", "%s has no role; expected system, user or assistant", param)
+			return nil, badRequest(param+".role", "missing_required_parameter", "%s has no role; expected system, developer, user, assistant or tool", param)
 		default:
-			return nil, badRequest(param+".role", "invalid_value", "%s has role %q; this server understands system, developer, user and assistant", param, m.Role)
+			return nil, badRequest(param+".role", "invalid_value", "%s has role %q; this server understands system, developer, user, assistant and tool", param, m.Role)
+		}
+		if m.Name != nil && role != "assistant" {
+			if extra == nil {
+				extra = tokenizer.NewObject()
+			}
+			extra.Set("name", *m.Name)
 		}
 		text, e := contentText(m.Content, param+".content")
 		if e != nil {
 			return nil, e
 		}
-		out[i] = templateMessage{Role: role, Content: text}
+		out[i] = tokenizer.Message{Role: role, Content: text, Extra: extra}
 	}
 	return out, nil
 }
@@ -141,22 +185,35 @@ type chatFormat struct {
 	created   int64
 	model     string
 	usageNull bool // include_usage: every chunk carries "usage": null until the last
+	tok       *tokenizer.Tokenizer
 }
 
-func (f *chatFormat) chunk(delta chatDelta, finish *string) *chatChunk {
+func (f *chatFormat) chunk(i int, delta chatDelta, finish *string, lp []tokenLogprob) *chatChunk {
+	c := chatChunkChoice{Index: i, Delta: delta, FinishReason: finish}
+	if lp != nil {
+		c.Logprobs = chatLogprobsOf(f.tok, lp)
+	}
 	return &chatChunk{ID: f.id, Object: "chat.completion.chunk", Created: f.created, Model: f.model,
-		Choices: []chatChunkChoice{{Delta: delta, FinishReason: finish}}, Usage: optionalUsage{Null: f.usageNull}}
+		Choices: []chatChunkChoice{c}, Usage: optionalUsage{Null: f.usageNull}}
 }
 
-func (f *chatFormat) start() any {
+func (f *chatFormat) start(i int) any {
 	empty := ""
-	return f.chunk(chatDelta{Role: "assistant", Content: &empty}, nil)
+	return f.chunk(i, chatDelta{Role: "assistant", Content: &empty}, nil, nil)
 }
 
-func (f *chatFormat) piece(text string) any { return f.chunk(chatDelta{Content: &text}, nil) }
+func (f *chatFormat) delta(i int, e event) any {
+	d := chatDelta{}
+	if e.tool != nil {
+		d.ToolCalls = []toolCallDelta{*e.tool}
+	} else {
+		d.Content = &e.text
+	}
+	return f.chunk(i, d, nil, e.lp)
+}
 
-func (f *chatFormat) end(finish string, ex *extras) any {
-	c := f.chunk(chatDelta{}, &finish)
+func (f *chatFormat) end(i int, finish string, lp []tokenLogprob, ex *extras) any {
+	c := f.chunk(i, chatDelta{}, &finish, lp)
 	c.Anepack = ex
 	return c
 }
@@ -166,8 +223,20 @@ func (f *chatFormat) usage(u *usage) any {
 		Choices: []chatChunkChoice{}, Usage: optionalUsage{Usage: u}}
 }
 
-func (f *chatFormat) full(text, finish string, u usage, ex *extras) any {
-	return &chatCompletion{ID: f.id, Object: "chat.completion", Created: f.created, Model: f.model,
-		Choices: []chatChoice{{Message: chatMessageOut{Role: "assistant", Content: text}, FinishReason: finish}},
-		Usage:   u, Anepack: ex}
+func (f *chatFormat) full(choices []choiceResult, u usage, ex *extras) any {
+	out := &chatCompletion{ID: f.id, Object: "chat.completion", Created: f.created, Model: f.model,
+		Choices: make([]chatChoice, 0, len(choices)), Usage: u, Anepack: ex}
+	for _, c := range choices {
+		msg := chatMessageOut{Role: "assistant", ToolCalls: c.calls}
+		if c.text != "" || len(c.calls) == 0 {
+			text := c.text
+			msg.Content = &text
+		}
+		ch := chatChoice{Index: c.index, Message: msg, FinishReason: c.finish}
+		if c.logprobs {
+			ch.Logprobs = chatLogprobsOf(f.tok, c.lp)
+		}
+		out.Choices = append(out.Choices, ch)
+	}
+	return out
 }

@@ -25,7 +25,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, rec *record
 	}
 	pl, e := s.checkParams(&req.samplingParams)
 	if e == nil {
-		e = checkCompletionOnly(&req)
+		e = checkCompletionOnly(&req, pl)
 	}
 	var prompt []int
 	if e == nil {
@@ -38,21 +38,26 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, rec *record
 		s.writeError(w, rec, e)
 		return
 	}
-	f := &textFormat{id: "cmpl-" + rec.id, created: time.Now().Unix(), model: pl.model, usageNull: pl.includeUsage}
+	f := &textFormat{id: "cmpl-" + rec.id, created: time.Now().Unix(), model: pl.model, usageNull: pl.includeUsage,
+		tok: s.tok, offsets: make([]int, pl.n)}
 	s.generate(w, r, rec, pl, prompt, f)
 }
 
-// checkCompletionOnly refuses the completion fields this server does not implement.
-func checkCompletionOnly(req *completionRequest) *apiError {
+// checkCompletionOnly checks the fields only text completions have (legacy logprobs) into pl,
+// and refuses those this server does not implement.
+func checkCompletionOnly(req *completionRequest, pl *plan) *apiError {
 	switch {
-	case req.Logprobs != nil:
-		return badRequest("logprobs", "unsupported_parameter", "logprobs are not supported by this server")
+	case req.Logprobs != nil && (*req.Logprobs < 0 || *req.Logprobs > maxLogprobs):
+		return badRequest("logprobs", "invalid_value", "logprobs is %d; expected 0 to %d", *req.Logprobs, maxLogprobs)
 	case req.Echo:
 		return badRequest("echo", "unsupported_parameter", "echo is not supported by this server")
 	case req.Suffix != nil && *req.Suffix != "":
 		return badRequest("suffix", "unsupported_parameter", "suffix (fill-in-the-middle) is not supported by this server")
-	case req.BestOf != nil && *req.BestOf != 1:
-		return badRequest("best_of", "unsupported_value", "best_of is %d; this server generates one completion per request (best_of must be 1)", *req.BestOf)
+	case req.BestOf != nil && *req.BestOf != pl.n:
+		return badRequest("best_of", "unsupported_value", "best_of is %d; this server returns every completion it generates, so best_of must equal n (%d)", *req.BestOf, pl.n)
+	}
+	if req.Logprobs != nil {
+		pl.logprobs = *req.Logprobs
 	}
 	return nil
 }
@@ -104,19 +109,25 @@ type textFormat struct {
 	created   int64
 	model     string
 	usageNull bool
+	tok       *tokenizer.Tokenizer
+	offsets   []int // per choice: characters streamed so far, for text_offset
 }
 
-func (f *textFormat) chunk(text string, finish *string) *textCompletion {
+func (f *textFormat) chunk(i int, text string, finish *string, lp []tokenLogprob) *textCompletion {
+	c := textChoice{Index: i, Text: text, FinishReason: finish}
+	if lp != nil {
+		c.Logprobs, f.offsets[i] = textLogprobsOf(f.tok, lp, f.offsets[i])
+	}
 	return &textCompletion{ID: f.id, Object: "text_completion", Created: f.created, Model: f.model,
-		Choices: []textChoice{{Text: text, FinishReason: finish}}, Usage: optionalUsage{Null: f.usageNull}}
+		Choices: []textChoice{c}, Usage: optionalUsage{Null: f.usageNull}}
 }
 
-func (f *textFormat) start() any { return nil }
+func (f *textFormat) start(int) any { return nil }
 
-func (f *textFormat) piece(text string) any { return f.chunk(text, nil) }
+func (f *textFormat) delta(i int, e event) any { return f.chunk(i, e.text, nil, e.lp) }
 
-func (f *textFormat) end(finish string, ex *extras) any {
-	c := f.chunk("", &finish)
+func (f *textFormat) end(i int, finish string, lp []tokenLogprob, ex *extras) any {
+	c := f.chunk(i, "", &finish, lp)
 	c.Anepack = ex
 	return c
 }
@@ -126,7 +137,15 @@ func (f *textFormat) usage(u *usage) any {
 		Choices: []textChoice{}, Usage: optionalUsage{Usage: u}}
 }
 
-func (f *textFormat) full(text, finish string, u usage, ex *extras) any {
-	return &textCompletion{ID: f.id, Object: "text_completion", Created: f.created, Model: f.model,
-		Choices: []textChoice{{Text: text, FinishReason: &finish}}, Usage: optionalUsage{Usage: &u}, Anepack: ex}
+func (f *textFormat) full(choices []choiceResult, u usage, ex *extras) any {
+	out := &textCompletion{ID: f.id, Object: "text_completion", Created: f.created, Model: f.model,
+		Choices: make([]textChoice, 0, len(choices)), Usage: optionalUsage{Usage: &u}, Anepack: ex}
+	for _, c := range choices {
+		ch := textChoice{Index: c.index, Text: c.text, FinishReason: &c.finish}
+		if c.logprobs {
+			ch.Logprobs, _ = textLogprobsOf(f.tok, c.lp, 0)
+		}
+		out.Choices = append(out.Choices, ch)
+	}
+	return out
 }

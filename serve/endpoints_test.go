@@ -71,7 +71,7 @@ func TestChatCompletion(t *testing.T) {
 	if !strings.HasPrefix(got.ID, "chatcmpl-") || got.Object != "chat.completion" || got.Created == 0 || got.Model != ts.ModelID() {
 		t.Fatalf("envelope: %+v", got)
 	}
-	if len(got.Choices) != 1 || got.Choices[0].Message.Role != "assistant" || got.Choices[0].Message.Content != want.Text {
+	if len(got.Choices) != 1 || got.Choices[0].Message.Role != "assistant" || got.Choices[0].Message.Content == nil || *got.Choices[0].Message.Content != want.Text {
 		t.Fatalf("choices %+v; want content %q", got.Choices, want.Text)
 	}
 	wantFinish := map[runtime.StopReason]string{runtime.StopEOS: "stop", runtime.StopLength: "length"}[want.Reason]

@@ -54,3 +54,11 @@ func newError(status int, typ, code, format string, args ...any) *apiError {
 type errorBody struct {
 	Error *apiError `json:"error"`
 }
+
+// modelNotFound is the answer for a model the server does not serve: 404 model_not_found, as
+// OpenAI and vLLM give it.
+func modelNotFound(name, served string) *apiError {
+	e := newError(http.StatusNotFound, typeInvalidRequest, "model_not_found", "the model %q does not exist on this server; it serves %q", name, served)
+	e.Param = strp("model")
+	return e
+}

@@ -19,23 +19,68 @@ type errClientGone struct{ err error }
 
 func (e errClientGone) Error() string { return "writing to the client: " + e.err.Error() }
 
-// format is one endpoint's response shapes.
+// format is one endpoint's response shapes; i is a choice's index.
 type format interface {
-	// start is the first event of a stream (chat: the assistant role), or nil.
-	start() any
-	// piece is the event carrying generated text.
-	piece(text string) any
-	// end is the event carrying finish_reason (and anepack's figures).
-	end(finish string, ex *extras) any
+	// start is the first event of choice i's stream (chat: the assistant role), or nil.
+	start(i int) any
+	// delta is the event carrying an increment of choice i (text or a tool-call piece).
+	delta(i int, e event) any
+	// end is the event carrying choice i's finish_reason, the log-probabilities no delta
+	// carried, and anepack's figures.
+	end(i int, finish string, lp []tokenLogprob, ex *extras) any
 	// usage is the last event of a stream that asked for usage.
 	usage(u *usage) any
 	// full is the whole answer of a request that did not stream.
-	full(text, finish string, u usage, ex *extras) any
+	full(choices []choiceResult, u usage, ex *extras) any
 }
 
-// generate runs one validated request: it waits for a session, generates, and answers in fmt's
-// shapes, streaming or not. Every way it can end is counted and logged: finished, refused (queue
-// full), timed out, client gone, or failed.
+// tally adds up the generations of a request's choices.
+type tally struct {
+	completion, computed, reused, steps int
+	prefill, decode, gen, ttft          time.Duration
+	reason                              runtime.StopReason
+}
+
+func (t *tally) add(res *runtime.Result, gen time.Duration) {
+	n := len(res.Tokens)
+	if res.Reason == runtime.StopEOS {
+		n++ // the end-of-sequence token was generated too (OpenAI and vLLM count it)
+	}
+	t.completion += n
+	t.computed += res.PromptTokens - res.Reused
+	t.steps += res.DecodeSteps
+	t.prefill += res.Prefill
+	t.decode += res.Decode
+	t.gen += gen
+	t.reason = res.Reason
+}
+
+// extras returns anepack's figures for what the tally holds.
+func (t *tally) extras(queue, ttft time.Duration) *extras {
+	return &extras{
+		QueueMS:                ms(queue),
+		TTFTMS:                 ms(ttft),
+		PrefillMS:              ms(t.prefill),
+		DecodeMS:               ms(t.decode),
+		GenerateMS:             ms(t.gen),
+		PrefillTokensPerSecond: round2(perSecond(t.computed, t.prefill)),
+		DecodeTokensPerSecond:  round2(perSecond(t.steps, t.decode)),
+		StopReason:             string(t.reason),
+	}
+}
+
+func perSecond(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// generate runs one validated request: it waits for a session, generates pl.n choices one
+// after the other on it (each after the first reuses the cached prompt) through the engine,
+// which runs them in the same passes as every other generation in progress, and answers in
+// f's shapes, streaming or not. Every way it can end is counted and logged: finished, refused
+// (queue full), timed out, client gone, or failed.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, rec *record, pl *plan, prompt []int, f format) {
 	rec.stream, rec.promptTokens = pl.stream, len(prompt)
 	ctx, cancel := context.WithDeadline(r.Context(), rec.start.Add(s.timeout))
@@ -60,79 +105,107 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, rec *record, p
 		return
 	}
 	released := false
+	release := func() {
+		if !released {
+			released = true
+			s.slots.release(sl)
+		}
+	}
 	defer func() {
 		if !released {
 			sl.sess.Reset() // a panic left the session in an unknown state
-			s.slots.release(sl)
+			release()
 		}
 	}()
 
 	var sse *sseWriter
-	opts := pl.opts
 	if pl.stream {
 		sse = newSSE(w, rc, ctx)
-		if ev := f.start(); ev != nil {
-			if err := sse.send(ev); err != nil {
-				released = true
-				s.slots.release(sl)
-				s.interrupted(w, r, rec, ctx, sse, errClientGone{err}, "starting the stream")
-				return
+	}
+	var t tally
+	var results []choiceResult
+	for i := range pl.n {
+		seq, err := s.newSequence(pl, i)
+		if err != nil {
+			release()
+			s.interrupted(w, r, rec, ctx, sse, err, "preparing the sampler")
+			return
+		}
+		var send func([]event) error
+		if sse != nil {
+			send = func(evs []event) error {
+				for _, e := range evs {
+					if err := sse.send(f.delta(i, e)); err != nil {
+						return err
+					}
+				}
+				return nil
 			}
 		}
-		opts.OnText = func(text string) error {
-			if err := sse.send(f.piece(text)); err != nil {
-				return errClientGone{err}
+		if sse != nil {
+			if ev := f.start(i); ev != nil {
+				if err := sse.send(ev); err != nil {
+					release()
+					s.interrupted(w, r, rec, ctx, sse, errClientGone{err}, "starting the stream")
+					return
+				}
 			}
-			return nil
+		}
+		genStart := time.Now()
+		res, err := s.engine.generate(ctx, sl.sess, prompt, pl.opts, seq, send)
+		genTime := time.Since(genStart)
+		s.noteDuration(genTime)
+		t.add(res, genTime)
+		if i == 0 {
+			rec.cachedTokens = res.Reused
+			if res.TTFT > 0 {
+				rec.ttft = genStart.Sub(rec.start) + res.TTFT
+				s.metrics.ttft.observe(rec.ttft.Seconds())
+			}
+		}
+		rec.completionTokens = t.completion
+		if err != nil {
+			release()
+			s.countTokens(len(prompt), t.completion)
+			s.interrupted(w, r, rec, ctx, sse, err, "generating")
+			return
+		}
+		tail := seq.finish(res.Reason)
+		finish := seq.finishReason(res.Reason)
+		rec.finish = finish
+		if sse == nil {
+			results = append(results, seq.result(i, finish))
+			continue
+		}
+		for _, e := range tail {
+			if err = sse.send(f.delta(i, e)); err != nil {
+				break
+			}
+		}
+		var one tally
+		one.add(res, genTime)
+		ex := one.extras(rec.queue, rec.ttft)
+		if err == nil {
+			err = sse.send(f.end(i, finish, seq.unsent(), ex))
+		}
+		if err != nil {
+			release()
+			s.countTokens(len(prompt), t.completion)
+			s.interrupted(w, r, rec, ctx, sse, errClientGone{err}, "streaming")
+			return
 		}
 	}
-	genStart := time.Now()
-	res, err := sl.sess.Generate(ctx, prompt, opts)
-	genTime := time.Since(genStart)
-	released = true
-	s.slots.release(sl)
-	s.noteDuration(genTime)
-
-	completion := len(res.Tokens)
-	if res.Reason == runtime.StopEOS {
-		completion++ // the end-of-sequence token was generated too (OpenAI and vLLM count it)
-	}
-	rec.completionTokens, rec.cachedTokens = completion, res.Reused
-	if res.TTFT > 0 {
-		rec.ttft = genStart.Sub(rec.start) + res.TTFT
-	}
-	s.stats.promptTokens.Add(uint64(len(prompt)))
-	s.stats.completionTokens.Add(uint64(completion))
-	if err != nil {
-		s.interrupted(w, r, rec, ctx, sse, err, "generating")
-		return
-	}
-
+	release()
+	s.countTokens(len(prompt), t.completion)
 	s.stats.generations.Add(1)
-	finish := "stop"
-	if res.Reason == runtime.StopLength || res.Reason == runtime.StopContext {
-		finish = "length"
-	}
-	rec.finish = finish
-	ex := &extras{
-		QueueMS:                ms(rec.queue),
-		TTFTMS:                 ms(rec.ttft),
-		PrefillMS:              ms(res.Prefill),
-		DecodeMS:               ms(res.Decode),
-		GenerateMS:             ms(genTime),
-		PrefillTokensPerSecond: round2(res.PrefillTokensPerSecond()),
-		DecodeTokensPerSecond:  round2(res.DecodeTokensPerSecond()),
-		StopReason:             string(res.Reason),
-	}
-	u := usage{PromptTokens: len(prompt), CompletionTokens: completion, TotalTokens: len(prompt) + completion,
-		PromptDetails: &promptDetails{CachedTokens: res.Reused}}
+	u := usage{PromptTokens: len(prompt), CompletionTokens: t.completion, TotalTokens: len(prompt) + t.completion,
+		PromptDetails: &promptDetails{CachedTokens: rec.cachedTokens}}
 	if !pl.stream {
 		rc.SetWriteDeadline(time.Now().Add(writeStall))
-		s.writeJSON(w, http.StatusOK, f.full(res.Text, finish, u, ex))
+		s.writeJSON(w, http.StatusOK, f.full(results, u, t.extras(rec.queue, rec.ttft)))
 		return
 	}
-	err = sse.send(f.end(finish, ex))
-	if err == nil && pl.includeUsage {
+	if pl.includeUsage {
 		err = sse.send(f.usage(&u))
 	}
 	if err == nil {
@@ -143,6 +216,12 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, rec *record, p
 	}
 }
 
+// countTokens adds a request's tokens to the counters.
+func (s *Server) countTokens(prompt, completion int) {
+	s.stats.promptTokens.Add(uint64(prompt))
+	s.stats.completionTokens.Add(uint64(completion))
+}
+
 // interrupted answers (when it still can) and accounts for a request that did not finish: the
 // client went away, the request timed out, or generation failed. sse is the open stream, if any.
 func (s *Server) interrupted(w http.ResponseWriter, r *http.Request, rec *record, ctx context.Context, sse *sseWriter, err error, during string) {
@@ -150,10 +229,14 @@ func (s *Server) interrupted(w http.ResponseWriter, r *http.Request, rec *record
 	var gone errClientGone
 	switch {
 	case r.Context().Err() != nil || errors.As(err, &gone):
-		// The client disconnected (or the server was forced to stop): nobody is listening.
+		// The client disconnected, half-closed its side (shutdown(SHUT_WR): Go's server reads
+		// that as gone and cancels the request), or the server was forced to stop. Returning
+		// would let net/http send "200 OK" with an empty body, a success the client could
+		// mistake for an empty answer; aborting closes the connection without a status (and a
+		// stream without its final chunk), so the client sees the request fail.
 		s.stats.cancelled.Add(1)
 		rec.status, rec.finish, rec.errMsg = statusClientGone, "cancelled", "the client went away while "+during
-		return
+		panic(http.ErrAbortHandler)
 	case ctx.Err() != nil:
 		s.stats.timedOut.Add(1)
 		rec.finish = "timeout"

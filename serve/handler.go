@@ -35,6 +35,9 @@ var routes = map[string]route{
 	"/v1/completions":      {http.MethodPost, true, (*Server).completions},
 	"/v1/models":           {http.MethodGet, true, (*Server).models},
 	"/health":              {http.MethodGet, false, (*Server).health},
+	// Like /health, /metrics needs no API key (vLLM and llama-server serve it without one):
+	// scrapers and load balancers reach it on the same address. It holds counts, never text.
+	"/metrics": {http.MethodGet, false, (*Server).metricsHandler},
 }
 
 // record collects what the access log reports about one request; handlers fill it in.
@@ -99,7 +102,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		rt, ok = route{http.MethodGet, true, (*Server).model1}, true
 	}
 	if !ok {
-		s.writeError(w, rec, newError(http.StatusNotFound, typeInvalidRequest, "unknown_url", "invalid URL (%s %s): this server serves POST /v1/chat/completions, POST /v1/completions, GET /v1/models and GET /health", r.Method, r.URL.Path))
+		s.writeError(w, rec, newError(http.StatusNotFound, typeInvalidRequest, "unknown_url", "invalid URL (%s %s): this server serves POST /v1/chat/completions, POST /v1/completions, GET /v1/models, GET /health and GET /metrics", r.Method, r.URL.Path))
 		return
 	}
 	if r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
@@ -225,6 +228,7 @@ func (s *Server) accessLog(w *statusWriter, r *http.Request, rec *record) {
 		status = w.status
 	}
 	s.stats.requests.Add(1)
+	s.metrics.request(r.URL.Path, status, time.Since(rec.start))
 	attrs := []slog.Attr{
 		slog.String("request_id", rec.id),
 		slog.String("method", r.Method),

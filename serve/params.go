@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/serve/grammar"
 )
 
 // maxStops bounds the stop strings of one request (OpenAI allows 4; vLLM any number). Each
@@ -14,6 +15,10 @@ const maxStops = 16
 
 // maxStopLen bounds one stop string in bytes, for the same reason.
 const maxStopLen = 1024
+
+// maxChoices bounds n. The choices of one request run one after the other on one session
+// (each reuses the cached prompt), so n multiplies the time a request holds it.
+const maxChoices = 16
 
 // plan is a validated generation request: everything Session.Generate needs but the prompt.
 type plan struct {
@@ -25,6 +30,26 @@ type plan struct {
 	// defaultMax is the bundle's max_new_tokens, used when the request gives no limit.
 	defaultMax int
 	opts       runtime.GenerateOptions
+	// n choices; choice i samples with seed+i (a random seed each when none is given).
+	n      int
+	seeded bool
+	// logprobs is how many alternatives each token's log-probability comes with (-1: none).
+	logprobs int
+	// grammar constrains the output (response_format or forced tool calls); nil: free text.
+	grammar *grammar.Grammar
+	// tools are a chat request's tools (nil: none).
+	tools *toolSetup
+}
+
+// seed returns the sampling seed of choice i.
+func (pl *plan) seed(i int) uint64 {
+	if pl.seeded {
+		return pl.opts.Sampling.Seed + uint64(i)
+	}
+	if i == 0 {
+		return pl.opts.Sampling.Seed
+	}
+	return rand.Uint64()
 }
 
 // checkParams validates the fields shared by both completion endpoints and turns them into a
@@ -36,15 +61,18 @@ func (s *Server) checkParams(p *samplingParams) (*plan, *apiError) {
 		return nil, badRequest("model", "missing_required_parameter", "you must give the model; this server serves %q", s.modelID)
 	}
 	if !s.knownModel(p.Model) {
-		return nil, badRequest("model", "model_not_found", "the model %q does not exist on this server; it serves %q", p.Model, s.modelID)
+		return nil, modelNotFound(p.Model, s.modelID)
 	}
-	if p.N != nil && *p.N != 1 {
-		return nil, badRequest("n", "unsupported_value", "n is %d; this server generates one choice per request (n must be 1)", *p.N)
+	pl := &plan{model: s.modelID, stream: p.Stream, includeUsage: p.StreamOptions != nil && p.StreamOptions.IncludeUsage, n: 1, logprobs: -1}
+	if p.N != nil {
+		if *p.N < 1 || *p.N > maxChoices {
+			return nil, badRequest("n", "invalid_value", "n is %d; expected 1 to %d choices", *p.N, maxChoices)
+		}
+		pl.n = *p.N
 	}
 	if p.StreamOptions != nil && !p.Stream {
 		return nil, badRequest("stream_options", "invalid_value", "stream_options is only allowed when stream is true")
 	}
-	pl := &plan{model: p.Model, stream: p.Stream, includeUsage: p.StreamOptions != nil && p.StreamOptions.IncludeUsage}
 
 	switch {
 	case p.MaxCompletionTokens != nil:
@@ -97,22 +125,22 @@ func (s *Server) checkParams(p *samplingParams) (*plan, *apiError) {
 	for _, f := range []struct {
 		name string
 		v    *float64
-	}{{"presence_penalty", p.PresencePenalty}, {"frequency_penalty", p.FrequencyPenalty}} {
+		dst  *float64
+	}{{"presence_penalty", p.PresencePenalty, &smp.PresencePenalty}, {"frequency_penalty", p.FrequencyPenalty, &smp.FrequencyPenalty}} {
 		if f.v == nil {
 			continue
 		}
 		if math.IsNaN(*f.v) || *f.v < -2 || *f.v > 2 {
 			return nil, badRequest(f.name, "invalid_value", "%s is %v; expected a number from -2 to 2", f.name, *f.v)
 		}
-		if *f.v != 0 {
-			return nil, badRequest(f.name, "unsupported_parameter", "%s is not supported by this server (only 0); use repetition_penalty", f.name)
-		}
+		*f.dst = *f.v
 	}
 	if len(p.LogitBias) > 0 {
 		return nil, badRequest("logit_bias", "unsupported_parameter", "logit_bias is not supported by this server")
 	}
 	if p.Seed != nil {
 		smp.Seed = uint64(*p.Seed) // a negative seed is as good a seed as any: keep its bits
+		pl.seeded = true
 	} else {
 		smp.Seed = rand.Uint64()
 	}

@@ -39,21 +39,38 @@ type samplingParams struct {
 // chatRequest is the body of POST /v1/chat/completions.
 type chatRequest struct {
 	samplingParams
-	Messages       []chatMessage   `json:"messages"`
-	Logprobs       *bool           `json:"logprobs"`
-	TopLogprobs    *int            `json:"top_logprobs"`
-	Tools          json.RawMessage `json:"tools"`
-	Functions      json.RawMessage `json:"functions"`
-	ResponseFormat *struct {
-		Type string `json:"type"`
-	} `json:"response_format"`
+	Messages    []chatMessage `json:"messages"`
+	Logprobs    *bool         `json:"logprobs"`
+	TopLogprobs *int          `json:"top_logprobs"`
+	// Tools and ToolChoice are checked by parseTools; Tools stays raw so that each tool reaches
+	// the chat template with its keys in the client's order.
+	Tools             json.RawMessage `json:"tools"`
+	ToolChoice        json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls *bool           `json:"parallel_tool_calls"`
+	Functions         json.RawMessage `json:"functions"`
+	ResponseFormat    *responseFormat `json:"response_format"`
+}
+
+// responseFormat is OpenAI's response_format: text, json_object, or json_schema with a schema.
+type responseFormat struct {
+	Type       string `json:"type"`
+	JSONSchema *struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Schema      json.RawMessage `json:"schema"`
+		Strict      *bool           `json:"strict"`
+	} `json:"json_schema"`
 }
 
 // chatMessage is one message of a conversation. Content is a string or an array of content
-// parts of which only "text" parts are understood.
+// parts of which only "text" parts are understood. An assistant message may carry the tool calls
+// it made, and a tool message answers one of them.
 type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       *string         `json:"name"`
+	ToolCalls  json.RawMessage `json:"tool_calls"`
+	ToolCallID *string         `json:"tool_call_id"`
 }
 
 // completionRequest is the body of POST /v1/completions.

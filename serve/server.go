@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,12 +9,15 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/serve/grammar"
+	"github.com/anepack/anepack/serve/toolcall"
 	"github.com/anepack/anepack/tokenizer"
 )
 
@@ -44,12 +48,26 @@ type Config struct {
 	// bundle's source repository (e.g. "Qwen/Qwen2.5-0.5B-Instruct"), else its model name.
 	// Requests may also name the model by its manifest name or bundle file name.
 	ModelID string
+	// ServedModelNames, when not empty, are the only names requests may give as "model"
+	// (vLLM's --served-model-name): the first is the one GET /v1/models lists and responses
+	// report. It replaces ModelID and the bundle's own names.
+	ServedModelNames []string
+	// ToolCallParser is how the model writes tool calls: "hermes" (<tool_call> blocks: Qwen2.5,
+	// Qwen3), "llama3_json" (Llama 3.x JSON calls), "none" (tools are refused unless
+	// tool_choice is "none"), or "" to detect it from the chat template.
+	ToolCallParser string
+	// GrammarCache bounds the compiled response_format schemas and tool-call grammars kept; 0
+	// means DefaultGrammarCache.
+	GrammarCache int
 	// Context is each session's context in tokens, prompt and completion together; 0 means
 	// runtime.DefaultContext capped at the model's maximum.
 	Context int
 	// Parallel is how many generations run at once, each in its own session (KV cache); 0
 	// means 1.
 	Parallel int
+	// PrefillChunk is the most prompt tokens one pass of the engine reads beside the running
+	// generations' decode steps; 0 means DefaultPrefillChunk.
+	PrefillChunk int
 	// Queue is how many requests may wait for a session; more are refused with 429. 0 means
 	// DefaultQueue; a negative value means none wait.
 	Queue int
@@ -76,15 +94,24 @@ type Server struct {
 	aliases []string // other names a request may give as "model"
 	context int
 	slots   *slots
-	timeout time.Duration
-	apiKey  string
-	maxBody int64
-	log     *slog.Logger
-	created int64
+	engine  *engine
+	// stateBytes is what the sessions' states hold, as allocated (runtime.Session.StateBytes).
+	stateBytes int64
+	timeout    time.Duration
+	apiKey     string
+	maxBody    int64
+	log        *slog.Logger
+	created    int64
 
 	stats    counters
+	metrics  *metrics
 	draining atomic.Bool
-	avgGen   atomic.Int64 // nanoseconds; see noteDuration
+	// Constrained decoding: compiled grammars, and the vocabulary prepared once for them.
+	grammars   *grammar.Cache
+	vocabOnce  sync.Once
+	vocab      *grammar.Vocab
+	toolFormat toolcall.Format
+	avgGen     atomic.Int64 // nanoseconds; see noteDuration
 	// life is read-held by every request in progress and write-held by Close, which thereby
 	// waits for them; closed (guarded by life) turns later requests away.
 	life   sync.RWMutex
@@ -100,17 +127,42 @@ func New(cfg Config) (*Server, error) {
 	switch {
 	case cfg.Parallel < 0:
 		return nil, fmt.Errorf("parallel is %d; expected a positive number of sessions", cfg.Parallel)
+	case cfg.PrefillChunk < 0:
+		return nil, fmt.Errorf("prefill chunk is %d tokens; expected a positive number", cfg.PrefillChunk)
 	case cfg.Timeout < 0:
 		return nil, fmt.Errorf("timeout is %v; expected a positive duration", cfg.Timeout)
 	case cfg.MaxBodyBytes < 0:
 		return nil, fmt.Errorf("max body size is %d bytes; expected a positive number", cfg.MaxBodyBytes)
+	case cfg.GrammarCache < 0:
+		return nil, fmt.Errorf("grammar cache of %d entries; expected a positive number", cfg.GrammarCache)
+	case len(cfg.ServedModelNames) > 0 && cfg.ModelID != "":
+		return nil, errors.New("give the model's names either as ModelID or as ServedModelNames, not both")
+	}
+	for i, n := range cfg.ServedModelNames {
+		if strings.TrimSpace(n) == "" || slices.Contains(cfg.ServedModelNames[:i], n) {
+			return nil, fmt.Errorf("served model name %q (number %d): expected distinct, non-empty names", n, i+1)
+		}
+	}
+	// Every request without sampling fields takes these defaults: a bundle with invalid ones
+	// is refused here, naming it, rather than failing each request as the client's fault.
+	if err := cfg.Model.Generation().Check(); err != nil {
+		return nil, fmt.Errorf("%s: the bundle's generation config is invalid: %w", cfg.Model.Name, err)
 	}
 	tok, err := cfg.Model.Tokenizer()
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{model: cfg.Model, backend: cfg.Backend, tok: tok, timeout: cfg.Timeout,
-		apiKey: cfg.APIKey, maxBody: cfg.MaxBodyBytes, log: cfg.Logger, created: time.Now().Unix()}
+		apiKey: cfg.APIKey, maxBody: cfg.MaxBodyBytes, log: cfg.Logger, created: time.Now().Unix(),
+		metrics: newMetrics(), grammars: grammar.NewCache(cmp.Or(cfg.GrammarCache, DefaultGrammarCache))}
+	switch cfg.ToolCallParser {
+	case "", "auto":
+		s.toolFormat = detectToolFormat(tok)
+	default:
+		if s.toolFormat, err = toolcall.ParseFormat(cfg.ToolCallParser); err != nil {
+			return nil, err
+		}
+	}
 	if s.timeout == 0 {
 		s.timeout = DefaultTimeout
 	}
@@ -139,14 +191,25 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("session %d of %d: %w", i+1, parallel, err)
 		}
 		all = append(all, &slot{id: i, sess: sess})
+		s.stateBytes += sess.StateBytes()
 	}
 	s.context = all[0].sess.Context()
 	s.slots = newSlots(all, queue)
+	chunk := cmp.Or(cfg.PrefillChunk, DefaultPrefillChunk)
+	sb, err := runtime.NewSessionBatch(cfg.Backend, parallel+chunk, parallel, chunk)
+	if err != nil {
+		s.slots.close()
+		return nil, err
+	}
+	s.engine = newEngine(sb)
 	return s, nil
 }
 
 // modelNames returns the id to list and the other names a request may use.
 func modelNames(cfg Config) (id string, aliases []string) {
+	if len(cfg.ServedModelNames) > 0 {
+		return cfg.ServedModelNames[0], cfg.ServedModelNames[1:]
+	}
 	man := cfg.Model.Manifest()
 	var names []string
 	for _, n := range []string{cfg.ModelID, man.Provenance.Repo, man.Model.Name,
@@ -241,5 +304,5 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.slots.close()
+	return errors.Join(s.engine.close(), s.slots.close())
 }

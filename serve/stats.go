@@ -83,9 +83,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request, rec *record) {
 func (s *Server) model1(w http.ResponseWriter, r *http.Request, rec *record) {
 	id := strings.TrimPrefix(r.URL.Path, "/v1/models/")
 	if !s.knownModel(id) {
-		e := newError(http.StatusNotFound, typeInvalidRequest, "model_not_found", "the model %q does not exist on this server; it serves %q", id, s.modelID)
-		e.Param = strp("model")
-		s.writeError(w, rec, e)
+		s.writeError(w, rec, modelNotFound(id, s.modelID))
 		return
 	}
 	s.writeJSON(w, http.StatusOK, s.modelObject())

@@ -2,12 +2,10 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"os"
 	"strings"
+
+	"github.com/anepack/anepack/internal/fileutil"
 )
 
 // ParseDigest checks a digest of the form "sha256:<64 lowercase hex digits>" and returns the
@@ -39,45 +37,13 @@ func isLowerHex(s string) bool {
 	return true
 }
 
-// hashBufSize is the read size for hashing files: large enough that syscalls cost nothing
-// next to sha256.
-const hashBufSize = 4 << 20
-
 // HashFile returns the sha256 digest ("sha256:<hex>") and size of the file at path,
 // reporting progress (bytes hashed, file size) as it goes; progress may be nil. It stops
 // when ctx is done.
 func HashFile(ctx context.Context, path string, progress func(done, total int64)) (string, int64, error) {
-	f, err := os.Open(path)
+	sum, size, err := fileutil.SHA256File(ctx, path, progress)
 	if err != nil {
 		return "", 0, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", 0, err
-	}
-	total := fi.Size()
-	h := sha256.New()
-	buf := make([]byte, hashBufSize)
-	var done int64
-	for {
-		if err := ctx.Err(); err != nil {
-			return "", 0, err
-		}
-		n, err := f.Read(buf)
-		if n > 0 {
-			h.Write(buf[:n])
-			done += int64(n)
-			if progress != nil {
-				progress(done, total)
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return "", 0, fmt.Errorf("reading %s: %w", path, err)
-		}
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), done, nil
+	return "sha256:" + sum, size, nil
 }

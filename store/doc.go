@@ -7,7 +7,11 @@
 // The store lives in $ANEPACK_HOME (default ~/.cache/anepack, or $XDG_CACHE_HOME/anepack):
 //
 //	blobs/sha256/<hex>     a verified bundle, named by the sha256 of the whole file; mode 0444
-//	refs/<escaped ref>     JSON Entry: reference, digest, size, model summary, pulled-at time
+//	refs/<escaped ref>     JSON Entry: reference, digest, size, model summary, added-at time
+//	                       and, for a bundle that was not pulled, its source; a reference is
+//	                       what it was pulled as (oci://…) or the name anerun gave it
+//	                       (Org/Name:f16, see internal/models)
+//	verified/<hex>         the identity of a blob hashed before (verified.go)
 //	tmp/                   work area: downloads in progress (<key>.part and its state) and
 //	                       files being installed; nothing here is ever handed out
 //	lock                   flock'd while refs or blobs are added or removed
@@ -35,6 +39,7 @@
 // flock on the lock file, held for milliseconds), so a removal never deletes a blob that a
 // concurrent pull has just named. A download holds a lock on its own part file
 // (tmp/<key>.lock) for as long as it writes it, so a second pull of the same bundle waits
-// and then finds it installed. On systems without flock (not Linux or macOS) the locks are
-// no-ops and only the rename guarantees hold.
+// and then finds it installed. On systems without flock (outside Unix) the locks are no-ops
+// and only the rename guarantees hold. The locks, atomic writes and copies are
+// internal/fileutil's; the download itself is internal/transfer's (see package dist).
 package store

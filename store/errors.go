@@ -3,7 +3,8 @@ package store
 import (
 	"errors"
 	"fmt"
-	"syscall"
+
+	"github.com/anepack/anepack/internal/fileutil"
 )
 
 var (
@@ -47,7 +48,7 @@ func diskErr(err error, dir string) error {
 
 // IsDiskFull reports whether err is (or wraps) ENOSPC, EDQUOT or ErrDiskFull.
 func IsDiskFull(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, ErrDiskFull)
+	return fileutil.IsDiskFull(err) || errors.Is(err, ErrDiskFull)
 }
 
 type diskFullError struct {

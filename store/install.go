@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/anepack/anepack/internal/fileutil"
+	"github.com/anepack/anepack/internal/regfile"
 )
 
 // Install hashes tmp (a file in TempDir), checks that it matches e.Digest and moves it into
@@ -71,7 +73,7 @@ func (s *Store) InstallHashed(ctx context.Context, tmp string, e Entry) (path st
 	if err := os.Rename(tmp, dst); err != nil {
 		return "", diskErr(fmt.Errorf("store: installing %s: %w", dst, err), s.dir)
 	}
-	syncDir(s.blobDir())
+	fileutil.SyncDir(s.blobDir())
 	if e.Reference != "" {
 		if err := s.writeRef(e); err != nil {
 			return dst, err
@@ -88,6 +90,12 @@ func (s *Store) InstallFrom(ctx context.Context, src string, e Entry) (string, e
 	src, err := filepath.EvalSymlinks(src)
 	if err != nil {
 		return "", err
+	}
+	// A hard link to a named pipe would succeed and then block the hashing.
+	if fi, err := os.Stat(src); err != nil {
+		return "", err
+	} else if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("store: cannot install %s: %w", src, regfile.NotRegular(fi.Mode()))
 	}
 	f, err := os.CreateTemp(s.TempDir(), "install-*")
 	if err != nil {
@@ -110,7 +118,7 @@ func (s *Store) InstallFrom(ctx context.Context, src string, e Entry) (string, e
 		// A hard link shares the inode with src: leave its mode alone.
 		return s.installLinked(ctx, tmp, e)
 	}
-	if err := copyFile(ctx, src, tmp); err != nil {
+	if err := fileutil.CopyFile(ctx, src, tmp); err != nil {
 		os.Remove(tmp)
 		return "", diskErr(err, s.dir)
 	}
@@ -135,42 +143,13 @@ func (s *Store) installLinked(ctx context.Context, tmp string, e Entry) (string,
 		os.Remove(tmp)
 		return "", diskErr(fmt.Errorf("store: installing %s: %w", dst, err), s.dir)
 	}
-	syncDir(s.blobDir())
+	fileutil.SyncDir(s.blobDir())
 	if e.Reference != "" {
 		if err := s.writeRef(e); err != nil {
 			return dst, err
 		}
 	}
 	return dst, nil
-}
-
-func copyFile(ctx context.Context, src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, ctxReader{ctx, in})
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // Get returns the entry for ref and the path of its bundle after verifying the whole file
@@ -225,6 +204,6 @@ func (s *Store) deleteCorrupt(ctx context.Context, p string) error {
 	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	syncDir(s.blobDir())
+	fileutil.SyncDir(s.blobDir())
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/anepack/anepack/internal/fileutil"
 )
 
 // Part is a download in progress in the work area: the partial file and the transfer's own
@@ -33,7 +35,7 @@ func (s *Store) OpenPart(ctx context.Context, key string, onWait func()) (*Part,
 		}
 	}
 	base := filepath.Join(s.TempDir(), key)
-	release, err := lockFile(ctx, base+".lock", onWait)
+	release, err := fileutil.Lock(ctx, base+".lock", onWait)
 	if err != nil {
 		return nil, diskErr(err, s.dir)
 	}
@@ -63,7 +65,7 @@ func (p *Part) Discard() error {
 
 // FreeSpace reports the bytes available on the store's file system (ok is false where this
 // cannot be known).
-func (s *Store) FreeSpace() (int64, bool) { return freeSpace(s.dir) }
+func (s *Store) FreeSpace() (int64, bool) { return fileutil.FreeSpace(s.dir) }
 
 // CheckSpace fails with an ErrDiskFull error when fewer than need bytes are free for the
 // store, so that a pull stops before it starts rather than at 97%.

@@ -7,11 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/anepack/anepack/internal/fileutil"
 )
 
 // Entry is what the store knows about one reference: the bundle it names and a summary for
@@ -26,6 +29,11 @@ type Entry struct {
 	PulledAt  time.Time `json:"pulled_at"`
 	// Transfer says how it arrived, e.g. "oci zstd-frames 0.66" or "https"; informational.
 	Transfer string `json:"transfer,omitempty"`
+	// Source says where a bundle that was not pulled came from, for listings: "packed
+	// Org/Name@<commit>" for a model packed from the Hugging Face Hub, "packed <dir>" for a
+	// local checkpoint, "imported <file>" for a bundle file added to the store. Empty for a
+	// pulled bundle, whose Reference says where it came from.
+	Source string `json:"source,omitempty"`
 	// Missing is set by List when the blob is no longer present (it was found corrupt
 	// and deleted); the next use pulls it again.
 	Missing bool `json:"-"`
@@ -165,38 +173,19 @@ func (s *Store) writeRefFile(e Entry) error {
 	if err != nil {
 		return err
 	}
-	return s.writeFileAtomic(s.refPath(e.Reference), append(data, '\n'))
-}
-
-// writeFileAtomic writes data beside the store's files through tmp/, fsyncs and renames.
-func (s *Store) writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(s.TempDir(), "write-*")
-	if err != nil {
-		return diskErr(err, s.dir)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	// The temporary file goes to tmp/, where RemoveTemp sweeps what an interrupted write left,
+	// rather than into refs/, where List would read it as a reference.
+	path := s.refPath(e.Reference)
+	if err := fileutil.WriteFileAtomic(path, s.TempDir(), append(data, '\n')); err != nil {
 		return diskErr(fmt.Errorf("store: writing %s: %w", path, err), s.dir)
 	}
-	syncDir(filepath.Dir(path))
 	return nil
 }
 
 // List returns every reference (sorted), then every blob that no reference names (with an
 // empty Reference). A reference whose blob is gone has Missing set.
 func (s *Store) List() ([]Entry, error) {
-	names, err := os.ReadDir(s.refDir())
+	names, err := readDirIfAny(s.refDir())
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +205,7 @@ func (s *Store) List() ([]Entry, error) {
 		out = append(out, e)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Reference < out[j].Reference })
-	blobs, err := os.ReadDir(s.blobDir())
+	blobs, err := readDirIfAny(s.blobDir())
 	if err != nil {
 		return nil, err
 	}
@@ -234,19 +223,32 @@ func (s *Store) List() ([]Entry, error) {
 	return out, nil
 }
 
+// readDirIfAny lists dir; a directory that does not exist (a store opened read-only before
+// anything was pulled) lists as empty, while one that cannot be read is an error naming it.
+func readDirIfAny(dir string) ([]os.DirEntry, error) {
+	ents, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("store: cannot read %s: %w", dir, unwrapPath(err))
+	}
+	return ents, nil
+}
+
+// unwrapPath drops the *PathError's own "open <path>:" so that messages name the path once.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 func (s *Store) lock(ctx context.Context) (func(), error) {
-	unlock, err := lockFile(ctx, s.lockPath(), func() { s.logf("waiting for another process using %s", s.dir) })
+	unlock, err := fileutil.Lock(ctx, s.lockPath(), func() { s.logf("waiting for another process using %s", s.dir) })
 	if err != nil {
 		return nil, diskErr(fmt.Errorf("store: locking %s: %w", s.lockPath(), err), s.dir)
 	}
 	return unlock, nil
-}
-
-// syncDir makes a rename durable; errors are ignored (not every OS or file system can fsync a
-// directory).
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }

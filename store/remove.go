@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/anepack/anepack/internal/fileutil"
 )
 
 // staleTemp is how old a work file that is not a partial download must be before RemoveTemp
@@ -114,7 +116,7 @@ func (s *Store) removeRef(e Entry) error {
 	if err := os.Remove(s.refPath(e.Reference)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("store: removing %s: %w", e.Reference, err)
 	}
-	syncDir(s.refDir())
+	fileutil.SyncDir(s.refDir())
 	return nil
 }
 
@@ -134,7 +136,7 @@ func (s *Store) removeBlob(digest string, r *Removed) error {
 		return fmt.Errorf("store: removing %s: %w", p, err)
 	}
 	s.unstamp(digest)
-	syncDir(s.blobDir())
+	fileutil.SyncDir(s.blobDir())
 	r.Blobs = append(r.Blobs, digest)
 	r.Freed += fi.Size()
 	return nil
@@ -156,7 +158,7 @@ func (s *Store) RemoveTemp() (int64, error) {
 		}
 		key, _, isPart := strings.Cut(name, ".part")
 		if isPart {
-			release, ok := tryLockFile(filepath.Join(s.TempDir(), key+".lock"))
+			release, ok := fileutil.TryLock(filepath.Join(s.TempDir(), key+".lock"))
 			if !ok {
 				continue // a transfer is writing it
 			}

@@ -73,6 +73,27 @@ func Open(dir string) (*Store, error) {
 	return s, nil
 }
 
+// OpenReadOnly opens the existing store in dir for reading (List, Has, Entry): it creates
+// nothing, so it works on a read-only file system, and a store that does not exist yet is
+// an error wrapping fs.ErrNotExist (listing one means listing nothing).
+func OpenReadOnly(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("store: empty directory")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", dir, err)
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("store: %w", err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("store: %s is not a directory", abs)
+	}
+	return &Store{dir: abs}, nil
+}
+
 // Dir is the store's root directory.
 func (s *Store) Dir() string { return s.dir }
 

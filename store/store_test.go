@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/anepack/anepack/internal/fileutil"
 )
 
 // blob writes random bytes into the store's work area and returns the file and its digest.
@@ -359,7 +361,7 @@ func TestInstallFrom(t *testing.T) {
 	}
 	// The copy path (used across file systems).
 	tmp := filepath.Join(s.TempDir(), "copy-test")
-	if err := copyFile(ctx, blobPath, tmp); err != nil {
+	if err := fileutil.CopyFile(ctx, blobPath, tmp); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Install(ctx, tmp, Entry{Reference: "copied", Digest: dg}); err != nil {

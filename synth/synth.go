@@ -1,7 +1,9 @@
 // Package synth generates SYNTH-1 checkpoints: deterministic synthetic weights computed from a
-// model's config.json, bit-identical in any language that follows the specification in
-// shared/golden/README.md. They let every test and benchmark use full-size models that nobody
-// has to download.
+// model's config.json, bit-identical in any language that follows the specification below (the
+// element stream) and in scalerFor (the role table). They let every test and benchmark use
+// full-size models that nobody has to download. The golden files testdata/model-*-tiny.json,
+// made with Hugging Face transformers from SYNTH-1 checkpoints, hold the sha256 of every
+// tensor (tensor_sha256), which is how a generator is checked.
 //
 // Per tensor: s0 = FNV-1a-64(name) XOR seed; element i (row-major) is splitmix64's finaliser of
 // s0 + (i+1)*0x9E3779B97F4A7C15, mapped to v in [-1, 1), scaled by role in float64, rounded to
@@ -37,15 +39,20 @@ type scaler struct {
 
 // scalerFor returns the role table's rule for t, from the architecture's description of it:
 //
-//	one    1 + 0.1*v                  norm weights used as w
+//	one    1 + 0.1*v                  norm weights used as w; Qwen3.5's dt_bias
 //	zero   0.1*v                      biases; norm weights used as (1 + w); position embeddings
+//	a_log  0.5*v                      Qwen3.5's A_log
 //	embed  0.25*v                     token embeddings
-//	linear v * sqrt(3 / in_features)  every other tensor of 2 or more dimensions (the role
-//	                                  table's in_out rule for [in, out] weights is the same value)
+//	linear v * sqrt(3 / in_features)  every other tensor of 2 or more dimensions, in_features
+//	                                  being the product of all but the first (Qwen3.5's conv1d
+//	                                  [C, 1, K] too; the role table's in_out rule for [in, out]
+//	                                  weights is the same value)
 func scalerFor(t arch.Tensor) scaler {
 	switch {
-	case t.Role == arch.RoleNorm && !t.PlusOne:
+	case t.Role == arch.RoleNorm && !t.PlusOne, t.Slot == arch.LinDtBias:
 		return scaler{0.1, 1}
+	case t.Slot == arch.LinALog:
+		return scaler{0.5, 0}
 	case t.Role == arch.RoleNorm || t.Role == arch.RoleBias || t.Slot == arch.PosEmbed:
 		return scaler{0.1, 0}
 	case t.Role == arch.RoleEmbedding:

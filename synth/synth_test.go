@@ -41,7 +41,7 @@ func loadGolden(t *testing.T, name string) golden {
 // TestMatchesGoldenDigests writes each golden model's checkpoint and checks that every tensor's
 // BF16 bytes hash to the digest Hugging Face's reference generator produced.
 func TestMatchesGoldenDigests(t *testing.T) {
-	for _, file := range []string{"model-qwen2-tiny.json", "model-qwen2-tiny-untied.json", "model-qwen3-tiny.json", "model-llama3-tiny.json", "model-gpt2-tiny.json", "model-gemma3-tiny.json"} {
+	for _, file := range []string{"model-qwen2-tiny.json", "model-qwen2-tiny-untied.json", "model-qwen3-tiny.json", "model-llama3-tiny.json", "model-gpt2-tiny.json", "model-gemma3-tiny.json", "model-qwen3.5-tiny.json"} {
 		t.Run(file, func(t *testing.T) {
 			g := loadGolden(t, file)
 			dir := t.TempDir()
@@ -111,6 +111,8 @@ func checkRoles(t *testing.T, g golden) {
 			role = "one"
 		case sc == (scaler{0.1, 0}):
 			role = "zero"
+		case sc == (scaler{0.5, 0}):
+			role = "a_log"
 		case sc == (scaler{0.25, 0}):
 			role = "embed"
 		case tt.Transposed:

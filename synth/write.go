@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/internal/fileutil"
 )
 
 // Options controls Write.
@@ -163,7 +164,7 @@ func WriteCheckpoint(ctx context.Context, dir string, configJSON []byte, tokeniz
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, "config.json"), func(w io.Writer) error {
+	if err := writeCheckpointFile(filepath.Join(dir, "config.json"), func(w io.Writer) error {
 		_, err := w.Write(configJSON)
 		return err
 	}); err != nil {
@@ -176,41 +177,25 @@ func WriteCheckpoint(ctx context.Context, dir string, configJSON []byte, tokeniz
 	sort.Strings(names)
 	for _, name := range names {
 		data := tokenizerFiles[name]
-		if err := writeFileAtomic(filepath.Join(dir, name), func(w io.Writer) error {
+		if err := writeCheckpointFile(filepath.Join(dir, name), func(w io.Writer) error {
 			_, err := w.Write(data)
 			return err
 		}); err != nil {
 			return err
 		}
 	}
-	return writeFileAtomic(filepath.Join(dir, "model.safetensors"), func(w io.Writer) error {
+	return writeCheckpointFile(filepath.Join(dir, "model.safetensors"), func(w io.Writer) error {
 		return WriteSafetensors(ctx, w, cfg, opts)
 	})
 }
 
-// writeFileAtomic writes path through a temp file in the same directory, fsyncs and renames.
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+// writeCheckpointFile writes one file of a checkpoint through a temp file, fsync and rename
+// (fileutil.WriteAtomic); an error of write itself names the file.
+func writeCheckpointFile(path string, write func(io.Writer) error) error {
+	return fileutil.WriteAtomic(path, "", func(w *bufio.Writer) error {
+		if err := write(w); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
 		}
-	}()
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = write(f); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+		return nil
+	})
 }

@@ -44,6 +44,30 @@ type ChatOptions struct {
 	Template string
 	// Now is the clock behind strftime_now (time.Now when nil).
 	Now func() time.Time
+	// Limits bound the rendering: the template comes from the model, so it may be hostile.
+	Limits TemplateLimits
+	// Usage, when not nil, receives what the rendering spent of those limits.
+	Usage *TemplateUsage
+}
+
+// TemplateLimits bound one chat template rendering, so that a hostile template fails with an
+// error instead of exhausting memory or time. A zero field takes the default.
+type TemplateLimits struct {
+	// MaxSteps bounds the statements executed, expressions evaluated, loop iterations and macro
+	// calls (default 1,000,000 plus 100 per message field: about a second at worst; real templates take 20 to 70 per message).
+	MaxSteps int64
+	// MaxBytes bounds the output and any one string or list built on the way (default 8 MiB
+	// plus twice the size of the conversation).
+	MaxBytes int64
+	// MaxAlloc bounds the bytes allocated or read through while rendering (default 64 MiB plus
+	// 16 times the size of the conversation).
+	MaxAlloc int64
+}
+
+// TemplateUsage is what one rendering spent.
+type TemplateUsage struct {
+	Steps int64 // statements, expressions, loop iterations and macro calls
+	Bytes int64 // bytes allocated or read through
 }
 
 // chatCache holds parsed templates per name, parsed on first use.
@@ -206,7 +230,12 @@ func (tk *Tokenizer) renderChat(msgs jinja.List, extra map[string]jinja.Value, o
 	if _, ok := ctx["documents"]; !ok {
 		ctx["documents"] = nil
 	}
-	out, err := tmpl.Render(ctx, jinja.RenderOptions{Now: opts.Now})
+	var used jinja.Usage
+	out, err := tmpl.Render(ctx, jinja.RenderOptions{Now: opts.Now, MaxSteps: opts.Limits.MaxSteps,
+		MaxBytes: opts.Limits.MaxBytes, MaxAlloc: opts.Limits.MaxAlloc, Usage: &used})
+	if opts.Usage != nil {
+		*opts.Usage = TemplateUsage(used)
+	}
 	if err != nil {
 		return "", fmt.Errorf("chat template: %w", err)
 	}

@@ -4,14 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path"
-	"time"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/hub"
 	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/models"
 )
 
 // hubFlags are the flags of every command that talks to the Hugging Face Hub
@@ -30,80 +30,63 @@ func (f *hubFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.offline, "offline", false, "use the Hugging Face cache only, no network (also HF_HUB_OFFLINE=1)")
 }
 
-// client builds a hub client from the environment (HF_TOKEN, HF_ENDPOINT,
-// HF_HOME, HF_HUB_CACHE, HF_HUB_OFFLINE, ...) with the flags on top. quiet
-// silences progress and log lines; errors are still returned.
-func (f *hubFlags) client(quiet bool) (*hub.Client, error) {
-	env, err := hub.LoadEnv(os.LookupEnv)
+// client builds a hub client from the environment (HF_TOKEN, HF_ENDPOINT, HF_HOME,
+// HF_HUB_CACHE, HF_HUB_OFFLINE, ...) with the flags on top. Progress is drawn by
+// models.Download.
+func (f *hubFlags) client() (*hub.Client, error) {
+	c, err := models.HubClient()
 	if err != nil {
 		return nil, err
 	}
-	c := env.Client()
 	if f.token != "" {
 		c.Token, c.TokenSource = f.token, "--token"
 	}
 	c.Offline = c.Offline || f.offline
 	c.Jobs = f.jobs
-	if !quiet {
-		c.Progress, c.Log = hub.NewProgress(os.Stderr, env.ProgressBars)
-	}
 	return c, nil
 }
 
-// modelSource is what packing needs to know about the model argument.
-type modelSource struct {
-	Dir          string // the checkpoint directory (a snapshot folder for a repo)
-	Name         string // model name for the manifest and the default output file; "" = the directory's name
-	Provenance   format.Provenance
-	KnownDigests map[string]string // sha256 of files the hub client verified
-}
-
-// resolveModel turns `anepack MODEL`'s argument into a checkpoint directory:
-// an existing path is used as is; otherwise an Org/Name id is fetched from
-// the Hub into the Hugging Face cache (only the files packing needs) and its
-// snapshot folder is used, with the resolved commit and the verified
-// digests for the bundle's provenance.
-func resolveModel(ctx context.Context, arg string, f *hubFlags, quiet bool) (*modelSource, error) {
-	if _, err := os.Stat(arg); err == nil || !hub.IsRepoID(arg) {
-		return &modelSource{Dir: arg}, nil
+// resolveModel turns `anepack MODEL`'s argument into a checkpoint directory: an existing
+// directory is used as is; an Org/Name id is fetched from the Hub into the Hugging Face cache
+// (only the files packing needs) and its snapshot folder is used, with the resolved commit and
+// the verified digests for the bundle's provenance. Anything else gets an error that says what
+// MODEL should be: a GGUF file, a bundle, a missing path.
+func resolveModel(ctx context.Context, arg string, f *hubFlags, quiet bool) (*models.Source, error) {
+	if fi, err := os.Stat(arg); err == nil {
+		if fi.IsDir() {
+			origin, _ := filepath.Abs(arg)
+			return &models.Source{Dir: arg, Origin: origin}, nil
+		}
+		if err := models.CheckNotGGUF(arg); err != nil {
+			return nil, err
+		}
+		if b, err := format.Open(arg); err == nil {
+			b.Close()
+			return nil, fmt.Errorf("%s is already a .aneb bundle: run it with `anerun %s \"prompt\"`, or add it to the store with `anerun import %s`", arg, arg, arg)
+		}
+		return nil, fmt.Errorf("%s is a file; MODEL is a checkpoint directory (config.json, tokenizer files, *.safetensors) or a Hugging Face repo id such as Qwen/Qwen2.5-0.5B-Instruct", arg)
+	}
+	if err := models.CheckNotGGUF(arg); err != nil {
+		return nil, err
+	}
+	if !hub.IsRepoID(arg) {
+		return nil, fmt.Errorf("%s: no such directory; MODEL is a checkpoint directory or a Hugging Face repo id in the Org/Name form, e.g. Qwen/Qwen2.5-0.5B-Instruct", arg)
 	}
 	s, err := fetchRepo(ctx, arg, f, hub.PackFilter, quiet)
 	if err != nil {
 		return nil, err
 	}
-	src := &modelSource{
-		Dir:          s.Dir,
-		Name:         path.Base(arg), // the snapshot folder is named by the commit
-		Provenance:   format.Provenance{Source: "hf", Repo: s.Repo, Revision: s.Revision, Commit: s.Commit},
-		KnownDigests: map[string]string{},
-	}
-	for _, file := range s.Files {
-		src.KnownDigests[file.Path] = file.SHA256
-	}
-	return src, nil
+	return models.FromSnapshot(s)
 }
 
-// fetchRepo downloads what want accepts of repo into the cache and reports
-// it on stderr.
+// fetchRepo downloads what want accepts of repo into the cache, showing progress (a spinner
+// while the Hub lists the files) and a summary on stderr.
 func fetchRepo(ctx context.Context, repo string, f *hubFlags, want func(string) bool, quiet bool) (*hub.Snapshot, error) {
-	c, err := f.client(quiet)
+	c, err := f.client()
 	if err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	s, err := c.Snapshot(ctx, repo, f.revision, want)
-	if err != nil {
-		return nil, err
-	}
-	if !quiet {
-		var total int64
-		for _, file := range s.Files {
-			total += file.Size
-		}
-		fmt.Fprintf(os.Stderr, "%s@%s: %d files, %s (%d downloaded, %s in %.1fs)\n", s.Repo, s.Commit[:12],
-			len(s.Files), cli.FormatBytes(total), s.Downloaded, cli.FormatBytes(s.BytesDownloaded), time.Since(start).Seconds())
-	}
-	return s, nil
+	return models.Download(ctx, c, repo, f.revision, want, quiet)
 }
 
 // newDownloadCmd is `anepack download REPO`: fetch only, print the snapshot
@@ -124,7 +107,7 @@ the snapshot folder. Interrupted downloads resume; every file is checked against
 		Example: `  anepack download Qwen/Qwen2.5-0.5B-Instruct
   anepack download Qwen/Qwen2.5-0.5B-Instruct --revision refs/pr/1 --jobs 16
   HF_HUB_OFFLINE=1 anepack download Qwen/Qwen2.5-0.5B-Instruct   # cache only`,
-		Args:         cobra.ExactArgs(1),
+		Args:         cli.Args(0, "REPO"),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !hub.IsRepoID(args[0]) {
@@ -139,6 +122,11 @@ the snapshot folder. Interrupted downloads resume; every file is checked against
 			s, err := fetchRepo(ctx, args[0], &hf, want, quiet)
 			if err != nil {
 				return err
+			}
+			if !all {
+				if err := models.CheckCheckpoint(s); err != nil {
+					return err
+				}
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), s.Dir)
 			return nil

@@ -78,3 +78,23 @@ func TestPackRepoThroughBinary(t *testing.T) {
 		t.Errorf("offline miss: exit %d, %q", code, errOut)
 	}
 }
+
+// TestPackRepoWithoutConfig packs (and downloads) a Hub repo that has no config.json, a
+// GGUF-only repo: anepack used to fail with "stat .../snapshots/<commit>: no such file or
+// directory"; it now says the repo is not a transformers checkpoint, in one line.
+func TestPackRepoWithoutConfig(t *testing.T) {
+	srv := hubtest.New(t, hubtest.Options{})
+	srv.MustAddRepo(t, hubtest.Repo{ID: "Org/Only-GGUF", Files: []hubtest.File{
+		{Path: "README.md", Data: []byte("# quantized")},
+		{Path: "model-q4.gguf", Data: []byte("GGUF")},
+	}})
+	hubEnv(t, srv)
+	for _, args := range [][]string{{"Org/Only-GGUF", "-q", "-o", filepath.Join(t.TempDir(), "x.aneb")}, {"download", "Org/Only-GGUF", "-q"}} {
+		_, errOut, code := run(t, args...)
+		if code == 0 || !strings.Contains(errOut, "Org/Only-GGUF at ") ||
+			!strings.Contains(errOut, "has no config.json, so it is not a transformers checkpoint") ||
+			strings.Contains(errOut, "no such file") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Errorf("anepack %q: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}

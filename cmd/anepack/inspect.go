@@ -18,9 +18,9 @@ func newInspectCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inspect BUNDLE",
 		Short: "Show what a bundle holds: model, sections, tensors, tokenizer and provenance",
-		Args:  cobra.ExactArgs(1),
+		Args:  cli.Args(0, "BUNDLE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := format.Open(args[0])
+			b, err := openBundle(args[0])
 			if err != nil {
 				return err
 			}
@@ -79,10 +79,9 @@ func inspectTable(b *format.Bundle, listTensors bool) error {
 			cfg["num_key_value_heads"], cfg["vocab_size"], cfg["tie_word_embeddings"])
 	}
 	if m.Tokenizer != nil {
-		fmt.Fprintf(out, "tokenizer   %s\n", compactJSON(m.Tokenizer.Info))
+		writeLines(out, "tokenizer", tokenizerLines(m.Tokenizer.Info))
 	}
-	g, _ := json.Marshal(m.Generation)
-	fmt.Fprintf(out, "generation  %s\n", g)
+	writeLines(out, "generation", generationLines(m.Generation))
 	p := m.Provenance
 	src := p.Source
 	if p.Repo != "" {
@@ -123,16 +122,4 @@ func inspectTable(b *format.Bundle, listTensors bool) error {
 		tw.Flush()
 	}
 	return nil
-}
-
-func compactJSON(b json.RawMessage) string {
-	var v any
-	if json.Unmarshal(b, &v) != nil {
-		return string(b)
-	}
-	var buf strings.Builder
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
-	return strings.TrimSpace(buf.String())
 }

@@ -21,7 +21,7 @@ func newLsCmd() *cobra.Command {
 stored (lfs or git). Files marked with * are the ones packing downloads. With --offline
 (or HF_HUB_OFFLINE=1) it lists what the Hugging Face cache holds.`,
 		Example:      `  anepack ls Qwen/Qwen2.5-0.5B-Instruct --revision main`,
-		Args:         cobra.ExactArgs(1),
+		Args:         cli.Args(0, "REPO"),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !hub.IsRepoID(args[0]) {
@@ -29,7 +29,7 @@ stored (lfs or git). Files marked with * are the ones packing downloads. With --
 			}
 			ctx, cancel := cli.SignalContext(cmd.Context())
 			defer cancel()
-			c, err := hf.client(true)
+			c, err := hf.client()
 			if err != nil {
 				return err
 			}

@@ -3,28 +3,6 @@
 // checkpoints (synth), show a bundle (inspect) and check it (verify).
 package main
 
-import (
-	"errors"
-	"fmt"
-	"os"
-)
+import "github.com/anepack/anepack/internal/cli"
 
-// exitError carries a specific exit status (e.g. 1 for a failed verification).
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func main() {
-	if err := newRootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "anepack:", err)
-		var ee *exitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.code)
-		}
-		os.Exit(1)
-	}
-}
+func main() { cli.Main("anepack", newRootCmd()) }

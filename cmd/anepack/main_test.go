@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -33,7 +34,10 @@ func TestMain(m *testing.M) {
 // run executes anepack and returns stdout, stderr and the exit code.
 func run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(anepackBin, args...)
+	// A hung anepack (one blocked on a named pipe, say) fails the test instead of hanging it.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, anepackBin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -153,8 +157,11 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-// TestInterruptLeavesNothing sends SIGINT while a larger model is being packed: the process
-// exits non-zero and neither the bundle nor a temp file remains.
+// TestInterruptLeavesNothing sends SIGINT, SIGTERM and SIGHUP (a closed terminal; it used to
+// kill anepack and leave its temporary file) while a larger model is being packed: the process
+// exits non-zero and neither the bundle nor a temp file remains. A pack killed outright
+// (SIGKILL cannot be caught) does leave its temp file; the next pack into that directory
+// removes it.
 func TestInterruptLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	ckpt := filepath.Join(dir, "m")
@@ -162,31 +169,53 @@ func TestInterruptLeavesNothing(t *testing.T) {
 	os.WriteFile(cfg, []byte(`{"architectures":["Qwen2ForCausalLM"],"hidden_size":512,"intermediate_size":2048,
 		"num_hidden_layers":8,"num_attention_heads":8,"num_key_value_heads":2,"vocab_size":151936,
 		"max_position_embeddings":4096,"tie_word_embeddings":false,"rms_norm_eps":1e-6,"rope_theta":1000000}`), 0o644)
-	mustRun(t, "synth", "--config", cfg, "--seed", "3", "-o", ckpt, "-q")
+	mustRun(t, "synth", "--config", cfg, "--seed", "3", "-q", "-o", ckpt)
 	outDir := filepath.Join(dir, "out")
 	os.Mkdir(outDir, 0o755)
-	cmd := exec.Command(anepackBin, ckpt, "-o", filepath.Join(outDir, "m.aneb"))
+	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGKILL} {
+		stderr := interruptPack(t, ckpt, filepath.Join(outDir, "m.aneb"), sig)
+		ents, _ := os.ReadDir(outDir)
+		if sig == syscall.SIGKILL {
+			if len(ents) != 1 || !strings.HasPrefix(ents[0].Name(), ".m.aneb.tmp-") {
+				t.Fatalf("after SIGKILL the directory holds %v; want the temp file the killed process could not remove", ents)
+			}
+			continue
+		}
+		for _, e := range ents {
+			t.Errorf("%v left behind %s (stderr: %s)", sig, e.Name(), stderr)
+		}
+	}
+	// The next pack into that directory (of any bundle) sweeps away what the killed one left.
+	tiny := filepath.Join(dir, "tiny")
+	mustRun(t, "synth", "--config", "../../configs/qwen2-tiny.json", "--seed", "1", "-q", "-o", tiny)
+	mustRun(t, tiny, "-q", "-o", filepath.Join(outDir, "tiny.aneb"))
+	ents, _ := os.ReadDir(outDir)
+	if len(ents) != 1 || ents[0].Name() != "tiny.aneb" {
+		t.Errorf("after a complete pack the directory holds %v; want only tiny.aneb", ents)
+	}
+}
+
+// interruptPack starts packing ckpt into out, sends sig once the temp file exists, and waits
+// for the process to end; it returns its stderr.
+func interruptPack(t *testing.T, ckpt, out string, sig os.Signal) string {
+	t.Helper()
+	cmd := exec.Command(anepackBin, ckpt, "-o", out)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait until conversion has started (the line-mode progress or the temp file appears).
+	// Wait until conversion has started: the temp file appears.
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		ents, _ := os.ReadDir(outDir)
-		if len(ents) > 0 {
+		if m, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".*.tmp-*")); len(m) > 0 {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
-	if err == nil {
-		t.Fatalf("packing finished before the signal arrived; make the model larger")
+	cmd.Process.Signal(sig)
+	if err := cmd.Wait(); err == nil {
+		t.Fatalf("packing finished before %v arrived; make the model larger", sig)
 	}
-	ents, _ := os.ReadDir(outDir)
-	for _, e := range ents {
-		t.Errorf("left behind %s (stderr: %s)", e.Name(), stderr.String())
-	}
+	return stderr.String()
 }

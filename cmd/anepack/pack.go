@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,11 +19,15 @@ type packFlags struct {
 	buckets []int
 	noANE   bool
 	lmRows  int
+	group   int
+	store   bool
 }
 
 func (f *packFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&f.output, "output", "o", "", "bundle path (default: <model name>.aneb)")
-	cmd.Flags().StringVar(&f.dtype, "dtype", "f16", "storage type of linear weights: f16 or f32 (embeddings are always f16, norms and biases f32; f32 bundles run on the CPU only)")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "", "bundle path (default: <model name>.aneb; with --store and no -o, only the store gets it)")
+	cmd.Flags().BoolVar(&f.store, "store", false, "add the bundle to the local store, where anerun runs it by name (Org/Name:f16, Org/Name:int4, ...)")
+	cmd.Flags().StringVar(&f.dtype, "dtype", "f16", "storage type of linear weights: f16, f32 (CPU only), int8 or int4 (the LM head stays int8; untied embeddings f16, norms and biases f32)")
+	cmd.Flags().IntVar(&f.group, "group-size", 0, "int4: inputs per scale and offset, 32, 64 or 128 (default 32)")
 	cmd.Flags().BoolVar(&f.force, "force", false, "overwrite an existing output file")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors")
 	cmd.Flags().IntSliceVar(&f.buckets, "ane-buckets", nil, "sequence-length buckets of the ANE prefill kernels, multiples of 32 (default 32,64,128,256,512)")
@@ -36,6 +39,11 @@ func runPack(cmd *cobra.Command, model string, f *packFlags, hf *hubFlags) error
 	ctx, cancel := cli.SignalContext(cmd.Context())
 	defer cancel()
 	start := time.Now()
+	dest, err := planOutput(model, f)
+	if err != nil {
+		return err
+	}
+	defer dest.abort()
 	src, err := resolveModel(ctx, model, hf, f.quiet)
 	if err != nil {
 		return err
@@ -43,21 +51,22 @@ func runPack(cmd *cobra.Command, model string, f *packFlags, hf *hubFlags) error
 	var prog *cli.Progress
 	res, err := pack.Pack(ctx, src.Dir, pack.Options{
 		DType:        f.dtype,
-		Output:       f.output,
-		Force:        f.force,
+		Output:       dest.path,
+		Force:        f.force || dest.temp,
 		Name:         src.Name,
 		Provenance:   src.Provenance,
 		KnownDigests: src.KnownDigests,
 		ANESeqs:      f.buckets,
 		NoKernels:    f.noANE,
 		LMHeadRows:   f.lmRows,
+		GroupSize:    f.group,
 		Progress: func(done, total int64) {
 			if prog == nil {
 				prog = cli.NewProgress("converting weights", total, true, f.quiet)
 			}
 			prog.Set(done, total)
 		},
-		Warn: func(msg string) { fmt.Fprintln(os.Stderr, "warning:", msg) },
+		Warn: func(msg string) { fmt.Fprintln(cli.Stderr(), "warning:", msg) },
 	})
 	if err != nil {
 		return err
@@ -67,9 +76,17 @@ func runPack(cmd *cobra.Command, model string, f *packFlags, hf *hubFlags) error
 	}
 	if !f.quiet {
 		m := res.Manifest
-		fmt.Fprintf(os.Stderr, "wrote %s: %s, %s weights, %d tensors, %d ANE kernels, %s in %.2fs\n",
-			res.Path, m.Model.Architecture, m.Model.DType, len(m.Tensors), len(m.Kernels), cli.FormatBytes(res.Size), time.Since(start).Seconds())
+		what := res.Path
+		if dest.temp {
+			what = "the bundle"
+		}
+		fmt.Fprintf(cli.Stderr(), "wrote %s: %s, %s weights, %d tensors, %d ANE kernels, %s in %.2fs\n",
+			what, m.Model.Architecture, m.Model.DType, len(m.Tensors), len(m.Kernels), cli.FormatBytes(res.Size), time.Since(start).Seconds())
 	}
-	fmt.Println(res.Path)
+	out, err := dest.finish(ctx, res, src, f.quiet)
+	if err != nil {
+		return err
+	}
+	fmt.Println(out)
 	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -32,11 +31,11 @@ The pushed reference, with its digest or commit, is printed on stdout.`,
 		Example: `  anepack push qwen.aneb oci://ghcr.io/me/qwen:0.5b
   echo "$TOKEN" | anepack push qwen.aneb oci://localhost:5000/me/qwen:v1 --plain-http --username me --password-stdin
   HF_TOKEN=hf_... anepack push qwen.aneb hf://me/qwen-aneb`,
-		Args: cobra.ExactArgs(2),
+		Args: cli.Args(0, "BUNDLE", "REF"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := cli.SignalContext(cmd.Context())
 			defer cancel()
-			opts, err := f.Options(cmd.InOrStdin(), os.Stderr)
+			opts, err := f.Options(cmd.InOrStdin(), cli.Stderr())
 			if err != nil {
 				return err
 			}
@@ -53,7 +52,7 @@ The pushed reference, with its digest or commit, is printed on stdout.`,
 				if p.Uploaded > 0 {
 					sent = fmt.Sprintf("%s uploaded (%s)", cli.FormatBytes(p.Uploaded), how)
 				}
-				fmt.Fprintf(os.Stderr, "pushed %s: %s, %s in %.1fs\n", args[0], p.BundleDigest, sent, p.Elapsed.Seconds())
+				fmt.Fprintf(cli.Stderr(), "pushed %s: %s, %s in %.1fs\n", args[0], p.BundleDigest, sent, p.Elapsed.Seconds())
 			}
 			out := p.Ref.String()
 			if p.Commit != "" {

@@ -6,6 +6,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/version"
+	"github.com/anepack/anepack/pack"
 )
 
 // newRootCmd builds the anepack command tree. The root itself packs: its one positional argument
@@ -21,8 +26,12 @@ weights) into one versioned .aneb bundle that anerun memory-maps and runs.
 
 MODEL is a Hugging Face repo id (Org/Name: the files packing needs are downloaded into the
 Hugging Face cache, or reused from it) or a local checkpoint directory (use ./name for a
-directory called like a subcommand).`,
-		Example: `  anepack Qwen/Qwen2.5-0.5B-Instruct
+directory called like a subcommand). The bundle is written to -o, by default <model name>.aneb
+in the current directory; --store adds it to the local store instead (or as well, with -o),
+where anerun runs it by name. Where the bundle goes is checked before anything is downloaded.`,
+		Version: version.Get("anepack", pack.Version, format.VersionString()).String(),
+		Example: `  anepack Qwen/Qwen2.5-0.5B-Instruct                 # writes Qwen2.5-0.5B-Instruct.aneb
+  anepack Qwen/Qwen2.5-0.5B-Instruct --store         # into the store: anerun Qwen/Qwen2.5-0.5B-Instruct "hi"
   anepack ./Qwen2.5-0.5B-Instruct -o qwen.aneb
   anepack synth --config cfg.json --seed 1 -o ./synth-model
   anepack inspect qwen.aneb
@@ -37,10 +46,11 @@ directory called like a subcommand).`,
 			return runPack(cmd, args[0], &opts, &hf)
 		},
 	}
-	root.CompletionOptions.HiddenDefaultCmd = true
 	opts.register(root)
 	hf.register(root)
-	root.AddCommand(newSynthCmd(), newInspectCmd(), newVerifyCmd(), newDownloadCmd(), newLsCmd(), newPushCmd())
+	root.AddCommand(newSynthCmd(), newInspectCmd(), newVerifyCmd(), newDownloadCmd(), newLsCmd(), newPushCmd(), newVersionCmd())
+	root.SetVersionTemplate("{{.Version}}")
+	root.SetFlagErrorFunc(cli.FlagError)
 	return root
 }
 

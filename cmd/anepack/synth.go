@@ -26,7 +26,7 @@ func newSynthCmd() *cobra.Command {
 deterministically from the config (SYNTH-1, bit-identical to the Python reference): config.json as
 given, model.safetensors in BF16, and the tokenizer files from --tokenizer-dir (default: the real
 Qwen2.5/Qwen3 tokenizer built into anepack).`,
-		Args: cobra.NoArgs,
+		Args: cli.Args(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if configPath == "" || out == "" {
 				return fmt.Errorf("synth needs --config and -o")

@@ -38,7 +38,7 @@ func TestSynthPackVocabMerges(t *testing.T) {
 	}
 	bundle := filepath.Join(dir, "gpt2.aneb")
 	mustRun(t, ckpt, "-o", bundle)
-	if table := mustRun(t, "inspect", bundle); !strings.Contains(table, `"pre_tokenizer":"gpt2"`) || !strings.Contains(table, "file/merges.txt") {
+	if table := mustRun(t, "inspect", bundle); !strings.Contains(table, "pre-tokenizer gpt2") || !strings.Contains(table, "file/merges.txt") {
 		t.Errorf("inspect:\n%s", table)
 	}
 

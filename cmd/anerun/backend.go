@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -41,20 +40,29 @@ func backendNames() string {
 	return strings.Join(names, ", ")
 }
 
-// modelFlags are the flags of every command that runs a model.
+// modelFlags are the flags of every command that runs a model: which bundle (resolve.go), and
+// where and how to run it.
 type modelFlags struct {
 	backend string
 	threads int
 	ctx     int
 	mlock   bool
+	// dtype picks the stored variant of a model name (Org/Name:int4 and Org/Name --dtype int4
+	// are the same).
+	dtype string
+	// dist holds --digest and --plain-http, for a bundle named by a reference.
+	dist dist.Flags
 }
 
 func (o *modelFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.backend, "backend", "auto", "where to run the model: "+backendNames())
 	f.IntVarP(&o.threads, "threads", "t", 0, "CPU threads (0: all cores)")
-	f.IntVarP(&o.ctx, "ctx", "c", 0, fmt.Sprintf("context length in tokens (0: %d, or the model's maximum if smaller)", runtime.DefaultContext))
+	f.IntVarP(&o.ctx, "ctx", "c", 0, fmt.Sprintf("context length in tokens (0: %d, or the model's maximum if smaller; alias --ctx-size)", runtime.DefaultContext))
 	f.BoolVar(&o.mlock, "mlock", false, "read the bundle into memory in 2 MiB pages where the OS can (on Linux, re-reading it once if the page cache holds it in small pages) and pin it there (mlock), for steady speed; needs a memlock limit (ulimit -l) as large as the bundle")
+	f.StringVar(&o.dtype, "dtype", "", "for a model name (Org/Name), the stored variant to run: f16 (default), f32, int8 or int4; the same as Org/Name:TAG")
+	f.StringVar(&o.dist.Digest, "digest", "", "for an https:// bundle, its expected sha256 (sha256:<hex>)")
+	f.BoolVar(&o.dist.PlainHTTP, "plain-http", false, "for an oci:// bundle, talk to the registry over plain http:// (local registries)")
 	registerKernelFlags(f)
 }
 
@@ -70,7 +78,7 @@ func (l *loaded) Close() {
 	l.model.Close()
 }
 
-// load opens the bundle and the backend the flags ask for.
+// load opens the bundle MODEL names (see resolve) and the backend the flags ask for.
 func load(path string, o *modelFlags) (*loaded, error) {
 	if o.threads < 0 {
 		return nil, fmt.Errorf("--threads %d: expected 0 (all cores) or a positive number", o.threads)
@@ -78,13 +86,8 @@ func load(path string, o *modelFlags) (*loaded, error) {
 	if o.ctx < 0 {
 		return nil, fmt.Errorf("--ctx %d: expected 0 (default) or a positive number", o.ctx)
 	}
-	// A reference (oci://, hf://, https://) is pulled into the local store on first use and
-	// verified; a local path comes back unchanged.
-	opts, err := (&dist.Flags{}).Options(os.Stdin, os.Stderr)
+	path, err := o.resolve(path)
 	if err != nil {
-		return nil, err
-	}
-	if path, err = dist.Resolve(context.Background(), path, opts); err != nil {
 		return nil, err
 	}
 	m, err := runtime.Open(path)

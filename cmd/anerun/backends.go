@@ -34,6 +34,7 @@ var kernelFlags struct {
 	decodeOn   string
 	check      bool
 	blobLayout string
+	constexpr  string
 }
 
 // registerKernelFlags adds --decode-on and --ane-check to a command's model flags.
@@ -44,6 +45,35 @@ func registerKernelFlags(f *pflag.FlagSet) {
 		"with --backend ane or sim, compare each kernel's first evaluation with the MIL simulator and stop at the first that differs; report each kernel's fp16 headroom")
 	f.StringVar(&kernelFlags.blobLayout, "ane-blob-layout", "auto",
 		"with --backend ane or sim, how weight files reach the compiler: packed (the bundle's files), split (one tensor per file, which M1 is reported to need) or auto (what this machine's self-test found; packed elsewhere)")
+	f.StringVar(&kernelFlags.constexpr, "ane-constexpr", "auto",
+		"with --backend ane or sim and an int8/int4 bundle, how quantized weights reach the compiler: native (MIL constexpr ops), expand (to fp16 at compile time) or auto (what `anerun doctor --probe` found on this machine; expand on the ANE until then, native in the simulator)")
+}
+
+// constexprMode resolves --ane-constexpr for an evaluator: auto is the probe's finding on this
+// OS build; on the ANE without one, expand (dense fp16 always compiles; the constexpr ops have
+// no report of compiling in memory yet), in the simulator native.
+func constexprMode(eval string) (string, error) {
+	switch c := kernelFlags.constexpr; c {
+	case ane.ConstexprNative, ane.ConstexprExpand:
+		return c, nil
+	case "auto", "":
+	default:
+		return "", fmt.Errorf("--ane-constexpr %q: expected auto, %s or %s", c, ane.ConstexprNative, ane.ConstexprExpand)
+	}
+	if eval != ane.EvalANE {
+		return ane.ConstexprNative, nil
+	}
+	if cache, err := selfTestCache(); err == nil {
+		p := ane.Probe()
+		key := p.OSBuild
+		if key == "" {
+			key = p.OS
+		}
+		if rec, ok, _ := cache.Lookup(key, p.Chip); ok && rec.Constexpr != "" {
+			return rec.Constexpr, nil
+		}
+	}
+	return ane.ConstexprExpand, nil
 }
 
 // openANE opens the ane backend. Under --backend auto it first requires the ANE self-test to
@@ -110,7 +140,12 @@ func openKernels(m *runtime.Model, o *modelFlags, eval string, preload bool) (ru
 	if err != nil {
 		return nil, err
 	}
-	return ane.New(m, ane.Options{Eval: eval, DecodeOn: decodeOn, Threads: o.threads, Check: kernelFlags.check, BlobLayout: layout, Preload: preload})
+	constexpr, err := constexprMode(eval)
+	if err != nil {
+		return nil, err
+	}
+	return ane.New(m, ane.Options{Eval: eval, DecodeOn: decodeOn, Threads: o.threads, Check: kernelFlags.check,
+		BlobLayout: layout, Constexpr: constexpr, Preload: preload})
 }
 
 // autoChoice says which backend `--backend auto` picks on this machine for a bundle with ANE

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/runtime"
 )
 
@@ -38,7 +39,7 @@ func newBenchCmd() *cobra.Command {
 		cpuProfile   string
 	)
 	cmd := &cobra.Command{
-		Use:   "bench MODEL.aneb [--prompt-tokens 128] [--gen-tokens 64] [--json]",
+		Use:   "bench MODEL [--prompt-tokens 128] [--gen-tokens 64] [--json]",
 		Short: "Measure prefill and decode speed, time to first token and peak memory",
 		Long: `bench runs a prompt of --prompt-tokens synthetic token ids as one batched prefill, then
 generates --gen-tokens tokens one at a time (greedy, never stopping early), after a short warm-up
@@ -54,7 +55,7 @@ median and range of the repetitions:
 "backend", "threads", "prefill_runs", "decode_runs"} (the runs: each repetition's tokens/s).
 Compare with llama-bench -p 128 -n 64 -t THREADS (bench/compare_llama.sh alternates the two).`,
 		Example: `  anerun bench qwen.aneb --prompt-tokens 128 --gen-tokens 64 --threads 2 --json`,
-		Args:    cobra.ExactArgs(1),
+		Args:    cli.Args(0, "MODEL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if promptTokens < 1 || genTokens < 1 || reps < 1 {
 				return fmt.Errorf("--prompt-tokens, --gen-tokens and --repetitions must be positive (got %d, %d, %d)", promptTokens, genTokens, reps)

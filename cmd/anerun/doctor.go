@@ -11,8 +11,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/cpu"
 
+	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/version"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/ane"
 	"github.com/anepack/anepack/runtime/kernels"
@@ -48,10 +50,12 @@ type doctorReport struct {
 		SelfTest     *ane.SelfTestRecord `json:"self_test,omitempty"`
 		SelfTestFile string              `json:"self_test_file,omitempty"`
 	} `json:"ane"`
-	Auto       string         `json:"auto"` // the backend --backend auto picks
-	AutoReason string         `json:"auto_reason"`
-	Bundle     *doctorBundle  `json:"bundle,omitempty"`
-	Backends   []doctorOption `json:"backends"`
+	Auto       string `json:"auto"` // the backend --backend auto picks
+	AutoReason string `json:"auto_reason"`
+	// Architectures lists the model families this anerun runs (config.json's architectures).
+	Architectures []string       `json:"architectures"`
+	Bundle        *doctorBundle  `json:"bundle,omitempty"`
+	Backends      []doctorOption `json:"backends"`
 }
 
 // doctorBundle describes a bundle's ANE kernels and the buckets a run would use.
@@ -74,7 +78,7 @@ type doctorOption struct {
 func newDoctorCmd() *cobra.Command {
 	var asJSON, probe, clearCache, selfTest bool
 	cmd := &cobra.Command{
-		Use:   "doctor [MODEL.aneb] [--json] [--probe] [--clear-cache]",
+		Use:   "doctor [MODEL] [--json] [--probe] [--clear-cache]",
 		Short: "Report the machine: OS, chip, CPU kernels, whether the Apple Neural Engine can be used",
 		Long: `doctor reports the OS and chip, the CPU features the CPU kernels use, whether
 AppleNeuralEngine.framework loads and its private classes resolve (no program is compiled), the
@@ -91,7 +95,7 @@ and tested again.`,
   anerun doctor qwen.aneb --json
   anerun doctor --probe
   anerun doctor --clear-cache`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cli.Args(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case selfTest:
@@ -168,7 +172,7 @@ func formatBytes(n int64) string {
 func doctor() *doctorReport {
 	p := ane.Probe()
 	r := &doctorReport{OS: goruntime.GOOS, Arch: goruntime.GOARCH, OSVersion: p.OS, OSBuild: p.OSBuild, Chip: p.Chip,
-		CPUs: goruntime.NumCPU(), Go: goruntime.Version(), CPUFeatures: cpuFeatures(), CPUKernels: "go"}
+		CPUs: goruntime.NumCPU(), Go: goruntime.Version(), CPUFeatures: version.CPUFeatures(), CPUKernels: "go"}
 	if r.OSVersion == goruntime.GOOS+"/"+goruntime.GOARCH {
 		r.OSVersion = "" // the stub's placeholder says nothing more
 	}
@@ -196,6 +200,7 @@ func doctor() *doctorReport {
 		}
 	}
 	r.Auto, r.AutoReason = autoChoice(p, true, r.ANE.SelfTest)
+	r.Architectures = arch.Supported()
 	aneNote := "the bundle's kernels on the Neural Engine"
 	if !p.Available {
 		aneNote = "unavailable: " + p.Reason
@@ -210,7 +215,11 @@ func doctor() *doctorReport {
 
 // doctorInspect opens a bundle and plans its kernels the way the ane backend would, without
 // loading any (the sim evaluator plans exactly as the ANE's does).
-func doctorInspect(path string) (*doctorBundle, error) {
+func doctorInspect(arg string) (*doctorBundle, error) {
+	path, err := (&modelFlags{}).resolve(arg)
+	if err != nil {
+		return nil, err
+	}
 	m, err := runtime.Open(path)
 	if err != nil {
 		return nil, err
@@ -287,31 +296,7 @@ func (r *doctorReport) print(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "auto:      %s (%s)\n", r.Auto, r.AutoReason)
-}
-
-// cpuFeatures lists the features the CPU kernels (runtime/kernels) can use that this CPU
-// has: AVX2, FMA, F16C, AVX-512 (F, VL) and AVX-512 VNNI on amd64; Advanced SIMD and the dot
-// product extension on arm64.
-func cpuFeatures() []string {
-	var f []string
-	add := func(has bool, name string) {
-		if has {
-			f = append(f, name)
-		}
-	}
-	switch goruntime.GOARCH {
-	case "amd64":
-		add(cpu.X86.HasAVX2, "avx2")
-		add(cpu.X86.HasFMA, "fma")
-		add(cpu.X86.HasF16C, "f16c")
-		add(cpu.X86.HasAVX512F, "avx512f")
-		add(cpu.X86.HasAVX512VL, "avx512vl")
-		add(cpu.X86.HasAVX512VNNI, "avx512vnni")
-	case "arm64":
-		add(cpu.ARM64.HasASIMD, "asimd") // NEON; the fp16 weights are widened with FCVTL (ARMv8.0)
-		add(cpu.ARM64.HasASIMDDP, "asimddp")
-	}
-	return nonNil(f)
+	fmt.Fprintf(w, "models:    %s\n", strings.Join(r.Architectures, ", "))
 }
 
 // cpuModel reads the CPU's model name on Linux (macOS reports it through ane.Probe).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,7 +30,7 @@ func runDoctor(t *testing.T, args ...string) string {
 
 // TestDoctor checks the report on this machine: off Apple Silicon the ANE is unavailable with
 // a reason and auto picks the CPU; a bundle's kernels are counted and planned (the tiny model's
-// 2 layers x 3 groups x 5 buckets + 3 LM-head chunks = 33, all within the budget of 100); a
+// 2 layers x 3 groups x 5 buckets + 5 LM-head chunks = 35, all within the budget of 100); a
 // --no-ane bundle is named as such.
 func TestDoctor(t *testing.T) {
 	var r doctorReport
@@ -49,7 +50,10 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("kernels %+v, want one entry per operation of kernels.Kernels()", r.Kernels)
 	}
 	text := runDoctor(t)
-	for _, w := range []string{"system:", "cpu:", "ane:", "backend:   sim  yes", "auto:      " + r.Auto, "matmul f16/f32 (prefill):", "matmul q8/q4:"} {
+	if !slices.Contains(r.Architectures, "Qwen3ForCausalLM") || !slices.Contains(r.Architectures, "GPT2LMHeadModel") {
+		t.Errorf("architectures %v", r.Architectures)
+	}
+	for _, w := range []string{"system:", "cpu:", "ane:", "backend:   sim  yes", "auto:      " + r.Auto, "matmul f16/f32 (prefill):", "matmul q8/q4:", "models:    GPT2LMHeadModel, Gemma3ForCausalLM, LlamaForCausalLM"} {
 		if !strings.Contains(text, w) {
 			t.Errorf("doctor output lacks %q:\n%s", w, text)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/mil"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/ane"
@@ -27,7 +28,7 @@ func newLogitsCmd() *cobra.Command {
 		prefill int
 	)
 	cmd := &cobra.Command{
-		Use:   "logits MODEL.aneb --ids ID,ID,... [--top K] [--prefill N]",
+		Use:   "logits MODEL --ids ID,ID,... [--top K] [--prefill N]",
 		Short: "Print the top-K logits at every position of a token sequence, as JSON",
 		Long: `logits runs the given token ids through the model and prints, as JSON, the K largest
 (id, logit) pairs of the prediction at every position:
@@ -38,7 +39,7 @@ The first --prefill ids (default: all but the last) run as one batched prefill; 
 at a time with the KV cache, exactly as generation does. Compare with transformers'
 model(input_ids).logits[0, pos].topk(K).`,
 		Example: `  anerun logits qwen.aneb --ids 151644,8948,198 --top 8`,
-		Args:    cobra.ExactArgs(1),
+		Args:    cli.Args(0, "MODEL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ids, err := parseIDs(idsFlag)
 			if err != nil {

@@ -63,7 +63,7 @@ func TestPullListRm(t *testing.T) {
 	out.Reset()
 	list = newListCmd()
 	list.SetOut(&out)
-	if err := exec(list); err != nil || !strings.Contains(out.String(), url) || !strings.Contains(out.String(), digest[:19]) {
+	if err := exec(list); err != nil || !strings.Contains(out.String(), url) || !strings.Contains(out.String(), shortID(digest)) || !strings.Contains(out.String(), "pulled (https)") {
 		t.Fatalf("list: %q, %v", out.String(), err)
 	}
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/anepack/anepack/dist"
 	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/models"
 	"github.com/anepack/anepack/store"
 )
 
@@ -16,18 +17,20 @@ import (
 func newRmCmd() *cobra.Command {
 	var partial bool
 	cmd := &cobra.Command{
-		Use:   "rm REF|DIGEST...",
-		Short: "Remove bundles from the local store",
-		Long: `rm removes references from the local store; a bundle is deleted when no reference names it
-any more. A digest (sha256:<hex>, or a unique prefix of at least 6 hex digits such as
-sha256:9ab1cb) removes the bundle and every reference to it. --partial deletes what interrupted
-pulls left for resuming.`,
-		Example: `  anerun rm oci://ghcr.io/me/qwen:0.5b
-  anerun rm sha256:9ab1cb4463
+		Use:   "rm NAME|REF|ID...",
+		Short: "Remove models and bundles from the local store",
+		Long: `rm removes names (Org/Name[:tag], f16 when no tag is given) and references from the local
+store; a bundle is deleted when no name refers to it any more. An ID (the digest as anerun list
+shows it, sha256:<hex>, or a unique prefix of at least 6 hex digits such as 9ab1cb) removes the
+bundle and every name of it. --partial deletes what interrupted pulls left for resuming.`,
+		Example: `  anerun rm Qwen/Qwen2.5-0.5B-Instruct
+  anerun rm Qwen/Qwen2.5-0.5B-Instruct:int4
+  anerun rm oci://ghcr.io/me/qwen:0.5b
+  anerun rm 9ab1cb4463ef
   anerun rm --partial`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && !partial {
-				return errors.New("expected references or digests to remove (or --partial)")
+				return fmt.Errorf("missing NAME|REF|ID: what to remove (or --partial; anerun list shows the names and ids) (usage: %s)", cmd.UseLine())
 			}
 			return nil
 		},
@@ -39,13 +42,7 @@ pulls left for resuming.`,
 			out := cmd.OutOrStdout()
 			var failed []string
 			for _, a := range args {
-				target := a
-				if !strings.HasPrefix(a, "sha256:") {
-					if r, err := dist.ParseRef(a); err == nil && r.IsRemote() {
-						target = r.String() // the canonical form the store names it by
-					}
-				}
-				r, err := st.Remove(cmd.Context(), target)
+				r, err := st.Remove(cmd.Context(), rmTarget(st, a))
 				if err != nil {
 					failed = append(failed, err.Error())
 					continue
@@ -76,4 +73,28 @@ pulls left for resuming.`,
 	}
 	cmd.Flags().BoolVar(&partial, "partial", false, "also delete partial downloads kept for resuming")
 	return cmd
+}
+
+// rmTarget turns what the user typed into what the store removes: a reference in its canonical
+// form, a name with its tag (f16 when none is given), or an id (hex digits, as anerun list
+// shows them) as a digest prefix.
+func rmTarget(st *store.Store, a string) string {
+	if strings.HasPrefix(a, "sha256:") {
+		return a
+	}
+	if r, err := dist.ParseRef(a); err == nil && r.IsRemote() {
+		return r.String()
+	}
+	if _, err := st.Lookup(a); err == nil {
+		return a
+	}
+	if n, ok, err := models.ParseName(a, ""); ok && err == nil {
+		if _, err := st.Lookup(n.String()); err == nil {
+			return n.String()
+		}
+	}
+	if len(a) >= 6 && strings.Trim(strings.ToLower(a), "0123456789abcdef") == "" {
+		return "sha256:" + strings.ToLower(a)
+	}
+	return a
 }

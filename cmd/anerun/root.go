@@ -13,6 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/version"
+	"github.com/anepack/anepack/pack"
 	"github.com/anepack/anepack/runtime"
 )
 
@@ -32,20 +36,29 @@ type genFlags struct {
 func newRootCmd() *cobra.Command {
 	var g genFlags
 	root := &cobra.Command{
-		Use:   "anerun MODEL.aneb [PROMPT]",
-		Short: "Run a packed language model (.aneb) on a prompt or as a chat",
+		Use:   "anerun MODEL [PROMPT]",
+		Short: "Run a language model on a prompt or as a chat",
 		Long: `anerun memory-maps a bundle made by anepack and generates text with it.
+
+MODEL is a Hugging Face model id (Org/Name, optionally with a tag :f16, :f32, :int8 or :int4),
+a name the local store holds (anerun list), a .aneb bundle file, or a reference (oci://,
+hf://, https://). A Hugging Face model the store does not hold yet is fetched, packed and
+stored the first time; later runs start from the store at once, offline too.
 
 By default PROMPT is sent as a user message through the model's chat template (with --system as
 the system message); --raw continues PROMPT as plain text instead. A PROMPT of "-" is read from
 stdin. Text streams to stdout as it is generated; --verbose adds timings on stderr.
 With -i, anerun is an interactive chat that keeps the conversation (and its cached keys and
-values) between turns: Ctrl-C stops the current answer, Ctrl-C again or Ctrl-D exits.`,
-		Example: `  anerun qwen.aneb "Why is the sky blue?"
-  anerun qwen.aneb --raw "Once upon a time" --max-tokens 64 --temperature 0.8 --seed 1
-  anerun -i qwen.aneb --system "You are terse."
-  anerun bench qwen.aneb --prompt-tokens 128 --gen-tokens 64
-  anerun logits qwen.aneb --ids 151644,8948,198 --top 8`,
+values) between turns, with line editing, history, """ for multi-line messages and /help for
+its commands: Ctrl-C stops the current answer, Ctrl-D or /bye exits.
+
+Flags also take the spellings of llama.cpp and mlx-lm: --temp, --ctx-size, --n-predict.`,
+		Example: `  anerun Qwen/Qwen2.5-0.5B-Instruct "Why is the sky blue?"
+  anerun -i Qwen/Qwen2.5-0.5B-Instruct --system "You are terse."
+  anerun Qwen2.5-0.5B-Instruct.aneb --raw "Once upon a time" -n 64 --temp 0.8 --seed 1
+  anerun serve Qwen/Qwen2.5-0.5B-Instruct --port 8000
+  anerun bench Qwen/Qwen2.5-0.5B-Instruct --prompt-tokens 128 --gen-tokens 64`,
+		Version:       version.Get("anerun", pack.Version, format.VersionString()).String(),
 		Args:          rootArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -65,7 +78,6 @@ values) between turns: Ctrl-C stops the current answer, Ctrl-C again or Ctrl-D e
 			return runGenerate(cmd, args[0], args[1], &g)
 		},
 	}
-	root.CompletionOptions.HiddenDefaultCmd = true
 	g.model.register(root)
 	g.sampling.register(root)
 	f := root.Flags()
@@ -76,20 +88,35 @@ values) between turns: Ctrl-C stops the current answer, Ctrl-C again or Ctrl-D e
 	f.BoolVar(&g.special, "special", false, "print special tokens (<|im_start|>, ...) in the output")
 	f.StringVar(&g.http, "http", "", "serve the OpenAI API on this port (loopback) or host:port instead of answering a prompt (see anerun serve)")
 
-	root.AddCommand(newBenchCmd(), newLogitsCmd(), newTokenizeCmd(), newTemplateCmd(),
-		newPullCmd(), newListCmd(), newRmCmd(), newServeCmd(), newDoctorCmd())
+	root.AddCommand(newBenchCmd(), newPerplexityCmd(), newLogitsCmd(), newTokenizeCmd(), newTemplateCmd(),
+		newPullCmd(), newImportCmd(), newListCmd(), newRmCmd(), newServeCmd(), newDoctorCmd(), newVersionCmd())
+	root.SetVersionTemplate("{{.Version}}")
+	root.SetFlagErrorFunc(cli.FlagError)
+	cli.Aliases(root, flagAliases)
+	for _, c := range root.Commands() {
+		cli.Aliases(c, flagAliases)
+	}
 	return root
 }
 
+// flagAliases are the other spellings of anerun's flags that people type from llama.cpp and
+// mlx-lm; each command accepts those of its flags.
+var flagAliases = map[string]string{
+	"temp":      "temperature",
+	"ctx-size":  "ctx",
+	"n-predict": "max-tokens",
+}
+
 // rootArgs accepts MODEL and an optional PROMPT; a first word that looks like a mistyped
-// subcommand gets a suggestion instead of "no such file".
+// subcommand (and is neither a file nor a name in the store) gets a suggestion instead of "no
+// such file".
 func rootArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 2 {
 		return fmt.Errorf("expected a model and one prompt, got %d arguments (quote the prompt)", len(args))
 	}
 	if len(args) >= 1 {
 		a := args[0]
-		if _, err := os.Stat(a); err != nil && !strings.ContainsAny(a, "/.") {
+		if _, err := os.Stat(a); err != nil && !strings.ContainsAny(a, "/.:") && !inStore(a) {
 			if s := cmd.SuggestionsFor(a); len(s) > 0 {
 				return fmt.Errorf("unknown command %q; did you mean %q?", a, s[0])
 			}
@@ -156,7 +183,7 @@ func runGenerate(cmd *cobra.Command, path, text string, g *genFlags) error {
 	}
 	if res != nil && res.Reason == runtime.StopCancelled {
 		fmt.Fprintln(cmd.ErrOrStderr(), "anerun: interrupted")
-		return &exitError{code: exitInterrupted}
+		return &cli.ExitError{Code: exitInterrupted}
 	}
 	return err
 }

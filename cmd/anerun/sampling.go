@@ -3,6 +3,7 @@ package main
 import (
 	crand "crypto/rand"
 	"encoding/binary"
+	"fmt"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -43,6 +44,9 @@ func (s *samplingFlags) register(cmd *cobra.Command) {
 // resolve returns the sampling parameters: the model's defaults, overridden by the flags given.
 // Giving --temperature > 0 turns sampling on even when the model's config is greedy.
 func (s *samplingFlags) resolve(m *runtime.Model) (runtime.Sampling, error) {
+	if err := checkGeneration(m); err != nil {
+		return runtime.Sampling{}, err
+	}
 	cfg := runtime.DefaultSampling(m.Generation())
 	changed := s.flags.Changed
 	if changed("temperature") {
@@ -78,4 +82,13 @@ func (s *samplingFlags) maxNewTokens(m *runtime.Model) int {
 		}
 	}
 	return s.maxTokens
+}
+
+// checkGeneration refuses a bundle whose generation defaults are out of range, saying so:
+// otherwise the sampler's own check would report "temperature -1" as if a flag were wrong.
+func checkGeneration(m *runtime.Model) error {
+	if err := m.Generation().Check(); err != nil {
+		return fmt.Errorf("%s: the bundle's generation config is invalid: %w", m.Name, err)
+	}
+	return nil
 }

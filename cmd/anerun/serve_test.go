@@ -102,3 +102,52 @@ func TestHTTPShortcut(t *testing.T) {
 		t.Fatalf("exit %d; stderr: %s", code, p.stderr.String())
 	}
 }
+
+// TestServedModelName: --served-model-name (repeated and comma-separated) sets the only names
+// the server answers to, the first listed; others get 404 model_not_found. Bad values of the
+// new flags are refused before the model loads.
+func TestServedModelName(t *testing.T) {
+	path := bundle(t)
+	p := start(t, "serve", path, "--addr", "127.0.0.1:0", "--threads", "1", "--ctx", "128", "--parallel", "1",
+		"--served-model-name", "tiny,tiny-alias", "--served-model-name", "third", "--tool-call-parser", "hermes")
+	base := "http://" + serverAddr(t, p)
+	resp, err := http.Get(base + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Data []struct{ ID string } `json:"data"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&list)
+	resp.Body.Close()
+	if err != nil || len(list.Data) != 1 || list.Data[0].ID != "tiny" {
+		t.Fatalf("models %+v (%v); want tiny", list, err)
+	}
+	for name, status := range map[string]int{"tiny": 200, "tiny-alias": 200, "third": 200, "qwen2-tiny": 404} {
+		resp, err := http.Post(base+"/v1/completions", "application/json", strings.NewReader(`{"model":"`+name+`","prompt":"Hi","max_tokens":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != status {
+			t.Errorf("model %q: status %d; want %d", name, resp.StatusCode, status)
+		}
+	}
+	p.cmd.Process.Signal(syscall.SIGINT)
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("exit %d; stderr: %s", code, p.stderr.String())
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tool-call-parser", "mistral"}, `--tool-call-parser "mistral"`},
+		{[]string{"--served-model-name", "a", "--model-name", "b"}, "--served-model-name"},
+		{[]string{"--served-model-name", "a,a"}, "distinct"},
+	} {
+		r := anerun(t, "", append([]string{"serve", path, "--addr", "127.0.0.1:0"}, tc.args...)...)
+		if r.code == 0 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want an error mentioning %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}

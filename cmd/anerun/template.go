@@ -5,12 +5,14 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/anepack/anepack/internal/cli"
 )
 
 func newTemplateCmd() *cobra.Command {
 	var ids bool
 	cmd := &cobra.Command{
-		Use:   "template MODEL.aneb < request.json",
+		Use:   "template MODEL < request.json",
 		Short: "Render the model's chat template for a JSON request read from stdin",
 		Long: `template reads one JSON object from stdin and prints the prompt the model's chat template
 renders for it, byte for byte as transformers' apply_chat_template(..., tokenize=False):
@@ -22,7 +24,7 @@ renders for it, byte for byte as transformers' apply_chat_template(..., tokenize
 "chat_template" (a template name) have their transformers meaning; any other key becomes a
 template variable. With --ids the prompt's token ids are printed instead, as anerun would run them.`,
 		Example: `  echo '{"messages": [{"role": "user", "content": "Hi"}], "add_generation_prompt": true}' | anerun template qwen.aneb`,
-		Args:    cobra.ExactArgs(1),
+		Args:    cli.Args(0, "MODEL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req, err := io.ReadAll(cmd.InOrStdin())
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/tokenizer"
 )
@@ -18,7 +19,7 @@ import (
 func newTokenizeCmd() *cobra.Command {
 	var decode, addSpecial, splitSpecial, skipSpecial bool
 	cmd := &cobra.Command{
-		Use:   "tokenize MODEL.aneb [TEXT]",
+		Use:   "tokenize MODEL [TEXT]",
 		Short: "Show the token ids of a text (or, with --decode, the text of ids)",
 		Long: `tokenize prints the ids the model's tokenizer gives TEXT, as a JSON array, exactly as
 transformers' tokenizer.encode(TEXT, add_special_tokens=False) (--add-special: True).
@@ -29,7 +30,7 @@ Without TEXT, it reads JSON values from stdin, one per line: {"text": "..."} lin
 		Example: `  anerun tokenize qwen.aneb "Hello, world"
   anerun tokenize qwen.aneb --decode 9707,11,1879
   echo '{"text": "Hello"}' | anerun tokenize qwen.aneb`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: cli.Args(1, "MODEL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tok, closeModel, err := openTokenizer(args[0])
 			if err != nil {
@@ -85,8 +86,13 @@ Without TEXT, it reads JSON values from stdin, one per line: {"text": "..."} lin
 	return cmd
 }
 
-// openTokenizer opens the bundle and its tokenizer; no backend is needed.
-func openTokenizer(path string) (*tokenizer.Tokenizer, func(), error) {
+// openTokenizer opens the bundle MODEL names (see resolve) and its tokenizer; no backend is
+// needed.
+func openTokenizer(arg string) (*tokenizer.Tokenizer, func(), error) {
+	path, err := (&modelFlags{}).resolve(arg)
+	if err != nil {
+		return nil, nil, err
+	}
 	m, err := runtime.Open(path)
 	if err != nil {
 		return nil, nil, err

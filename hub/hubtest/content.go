@@ -11,11 +11,12 @@ import (
 	"time"
 )
 
-// event is a Drop or Stall at a file offset within one response.
+// event is a Drop, Stall or Trickle at a file offset within one response.
 type event struct {
-	at    int64
-	drop  bool
-	stall time.Duration
+	at      int64
+	drop    bool
+	stall   time.Duration
+	trickle time.Duration // one byte per trickle from at to the end
 }
 
 // plan is what faults one content response gets.
@@ -57,6 +58,14 @@ func (s *Server) planBytes(p *plan, file string, start, end int64) {
 		f := &s.faults.Stall[i]
 		if fileMatch(f.File, file) && in(f.At) && s.take(f, f.Times) {
 			p.events = append(p.events, event{at: f.At, stall: f.For})
+		}
+	}
+	for i := range s.faults.Trickle {
+		f := &s.faults.Trickle[i]
+		// Unlike the other faults, a trickle also hits a response that starts past At
+		// (a resumed request): the server is slow, not one byte of the file.
+		if fileMatch(f.File, file) && f.At < end && s.take(f, f.Times) {
+			p.events = append(p.events, event{at: max(f.At, start), trickle: f.Every})
 		}
 	}
 	for i := range s.faults.Corrupt {
@@ -193,6 +202,10 @@ func (s *Server) sendWithFaults(w http.ResponseWriter, r *http.Request, src io.R
 			// unexpected EOF before Content-Length is reached.
 			panic(http.ErrAbortHandler)
 		}
+		if ev.trickle > 0 {
+			s.trickle(w, r, src, pos, end, ev.trickle, flush)
+			return
+		}
 		t := time.NewTimer(ev.stall)
 		select {
 		case <-t.C:
@@ -200,5 +213,26 @@ func (s *Server) sendWithFaults(w http.ResponseWriter, r *http.Request, src io.R
 			t.Stop()
 			return
 		}
+	}
+}
+
+// trickle sends [pos, end) one byte every d, flushing each, until the end or the client goes.
+func (s *Server) trickle(w http.ResponseWriter, r *http.Request, src io.ReaderAt, pos, end int64, d time.Duration, flush func()) {
+	var b [1]byte
+	tick := time.NewTicker(d)
+	defer tick.Stop()
+	for ; pos < end; pos++ {
+		select {
+		case <-tick.C:
+		case <-r.Context().Done():
+			return
+		}
+		if _, err := src.ReadAt(b[:], pos); err != nil && err != io.EOF {
+			panic(http.ErrAbortHandler)
+		}
+		if _, err := w.Write(b[:]); err != nil {
+			return
+		}
+		flush()
 	}
 }

@@ -1,6 +1,8 @@
 package hubtest
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -348,11 +350,65 @@ func (s *Server) serveInfo(w http.ResponseWriter, r *http.Request, rp *repo, rev
 		gated = "manual"
 	}
 	org, _, _ := strings.Cut(rp.ID, "/")
-	writeJSON(w, map[string]any{
+	info := map[string]any{
 		"_id": "hubtest-" + rp.ID, "id": rp.ID, "modelId": rp.ID, "author": org, "sha": c.sha,
 		"private": rp.Private, "gated": gated, "disabled": false, "tags": []string{"safetensors"},
 		"library_name": "transformers", "lastModified": "2026-01-01T00:00:00.000Z", "siblings": siblings,
-	})
+	}
+	if rp.Phantoms > 0 {
+		writePhantoms(w, info, rp.Phantoms, blobs)
+		return
+	}
+	writeJSON(w, info)
+}
+
+// writePhantoms sends info with n phantom files appended to its siblings, generating them
+// as it writes (see Repo.Phantoms).
+func writePhantoms(w http.ResponseWriter, info map[string]any, n int, blobs bool) {
+	siblings := info["siblings"].([]map[string]any)
+	info["siblings"] = []map[string]any{} // marshalled empty, then filled in below
+	head, _ := json.Marshal(info)
+	open := bytes.Index(head, []byte(`"siblings":[]`)) + len(`"siblings":[`)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	bw := bufio.NewWriterSize(w, 64<<10)
+	defer bw.Flush()
+	bw.Write(head[:open])
+	for i, sib := range siblings {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		b, _ := json.Marshal(sib)
+		bw.Write(b)
+	}
+	// One buffer for every entry: the server allocates nothing per phantom, so that what a
+	// test measures in its own process is the client's cost.
+	var sum [64]byte
+	line := make([]byte, 0, 512)
+	for i := range n {
+		h := sha256.Sum256(strconv.AppendInt(line[:0], int64(i), 10))
+		hex.Encode(sum[:], h[:])
+		line = line[:0]
+		if i > 0 || len(siblings) > 0 {
+			line = append(line, ',')
+		}
+		line = append(line, `{"rfilename":"phantom/phantom-`...)
+		line = strconv.AppendInt(line, 100000000+int64(i), 10)
+		line = append(line, `.safetensors"`...)
+		if blobs {
+			line = append(line, `,"size":`...)
+			line = strconv.AppendInt(line, 1000+int64(i), 10)
+			line = append(line, `,"blobId":"`...)
+			line = append(line, sum[:40]...)
+			line = append(line, `","lfs":{"sha256":"`...)
+			line = append(line, sum[:]...)
+			line = append(line, `","size":`...)
+			line = strconv.AppendInt(line, 1000+int64(i), 10)
+			line = append(line, `,"pointerSize":134}`...)
+		}
+		line = append(line, '}')
+		bw.Write(line)
+	}
+	bw.Write(head[open:])
 }
 
 // serveTree answers /api/models/{repo}/tree/{rev}[/{path}], paginated with

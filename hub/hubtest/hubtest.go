@@ -1,6 +1,6 @@
 // Package hubtest runs a fake Hugging Face Hub on loopback for tests. It
 // speaks the parts of the real protocol that downloaders use (see
-// hub-facts.md §1), with the real endpoints and headers, and can inject the
+// docs/hub.md), with the real endpoints and headers, and can inject the
 // faults real networks and CDNs produce.
 //
 // Two servers are started: the Hub (Server.URL, what HF_ENDPOINT points
@@ -90,6 +90,12 @@ type Repo struct {
 	// GrantedTokens.
 	Gated         bool
 	GrantedTokens []string
+	// Phantoms adds this many files to the model info listing only: LFS
+	// entries "phantom-1NNNNNNNN.safetensors" in a "phantom/" folder, with
+	// made-up sizes and hashes, that cannot be downloaded. They are written
+	// as the listing is sent, so a listing of hundreds of MB costs the
+	// server no memory (for tests of what a huge listing costs a client).
+	Phantoms int
 }
 
 // Options configure a Server.
@@ -144,6 +150,10 @@ type Faults struct {
 	// Stall stops sending for For once the bytes before At are sent (or
 	// until the client goes away).
 	Stall []StallFault
+	// Trickle sends the bytes from At on one at a time, Every apart: a
+	// server that never stops but never gets anywhere. It applies to any
+	// response that covers bytes past At, a resumed one included.
+	Trickle []TrickleFault
 	// IgnoreRange answers 200 with the whole file to Range requests.
 	IgnoreRange []IgnoreRangeFault
 	// RedirectLoop makes /resolve/ of these files ("*" = all) redirect to
@@ -184,6 +194,14 @@ type StallFault struct {
 	File  string
 	At    int64
 	For   time.Duration
+	Times int
+}
+
+// TrickleFault: see Faults.Trickle.
+type TrickleFault struct {
+	File  string
+	At    int64
+	Every time.Duration
 	Times int
 }
 

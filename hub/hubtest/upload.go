@@ -23,7 +23,7 @@ import (
 	"unicode/utf8"
 )
 
-// Uploads adds the Hub's upload API (hub-facts.md §3) to a Server, for clients that push:
+// Uploads adds the Hub's upload API (docs/hub.md, "Uploads") to a Server, for clients that push:
 //
 //	POST /api/repos/create                              {name, organization, private}: 200, or 409 if it exists
 //	POST /api/models/{org}/{name}/preupload/{rev}       {files:[{path, sample, size}]} -> uploadMode lfs|regular

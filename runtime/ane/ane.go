@@ -100,6 +100,9 @@ type Spec struct {
 	// Layout is the blob layout to hand the compiler: mil.LayoutPacked (or "") as given, or
 	// mil.LayoutSplit, one record per file (mil.SplitBlobs).
 	Layout string
+	// Expand rewrites the program's constexpr ops (quantized weights) into dense fp16 weights
+	// before compiling (mil.ExpandConstexpr): the fallback for a compiler that refuses them.
+	Expand bool
 	// Borrow says the weight bytes are a read-only memory mapping (not Go memory) that stays
 	// mapped and unmodified until the program is closed, as a bundle's sections are: they are
 	// handed to the framework without a copy. Otherwise the framework copies them.

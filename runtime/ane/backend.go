@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/mil"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/cpu"
@@ -13,12 +14,27 @@ import (
 
 // Where decode steps (Forward of one token) run.
 const (
-	// DecodeANE runs decode through the S = 32 kernels with one live column (ane-facts §3.5:
+	// DecodeANE runs decode through the S = 32 kernels with one live column (docs/ane.md, "Inputs and outputs":
 	// narrower surfaces give zeros or garbage).
 	DecodeANE = "ane"
 	// DecodeCPU runs decode's projections as float32 GEMVs on the CPU over the same weights;
 	// prefill still runs on the kernels. It needs no decode-only compiles.
 	DecodeCPU = "cpu"
+)
+
+// Where a Gated DeltaNet layer's input projections (the linear_attn_in group: in_proj_qkv,
+// in_proj_z, in_proj_b, in_proj_a) run.
+const (
+	// LinearInCPU runs them as float32 products on the CPU. The DeltaNet's gated output norm
+	// rescales each head's output to unit size, and that output is a sum with heavy
+	// cancellation (on the Qwen3.5 golden model its RMS is 1e-3 to 2e-2 of its terms'), so
+	// the fp16 rounding of these projections' outputs reaches the logits about 100 times
+	// larger: 0.19 on the golden against 0.016 with them on the CPU (the other projections
+	// stay on the kernels). It is the default.
+	LinearInCPU = "cpu"
+	// LinearInANE runs them on the bundle's linear_attn_in kernels, like every other
+	// projection: fewer CPU products, fp16 precision.
+	LinearInANE = "ane"
 )
 
 // Options configures a Backend.
@@ -44,7 +60,20 @@ type Options struct {
 	// BlobLayout is how weight files reach the compiler: mil.LayoutPacked (or "": the
 	// bundle's own files) or mil.LayoutSplit (one record per file, docs/ane.md).
 	BlobLayout string
+	// LinearInOn is where the Gated DeltaNet's input projections run: LinearInCPU (default)
+	// or LinearInANE. Models without DeltaNet layers ignore it.
+	LinearInOn string
+	// Constexpr is how quantized weights reach the compiler: ConstexprNative (or "": through
+	// the MIL constexpr ops, as the bundle stores them) or ConstexprExpand (expanded to dense
+	// fp16 at compile time, mil.ExpandConstexpr: for a compiler that refuses the ops in memory).
+	Constexpr string
 }
+
+// How quantized weights reach the ANE compiler (Options.Constexpr).
+const (
+	ConstexprNative = "native"
+	ConstexprExpand = "expand"
+)
 
 // Backend runs a bundle's ANE kernels for the projections of prefill (and decode), with the
 // rest of the runtime's one forward pass (embedding, norms, RoPE, attention, residuals) on the
@@ -61,6 +90,7 @@ type Backend struct {
 	planned   int
 	counter   *countingBackend
 	disp      *mil.Dispatcher
+	proj      *projections
 	pool      *kernels.Pool
 }
 
@@ -76,15 +106,22 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	if opts.DecodeOn == "" {
 		opts.DecodeOn = DecodeANE
 	}
+	if opts.LinearInOn == "" {
+		opts.LinearInOn = LinearInCPU
+	}
 	switch {
 	case opts.Eval != EvalSim && opts.Eval != EvalANE:
 		return nil, fmt.Errorf("ane: evaluator %q; expected %q or %q", opts.Eval, EvalANE, EvalSim)
 	case opts.DecodeOn != DecodeANE && opts.DecodeOn != DecodeCPU:
 		return nil, fmt.Errorf("decode on %q; expected %q or %q", opts.DecodeOn, DecodeANE, DecodeCPU)
+	case opts.LinearInOn != LinearInANE && opts.LinearInOn != LinearInCPU:
+		return nil, fmt.Errorf("linear-attention input projections on %q; expected %q or %q", opts.LinearInOn, LinearInCPU, LinearInANE)
 	case opts.Threads < 0:
 		return nil, fmt.Errorf("threads is %d; expected 0 (all cores) or a positive number", opts.Threads)
 	case opts.BlobLayout != "" && opts.BlobLayout != mil.LayoutPacked && opts.BlobLayout != mil.LayoutSplit:
 		return nil, fmt.Errorf("blob layout %q; expected %q or %q", opts.BlobLayout, mil.LayoutPacked, mil.LayoutSplit)
+	case opts.Constexpr != "" && opts.Constexpr != ConstexprNative && opts.Constexpr != ConstexprExpand:
+		return nil, fmt.Errorf("constexpr %q; expected %q or %q", opts.Constexpr, ConstexprNative, ConstexprExpand)
 	}
 	ks, err := readKernels(m)
 	if err != nil {
@@ -97,22 +134,25 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	var eval mil.Backend
 	switch opts.Eval {
 	case EvalSim:
-		eval = &simBackend{sim: mil.SimBackend{Cache: mil.NewWeightCache(), TrackRange: opts.Check}, budget: budget, layout: opts.BlobLayout}
+		eval = &simBackend{sim: mil.SimBackend{Cache: mil.NewWeightCache(), TrackRange: opts.Check}, budget: budget, layout: opts.BlobLayout, expand: opts.Constexpr == ConstexprExpand}
 	case EvalANE:
 		d, err := Open()
 		if err != nil {
 			return nil, fmt.Errorf("%w (`anerun doctor` reports the machine); the same kernels run in the simulator with --backend sim", err)
 		}
-		eval = &driverBackend{d: d, layout: opts.BlobLayout}
+		eval = &driverBackend{d: d, layout: opts.BlobLayout, expand: opts.Constexpr == ConstexprExpand}
 	}
 	if opts.Check {
 		// No weight cache: each kernel's float32 weights are freed once it has been checked.
 		eval = &checkedBackend{eval: eval, ref: &mil.SimBackend{TrackRange: true}}
 	}
 	c := m.Config
+	if opts.LinearInOn == LinearInCPU {
+		ks.onCPU = map[string]bool{arch.GroupLinearIn: true}
+	}
 	b := &Backend{name: opts.Eval, opts: opts, m: m, ks: ks, counter: &countingBackend{Backend: eval}}
-	b.layerSeqs, b.lmSeqs = ks.plan(c.NumHiddenLayers, budget, opts.DecodeOn == DecodeANE)
-	b.planned = ks.compiles(c.NumHiddenLayers, b.layerSeqs, b.lmSeqs)
+	b.layerSeqs, b.lmSeqs = ks.plan(budget, opts.DecodeOn == DecodeANE)
+	b.planned = ks.compiles(b.layerSeqs, b.lmSeqs)
 	b.disp, err = mil.NewDispatcher(b.counter, ks.selected(b.layerSeqs, b.lmSeqs), func(section string) ([]byte, error) {
 		s, ok := m.Bundle().Section(section)
 		if !ok {
@@ -124,11 +164,14 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
 	b.pool = kernels.NewPool(opts.Threads)
-	proj := &projections{d: b.disp, lmRows: ks.lmRows, lmLayer: ks.lmLayer, vocab: c.VocabSize}
+	proj := &projections{d: b.disp, lmRows: ks.lmRows, lmLayer: ks.lmLayer, vocab: c.VocabSize, decodeOnCPU: opts.DecodeOn == DecodeCPU}
 	for _, g := range m.Family.Groups(c) {
 		proj.groups = append(proj.groups, g.Name)
+		proj.onCPU = append(proj.onCPU, ks.onCPU[g.Name])
+		proj.anyOnCPU = proj.anyOnCPU || ks.onCPU[g.Name]
 	}
-	if opts.DecodeOn == DecodeCPU {
+	b.proj = proj
+	if proj.decodeOnCPU || proj.anyOnCPU {
 		if proj.cpu, err = cpu.NewProjections(m, b.pool); err != nil {
 			b.Close()
 			return nil, err

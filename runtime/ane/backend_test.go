@@ -160,8 +160,6 @@ func TestLazyLoading(t *testing.T) {
 // (Qwen2.5-0.5B's 365 kernels): one bucket of layer kernels (72) fits the ANE's budget with
 // the LM head (5), two do not.
 func TestPlan(t *testing.T) {
-	ks := &kernelSet{groups: []string{"attn_qkv", "attn_o", "mlp"}, layerSeq: []int{32, 64, 128, 256, 512}, lmSeq: []int{32},
-		lmRows: []int{30400, 30400, 30400, 30400, 30336}}
 	for _, tc := range []struct {
 		layers, budget int
 		decodeANE      bool
@@ -175,7 +173,12 @@ func TestPlan(t *testing.T) {
 		{2, 20, false, []int{256, 512}},
 		{40, 100, true, []int{32}}, // 125 > 100: the minimum, and lazy loading reports the budget
 	} {
-		got, lm := ks.plan(tc.layers, tc.budget, tc.decodeANE)
+		ks := &kernelSet{groups: []string{"attn_qkv", "attn_o", "mlp"}, layerSeq: []int{32, 64, 128, 256, 512}, lmSeq: []int{32},
+			lmRows: []int{30400, 30400, 30400, 30400, 30336}}
+		for range tc.layers {
+			ks.perLayer = append(ks.perLayer, ks.groups)
+		}
+		got, lm := ks.plan(tc.budget, tc.decodeANE)
 		if !slices.Equal(got, tc.want) || !slices.Equal(lm, []int{32}) {
 			t.Errorf("plan(%d layers, budget %d, decode on ANE %v) = %v, %v; want %v, [32]", tc.layers, tc.budget, tc.decodeANE, got, lm, tc.want)
 		}

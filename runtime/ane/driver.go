@@ -85,8 +85,16 @@ func (d *Driver) Compile(spec Spec) (*Program, error) {
 	return p, nil
 }
 
-// applyLayout rewrites a spec for its blob layout.
+// applyLayout rewrites a spec for its constexpr expansion and its blob layout.
 func applyLayout(spec Spec) (Spec, error) {
+	if spec.Expand {
+		text, weights, err := mil.ExpandConstexpr(spec.MIL, spec.Weights)
+		if err != nil {
+			return spec, fmt.Errorf("ane: expanding quantized weights: %w", err)
+		}
+		// The expanded file is Go memory: the framework must copy it.
+		spec.MIL, spec.Weights, spec.Borrow, spec.Expand = text, weights, false, false
+	}
 	switch spec.Layout {
 	case "", mil.LayoutPacked:
 		return spec, nil

@@ -24,6 +24,7 @@ const (
 type driverBackend struct {
 	d      *Driver
 	layout string // blob layout: mil.LayoutPacked (or "") or mil.LayoutSplit
+	expand bool   // rewrite quantized weights dense before compiling (Options.Constexpr)
 }
 
 // Load compiles (or loads from the daemon's cache) one kernel. The weights are sections of
@@ -31,7 +32,7 @@ type driverBackend struct {
 // Backend.Close has closed every kernel: the framework gets them without a copy
 // (docs/ane.md, "Memory").
 func (b *driverBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loaded, error) {
-	spec := Spec{MIL: []byte(k.MIL), Weights: weights, Layout: b.layout, Borrow: true}
+	spec := Spec{MIL: []byte(k.MIL), Weights: weights, Layout: b.layout, Expand: b.expand, Borrow: true}
 	for _, io := range k.Inputs {
 		spec.Inputs = append(spec.Inputs, IO{Name: io.Name, Bytes: ioBytes(io)})
 	}
@@ -100,6 +101,7 @@ type simBackend struct {
 	loads  int
 	budget int    // < 0: no limit
 	layout string // blob layout, as for the ANE
+	expand bool   // constexpr expansion, as for the ANE
 	ranges rangeLog
 }
 
@@ -112,6 +114,14 @@ func (b *simBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loaded,
 	}
 	b.loads++
 	b.mu.Unlock()
+	if b.expand {
+		text, w, err := mil.ExpandConstexpr([]byte(k.MIL), weights)
+		if err != nil {
+			return nil, fmt.Errorf("kernel %s: expanding quantized weights: %w", k.Name, err)
+		}
+		expanded := *k
+		expanded.MIL, weights, k = string(text), w, &expanded
+	}
 	if b.layout == mil.LayoutSplit {
 		text, w, err := mil.SplitBlobs([]byte(k.MIL), weights)
 		if err != nil {

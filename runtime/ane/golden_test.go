@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 }
 
 // Tolerances of the simulated ANE path against the CPU backend (float32) and Hugging Face
-// (float32). The kernels see fp16 activations and round every result to fp16 (ane-facts:
+// (float32). The kernels see fp16 activations and round every result to fp16 (docs/ane.md:
 // fp16 datapath), so a logit of magnitude ~4 carries an fp16 rounding of ~2e-3 at the LM head
 // alone, plus the error carried by the residual stream through the layers. The largest
 // difference measured on the goldens, printed by TestSimGolden, is 4.3e-3; simTol leaves
@@ -191,4 +191,21 @@ func argmax(logits []float32) int {
 		}
 	}
 	return best
+}
+
+// TestSimBatchMatchesAlone runs every golden model's prompts through one runtime.Batch of the
+// sim backend (testmodel.CheckBatch: sequences joining and leaving, prompt chunks beside decode
+// steps, each pass one evaluation of the bundle's programs for all its rows) and requires each
+// sequence's logits alone within simTol and the same greedy tokens.
+func TestSimBatchMatchesAlone(t *testing.T) {
+	for _, name := range testmodel.Models {
+		t.Run(name, func(t *testing.T) {
+			m, _, sb := openBoth(t, name, "f16", Options{Eval: EvalSim})
+			worst, err := testmodel.CheckBatch(m, sb, testmodel.LoadGolden(t, name), simTol)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("largest difference from the same sequence alone: %.2e", worst)
+		})
+	}
 }

@@ -18,7 +18,9 @@ var ErrNoKernels = errors.New("the bundle has no ANE kernels")
 
 // kernelSet is a bundle's kernels, read from its manifest and checked against the model.
 type kernelSet struct {
-	groups   []string // the kernel kinds each decoder layer has, in the order they run
+	groups   []string        // the kernel kinds of the family's groups (arch.Family.Groups), by index
+	perLayer [][]string      // the kernel kinds each decoder layer has, in the order they run
+	onCPU    map[string]bool // kinds that run on the CPU instead (Options.LinearInOn): never loaded
 	kernels  []mil.Kernel
 	layerSeq []int // buckets every layer group has, ascending
 	lmSeq    []int // buckets every LM-head chunk has, ascending
@@ -39,7 +41,7 @@ func readKernels(m *runtime.Model) (*kernelSet, error) {
 		if man.Provenance.Repo != "" {
 			src = man.Provenance.Repo
 		}
-		if m.DType != dtype.F16 {
+		if m.DType == dtype.F32 {
 			return nil, fmt.Errorf("%s: %w: it stores %s weights, which are for the CPU (the ANE computes in fp16); pack an f16 bundle: anepack %s --dtype f16 -o %s",
 				m.Name, ErrNoKernels, m.DType, src, m.Name)
 		}
@@ -53,6 +55,13 @@ func readKernels(m *runtime.Model) (*kernelSet, error) {
 	for _, g := range m.Family.Groups(c) {
 		channels[g.Name] = [2]int{g.In, g.Out}
 		ks.groups = append(ks.groups, g.Name)
+	}
+	for l := 0; l < c.NumHiddenLayers; l++ {
+		var names []string
+		for _, g := range m.Family.LayerGroups(c, l) {
+			names = append(names, g.Name)
+		}
+		ks.perLayer = append(ks.perLayer, names)
 	}
 	texts := map[string][]byte{}
 	seqs := map[string][]int{} // "kind/layer/chunk" -> buckets
@@ -129,7 +138,7 @@ func readKernels(m *runtime.Model) (*kernelSet, error) {
 
 	// Every layer group in the same buckets, one of them the decode bucket.
 	for l := 0; l < c.NumHiddenLayers; l++ {
-		for _, g := range ks.groups {
+		for _, g := range ks.perLayer[l] {
 			s := sortedSeqs(seqs[fmt.Sprintf("%s/%d/0", g, l)])
 			if len(s) == 0 {
 				return nil, fmt.Errorf("%s: the manifest has no %s kernel for layer %d; pack the bundle again with this anepack", m.Name, g, l)
@@ -137,7 +146,7 @@ func readKernels(m *runtime.Model) (*kernelSet, error) {
 			if ks.layerSeq == nil {
 				ks.layerSeq = s
 			} else if !slices.Equal(s, ks.layerSeq) {
-				return nil, fmt.Errorf("%s: the %s kernels of layer %d have buckets %v; layer 0's attn_qkv has %v", m.Name, g, l, s, ks.layerSeq)
+				return nil, fmt.Errorf("%s: the %s kernels of layer %d have buckets %v; layer 0's first group has %v", m.Name, g, l, s, ks.layerSeq)
 			}
 		}
 	}
@@ -173,8 +182,16 @@ func sortedSeqs(s []int) []int {
 }
 
 // compiles returns how many programs a plan of layer buckets and LM-head buckets loads.
-func (ks *kernelSet) compiles(layers int, layerSeqs, lmSeqs []int) int {
-	return len(layerSeqs)*layers*len(ks.groups) + len(lmSeqs)*len(ks.lmRows)
+func (ks *kernelSet) compiles(layerSeqs, lmSeqs []int) int {
+	n := 0
+	for _, kinds := range ks.perLayer {
+		for _, g := range kinds {
+			if !ks.onCPU[g] {
+				n++
+			}
+		}
+	}
+	return len(layerSeqs)*n + len(lmSeqs)*len(ks.lmRows)
 }
 
 // plan picks the buckets this run may use so that every kernel it can load fits in budget
@@ -183,7 +200,7 @@ func (ks *kernelSet) compiles(layers int, layerSeqs, lmSeqs []int) int {
 // ANE decodes; then the largest prefill buckets are added while they fit, since a larger
 // bucket means fewer dispatches per prompt. When not even the minimum fits, the minimum is
 // returned and lazy loading reports ErrCompileBudget when the budget runs out.
-func (ks *kernelSet) plan(layers, budget int, decodeOnANE bool) (layerSeqs, lmSeqs []int) {
+func (ks *kernelSet) plan(budget int, decodeOnANE bool) (layerSeqs, lmSeqs []int) {
 	lmSeqs = ks.lmSeq[:1]
 	if budget < 0 {
 		return ks.layerSeq, ks.lmSeq
@@ -197,7 +214,7 @@ func (ks *kernelSet) plan(layers, budget int, decodeOnANE bool) (layerSeqs, lmSe
 			continue
 		}
 		next := append(slices.Clone(layerSeqs), s)
-		if ks.compiles(layers, next, lmSeqs) > budget {
+		if ks.compiles(next, lmSeqs) > budget {
 			continue
 		}
 		layerSeqs = next
@@ -209,7 +226,7 @@ func (ks *kernelSet) plan(layers, budget int, decodeOnANE bool) (layerSeqs, lmSe
 	return layerSeqs, lmSeqs
 }
 
-// selected returns the kernels of the planned buckets.
+// selected returns the kernels of the planned buckets, but for the groups that run on the CPU.
 func (ks *kernelSet) selected(layerSeqs, lmSeqs []int) []mil.Kernel {
 	var out []mil.Kernel
 	for _, k := range ks.kernels {
@@ -217,7 +234,7 @@ func (ks *kernelSet) selected(layerSeqs, lmSeqs []int) []mil.Kernel {
 		if k.Kind == mil.GroupLMHead {
 			seqs = lmSeqs
 		}
-		if slices.Contains(seqs, k.Seq) {
+		if slices.Contains(seqs, k.Seq) && !ks.onCPU[k.Kind] {
 			out = append(out, k)
 		}
 	}

@@ -146,6 +146,29 @@ func (simProbe) run(p *ProbeProgram) ([]uint16, ProbeResult, error) {
 // mil.LayoutPacked when every program that ran in both layouts passed packed; "" when the
 // pass says neither (nothing ran in both layouts, or both failed).
 func LayoutFinding(results []ProbeResult) string {
+	return layoutFinding(results)
+}
+
+// ConstexprFinding says how quantized weights should reach the compiler from probe results:
+// ConstexprNative when every int8 and uint4 program that ran passed, ConstexprExpand when one
+// failed (the dense fp16 fallback), "" when none ran.
+func ConstexprFinding(results []ProbeResult) string {
+	ran, failed := false, false
+	for _, r := range results {
+		if r.Weights == "int8" || r.Weights == "uint4" {
+			ran, failed = true, failed || !r.OK
+		}
+	}
+	switch {
+	case failed:
+		return ConstexprExpand
+	case ran:
+		return ConstexprNative
+	}
+	return ""
+}
+
+func layoutFinding(results []ProbeResult) string {
 	byName := map[string]ProbeResult{}
 	for _, r := range results {
 		byName[r.Name] = r

@@ -19,18 +19,25 @@ const lmPiece = mil.DecodeSeq
 type projections struct {
 	d       *mil.Dispatcher
 	groups  []string // the kernel kind of each of the family's groups, by index
+	onCPU   []bool   // groups that always run on the CPU (Options.LinearInOn), by index
 	lmRows  []int
 	lmLayer int
 	vocab   int
-	// cpu, when set, runs single-token steps (decode) on the CPU.
-	cpu runtime.Projections
+	// cpu runs single-token steps (decode) when decodeOnCPU, and the onCPU groups.
+	cpu         runtime.Projections
+	decodeOnCPU bool
+	anyOnCPU    bool
 }
 
 // NewProjector returns the projections of one sequence.
 func (p *projections) NewProjector(batch int) (runtime.Projector, error) {
 	pr := &projector{p: p, tmp: make([]float32, lmPiece*slices.Max(p.lmRows))}
 	if p.cpu != nil {
-		c, err := p.cpu.NewProjector(1)
+		cb := 1 // decode only
+		if p.anyOnCPU {
+			cb = batch
+		}
+		c, err := p.cpu.NewProjector(cb)
 		if err != nil {
 			return nil, err
 		}
@@ -46,9 +53,10 @@ type projector struct {
 	tmp []float32 // one LM-head chunk's logits for lmPiece positions
 }
 
-// Group runs the group's kernel (or, for one token when decoding on the CPU, the CPU's GEMVs).
+// Group runs the group's kernel, or the CPU's products for a group that runs there and, when
+// decoding on the CPU, for one token.
 func (pr *projector) Group(layer, g int, x []float32, n int, y []float32) error {
-	if n == 1 && pr.cpu != nil {
+	if pr.p.onCPU[g] || (n == 1 && pr.p.decodeOnCPU) {
 		return pr.cpu.Group(layer, g, x, n, y)
 	}
 	return pr.p.d.Run(pr.p.groups[g], layer, 0, x, n, y)
@@ -57,7 +65,7 @@ func (pr *projector) Group(layer, g int, x []float32, n int, y []float32) error 
 // LMHead runs every chunk's kernel into tmp ([positions, rows of the chunk]) and copies its
 // columns into place, lmPiece positions at a time.
 func (pr *projector) LMHead(x []float32, n int, logits []float32) error {
-	if n == 1 && pr.cpu != nil {
+	if n == 1 && pr.p.decodeOnCPU {
 		return pr.cpu.LMHead(x, n, logits)
 	}
 	p := pr.p

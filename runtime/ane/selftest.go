@@ -30,9 +30,12 @@ type SelfTestRecord struct {
 	Reason  string `json:"reason,omitempty"` // why it failed
 	// BlobLayout is the blob layout found to work: mil.LayoutPacked, or mil.LayoutSplit where
 	// only one record per file works; "" when unknown.
-	BlobLayout string        `json:"blob_layout,omitempty"`
-	Results    []ProbeResult `json:"results,omitempty"`
-	When       time.Time     `json:"when"`
+	BlobLayout string `json:"blob_layout,omitempty"`
+	// Constexpr is how quantized weights compile here: ConstexprNative where the probe's int8
+	// and uint4 programs ran, ConstexprExpand where one failed; "" until the probe has run.
+	Constexpr string        `json:"constexpr,omitempty"`
+	Results   []ProbeResult `json:"results,omitempty"`
+	When      time.Time     `json:"when"`
 }
 
 // selfTestPrograms are the probe programs of the self-test: the identity must give its
@@ -141,10 +144,11 @@ func DefaultSelfTestCache(dir string) SelfTestCache {
 
 // AutoChoice is what `--backend auto` does with the ANE.
 type AutoChoice struct {
-	UseANE bool
-	Layout string // blob layout to use: from the self-test, "" when it found none
-	Reason string // one line: why (not) the ANE
-	Ran    bool   // the self-test ran now (it was not in the cache)
+	UseANE    bool
+	Layout    string // blob layout to use: from the self-test, "" when it found none
+	Constexpr string // how quantized weights compile here (ConstexprFinding), "" when unknown
+	Reason    string // one line: why (not) the ANE
+	Ran       bool   // the self-test ran now (it was not in the cache)
 }
 
 // osKey is the cache key of a machine's OS: its build, or its release when the build is
@@ -180,7 +184,7 @@ func DecideAuto(host Report, cache SelfTestCache, run func() SelfTestRecord) Aut
 	if !rec.Passed {
 		return AutoChoice{Ran: ran, Reason: fmt.Sprintf("the ANE self-test failed on this OS build (%s, %s): %s; `anerun doctor --probe` shows more", key, when, rec.Reason)}
 	}
-	c := AutoChoice{UseANE: true, Layout: rec.BlobLayout, Ran: ran,
+	c := AutoChoice{UseANE: true, Layout: rec.BlobLayout, Constexpr: rec.Constexpr, Ran: ran,
 		Reason: fmt.Sprintf("the ANE self-test passed on this OS build (%s, %s)", key, when)}
 	if storeErr != nil {
 		c.Reason += " (not remembered: " + storeErr.Error() + ")"
@@ -193,7 +197,8 @@ func DecideAuto(host Report, cache SelfTestCache, run func() SelfTestRecord) Aut
 // from every program that ran in both layouts).
 func SelfTestFromProbe(pass ProbePass) SelfTestRecord {
 	rec := SelfTestRecord{Version: selfTestVersion, When: time.Now().UTC(), Results: pass.Results,
-		BlobLayout: LayoutFinding(pass.Results), Reason: "the probe did not run the self-test program"}
+		BlobLayout: LayoutFinding(pass.Results), Constexpr: ConstexprFinding(pass.Results),
+		Reason: "the probe did not run the self-test program"}
 	for _, r := range pass.Results {
 		if r.Name == selfTestName {
 			rec.Passed, rec.Reason = r.OK, ""

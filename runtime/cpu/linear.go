@@ -51,6 +51,10 @@ type dispatch struct {
 	outs  [maxOutputs]output
 	nout  int
 	gated func(dst, gate, up []float32) // when set: outs[0] is gate, outs[1] up; y = act(gate)*up goes to outs[0].y
+	// in is x quantized once per job, in each form that the job's quantized weights read (int8
+	// for q4, int16 for q8: a job may mix them, and float weights, if a bundle does): every
+	// work item's products read it (the kernels only read it).
+	in runtime.QuantInput
 }
 
 func newDispatch(pool *kernels.Pool, batch int) *dispatch {
@@ -79,8 +83,21 @@ func (d *dispatch) add(w *runtime.Linear, bias, y []float32, ldy, col int) {
 func (d *dispatch) linear(x []float32, n int) {
 	last := &d.outs[d.nout-1]
 	d.x, d.n, d.gated = x, n, nil
+	d.quantizeInput()
 	d.pool.Parallel(last.first+last.w.Rows, d.grain(last.first+last.w.Rows), d.fn)
 	d.reset()
+}
+
+// quantizeInput quantizes the job's input once per form its quantized weights read. anepack
+// packs every member of a fused group, and every chunk of an LM head, in one format, but a
+// bundle's manifest gives each tensor its own dtype and the runtime accepts any mix (a q8
+// V or down projection in a q4 model, as llama.cpp's mixed types keep, would be one), so each
+// output is checked.
+func (d *dispatch) quantizeInput() {
+	d.in.Reset()
+	for i := range d.outs[:d.nout] {
+		d.in.Prepare(d.outs[i].w, d.x, d.n)
+	}
 }
 
 // gatedMLP computes y[t*rows+r] = act(x[t]·gate[r] + gb[r]) * (x[t]·up[r] + ub[r]), the gated
@@ -91,6 +108,7 @@ func (d *dispatch) gatedMLP(y, x []float32, n int, gate, up *runtime.Linear, gb,
 	d.outs[0] = output{w: gate, bias: gb, y: y, ldy: gate.Rows}
 	d.outs[1] = output{w: up, bias: ub}
 	d.nout, d.x, d.n, d.gated = 2, x, n, act
+	d.quantizeInput()
 	d.pool.Parallel(gate.Rows, d.grain(gate.Rows), d.fn)
 	d.reset()
 }
@@ -128,6 +146,16 @@ func (d *dispatch) run(lo, hi int) {
 		if a >= b {
 			continue
 		}
+		if o.w.Quantized() {
+			// The quantized kernels write y[t*ldy + j] in place: no scratch, no copy.
+			o.w.MulActs(o.y[o.col+a:], o.ldy, &d.in, a, b)
+			if o.bias != nil {
+				for t := 0; t < d.n; t++ {
+					kernels.Add(o.y[t*o.ldy+o.col+a:t*o.ldy+o.col+b], o.bias[a:b])
+				}
+			}
+			continue
+		}
 		if d.n == 1 {
 			y := o.y[o.col+a : o.col+b]
 			o.w.MatVec(y, d.x, a, b)
@@ -160,16 +188,16 @@ func (d *dispatch) runGated(lo, hi int) {
 	tmp := <-d.scratch
 	if d.n == 1 {
 		y := gate.y[lo:hi]
-		gate.w.MatVec(y, d.x, lo, hi)
 		u := tmp[:rows]
-		up.w.MatVec(u, d.x, lo, hi)
+		d.product(gate.w, y, lo, hi)
+		d.product(up.w, u, lo, hi)
 		addBias(y, gate.bias, lo, hi)
 		addBias(u, up.bias, lo, hi)
 		d.gated(y, y, u)
 	} else {
 		g, u := tmp[:d.n*rows], tmp[d.n*rows:2*d.n*rows]
-		gate.w.MatMul(g, d.x, d.n, lo, hi)
-		up.w.MatMul(u, d.x, d.n, lo, hi)
+		d.product(gate.w, g, lo, hi)
+		d.product(up.w, u, lo, hi)
 		for t := 0; t < d.n; t++ {
 			gt, ut := g[t*rows:(t+1)*rows], u[t*rows:(t+1)*rows]
 			addBias(gt, gate.bias, lo, hi)
@@ -178,6 +206,19 @@ func (d *dispatch) runGated(lo, hi int) {
 		}
 	}
 	d.scratch <- tmp
+}
+
+// product computes rows [lo, hi) of w for the job's tokens into y, [n, hi-lo] densely: from
+// the job's quantized input for a quantized weight, else with the float kernels.
+func (d *dispatch) product(w *runtime.Linear, y []float32, lo, hi int) {
+	switch {
+	case w.Quantized():
+		w.MulActs(y, hi-lo, &d.in, lo, hi)
+	case d.n == 1:
+		w.MatVec(y, d.x, lo, hi)
+	default:
+		w.MatMul(y, d.x, d.n, lo, hi)
+	}
 }
 
 // addBias adds rows [lo, hi) of bias to y, when there is a bias.

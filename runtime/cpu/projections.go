@@ -22,7 +22,8 @@ type Projections struct {
 	act    func(dst, x []float32)        // a plain MLP's activation, in place
 }
 
-// group is one fused group of one layer.
+// group is one fused group of one layer; w is nil where the layer does not run the group (the
+// attention groups of a Gated DeltaNet layer, and the reverse).
 type group struct {
 	arch.Group
 	w []*runtime.Linear // the members
@@ -47,6 +48,10 @@ func NewProjections(m *runtime.Model, pool *kernels.Pool) (*Projections, error) 
 	for l := range p.groups {
 		for _, g := range fam.Groups(c) {
 			G := group{Group: g}
+			if !fam.LayerHasGroup(c, l, g) {
+				p.groups[l] = append(p.groups[l], G)
+				continue
+			}
 			for i, s := range g.Linears {
 				w, err := m.Linear(s, l)
 				if err != nil {
@@ -91,6 +96,9 @@ type projector struct {
 // down; a plain MLP one for up, the activation, and one for down.
 func (pr *projector) Group(layer, g int, x []float32, n int, y []float32) error {
 	G := &pr.p.groups[layer][g]
+	if G.w == nil {
+		return fmt.Errorf("layer %d does not run group %s", layer, G.Name)
+	}
 	if G.Name == arch.GroupMLP {
 		w, b := G.w, G.b
 		inter := w[0].Rows

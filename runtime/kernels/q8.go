@@ -10,10 +10,10 @@ import (
 //
 //	y[r] = scale[r] * sum_c w[r*cols+c] * x[c]   for r < rows
 //
-// x is first quantized to int8 in blocks of 32 (see Int8Acts), so the result
-// is that of the dequantized activations, within float32 rounding. To
-// multiply one x by several matrices or row ranges, quantize it once with
-// Int8Acts.Quantize and call MatMulQ8Acts instead. A row range [lo, hi) is
+// x is first quantized to 16-bit integers in blocks of 32 (see Int16Acts),
+// so the result is that of the dequantized activations, within float32
+// rounding. To multiply one x by several matrices or row ranges, quantize it
+// once with Int16Acts.Quantize and call MatMulQ8Acts instead. A row range [lo, hi) is
 // w[lo*cols:hi*cols], scale[lo:hi], y[lo:hi] with rows = hi-lo.
 func MatVecQ8(y []float32, w []int8, scale []uint16, x []float32, rows, cols int) {
 	MatMulQ8(y, x, w, scale, 1, rows, cols)
@@ -26,10 +26,10 @@ func MatVecQ8(y []float32, w []int8, scale []uint16, x []float32, rows, cols int
 // that is Y[n, rows] = X[n, cols] · Wᵀ, with x quantized as in MatVecQ8.
 func MatMulQ8(y, x []float32, w []int8, scale []uint16, n, rows, cols int) {
 	checkMat("MatMulQ8", len(y), len(w), len(x), n, rows, cols)
-	a := actsPool.Get().(*Int8Acts)
+	a := acts16Pool.Get().(*Int16Acts)
 	a.Quantize(x, n, cols)
 	MatMulQ8Acts(y, rows, a, w, scale, rows)
-	actsPool.Put(a)
+	acts16Pool.Put(a)
 }
 
 // MatMulQ8Acts multiplies the a.N() quantized tokens of a by the q8 matrix
@@ -41,7 +41,7 @@ func MatMulQ8(y, x []float32, w []int8, scale []uint16, n, rows, cols int) {
 // matrix pass y[lo:], ldy = the full row count, w[lo*cols:hi*cols],
 // scale[lo:hi] and rows = hi-lo: every output lands where the whole
 // product puts it, so goroutines can share one y.
-func MatMulQ8Acts(y []float32, ldy int, a *Int8Acts, w []int8, scale []uint16, rows int) {
+func MatMulQ8Acts(y []float32, ldy int, a *Int16Acts, w []int8, scale []uint16, rows int) {
 	n, cols := a.n, a.cols
 	checkQ("MatMulQ8Acts", len(y), ldy, n, rows)
 	switch {
@@ -59,9 +59,12 @@ func MatMulQ8Acts(y []float32, ldy int, a *Int8Acts, w []int8, scale []uint16, r
 	}
 }
 
-// actsPool lends Int8Acts to the float-input entry points, so that they
-// allocate nothing once warm.
-var actsPool = sync.Pool{New: func() any { return new(Int8Acts) }}
+// actsPool and acts16Pool lend Int8Acts and Int16Acts to the float-input
+// entry points, so that they allocate nothing once warm.
+var (
+	actsPool   = sync.Pool{New: func() any { return new(Int8Acts) }}
+	acts16Pool = sync.Pool{New: func() any { return new(Int16Acts) }}
+)
 
 // checkQ panics unless y holds outputs t*ldy+r for t < n, r < rows.
 func checkQ(kernel string, ny, ldy, n, rows int) {
@@ -79,7 +82,7 @@ func checkQ(kernel string, ny, ldy, n, rows int) {
 // [k, cols) to every output: per block of 32 columns an exact integer dot
 // product, scaled by the block's activation scale, summed in float32 and
 // scaled by the row's scale. k is a multiple of 32.
-func matMulQ8Generic(y []float32, ldy int, a *Int8Acts, w []int8, scale []uint16, rows, k int) {
+func matMulQ8Generic(y []float32, ldy int, a *Int16Acts, w []int8, scale []uint16, rows, k int) {
 	tab := f16Table()
 	cols := a.cols
 	for t := 0; t < a.n; t++ {
@@ -90,7 +93,7 @@ func matMulQ8Generic(y []float32, ldy int, a *Int8Acts, w []int8, scale []uint16
 			var s float32
 			for c0 := k; c0 < cols; c0 += 32 {
 				c1 := min(cols, c0+32)
-				s += d[c0/32] * float32(dotI8(row[c0:c1], xq[c0:c1]))
+				s += d[c0/32] * float32(dotI8I16(row[c0:c1], xq[c0:c1]))
 			}
 			s *= tab[scale[r]]
 			if k == 0 {
@@ -102,9 +105,9 @@ func matMulQ8Generic(y []float32, ldy int, a *Int8Acts, w []int8, scale []uint16
 	}
 }
 
-// dotI8 returns the exact integer dot product of two int8 vectors of at
-// most 32 values (|sum| <= 32*127*127 fits easily).
-func dotI8(w, x []int8) int32 {
+// dotI8I16 returns the exact integer dot product of int8 weights and int16
+// activations, at most 32 of each: |sum| <= 32*127*32258 < 2^31.
+func dotI8I16(w []int8, x []int16) int32 {
 	x = x[:len(w)]
 	var s int32
 	for i, v := range w {

@@ -1,14 +1,14 @@
 package kernels
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 )
 
 // Int8Acts holds n activation vectors (tokens) of cols values quantized to
-// int8 for the q8 and q4 kernels: each block of 32 consecutive values of a
-// token (the last block may be shorter) gets its own float32 scale
+// int8 for the q4 kernels (W4A8; q8 weights read Int16Acts): each block of
+// 32 consecutive values of a token (the last block may be shorter) gets its
+// own float32 scale
 //
 //	d = max|x_block| / 127,   q = round-half-even(x * (127 / max|x_block|))   (in float32)
 //
@@ -30,7 +30,6 @@ type Int8Acts struct {
 	q       []int8    // [n][cols] quantized values, natural order
 	d       []float32 // [n][nb] block scales
 	bs      []float32 // [n][nb] block sums of dequantized values, d*sum(q)
-	q8      []byte    // [n][cols/32][64] whole blocks for the q8 kernels (see Quantize)
 	qp      []int8    // [n][nc*64] q in q4 order (see Quantize)
 	meta    []float32 // [n][nc][16] q4 lane scales and lane sums (see Quantize)
 }
@@ -43,20 +42,13 @@ func (a *Int8Acts) Cols() int { return a.cols }
 
 // Quantize replaces the contents of a with the n vectors x[t*cols:(t+1)*cols].
 //
-// Besides the natural order it lays the values out for the assembly. For q8,
-// per whole block of 32: the 32 values, then 8 little-endian int32 holding
-// -128 times the sum of each 4 consecutive values. A VNNI kernel multiplies
-// unsigned by signed bytes, so it adds 128 to the weights and starts each
-// block's 8 lane sums at these values instead of 0, which cancels the bias
-// exactly in integer arithmetic.
-//
-// For q4, which
-// split 32 weight bytes into their 32 low nibbles (even elements) and 32 high
-// nibbles (odd elements): per chunk of 64 values qp holds the 32 even ones
-// then the 32 odd ones, and meta holds 8 lane scales then 8 lane sums, lane
-// i covering chunk elements 8i..8i+7 (the bytes one 32-bit lane of an int8
-// dot product gathers from both halves): its block scale d and d times the
-// sum of its 8 quantized values.
+// Besides the natural order it lays the values out for the q4 assembly,
+// which splits 32 weight bytes into their 32 low nibbles (even elements)
+// and 32 high nibbles (odd elements): per chunk of 64 values qp holds the 32
+// even ones then the 32 odd ones, and meta holds 8 lane scales then 8 lane
+// sums, lane i covering chunk elements 8i..8i+7 (the bytes one 32-bit lane
+// of an int8 dot product gathers from both halves): its block scale d and d
+// times the sum of its 8 quantized values.
 func (a *Int8Acts) Quantize(x []float32, n, cols int) {
 	if n < 0 || cols < 0 || len(x) < n*cols {
 		panic(fmt.Sprintf("kernels.Int8Acts.Quantize: x has %d values, want n*cols = %d*%d", len(x), n, cols))
@@ -66,7 +58,6 @@ func (a *Int8Acts) Quantize(x []float32, n, cols int) {
 	a.q = grow(a.q, n*cols)
 	a.d = grow(a.d, n*a.nb)
 	a.bs = grow(a.bs, n*a.nb)
-	a.q8 = grow(a.q8, n*(cols/32)*64)
 	a.qp = grow(a.qp, n*a.nc*64)
 	a.meta = grow(a.meta, n*a.nc*16)
 	for t := 0; t < n; t++ {
@@ -82,18 +73,6 @@ func (a *Int8Acts) quantizeToken(t int, xt []float32) {
 	for b := range d {
 		lo, hi := 32*b, min(cols, 32*b+32)
 		d[b], bs[b] = quantizeBlock(q[lo:hi], xt[lo:hi])
-	}
-	q8 := a.q8[t*(cols/32)*64 : (t+1)*(cols/32)*64]
-	for b := 0; b < cols/32; b++ {
-		blk := q8[64*b : 64*b+64]
-		for i := 0; i < 32; i++ {
-			blk[i] = byte(q[32*b+i])
-		}
-		for l := 0; l < 8; l++ {
-			e := 32*b + 4*l
-			s := int32(q[e]) + int32(q[e+1]) + int32(q[e+2]) + int32(q[e+3])
-			binary.LittleEndian.PutUint32(blk[32+4*l:], uint32(-128*s))
-		}
 	}
 	qp := a.qp[t*a.nc*64 : (t+1)*a.nc*64]
 	meta := a.meta[t*a.nc*16 : (t+1)*a.nc*16]

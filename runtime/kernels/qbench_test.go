@@ -95,9 +95,9 @@ func benchMatrices(rows, cols, group, count int) []benchMatrix {
 }
 
 // runRows computes output rows [lo, hi) of y = m · x for the quantized
-// formats (through a, the quantized x) and for fp16 (through xf), the way a
-// caller splits a product over a Pool: by slicing the row range.
-func runRows(y []float32, ldy int, m benchMatrix, a *Int8Acts, xf []float32, group, n, rows, cols, lo, hi int) {
+// formats (through a or a16, the quantized x) and for fp16 (through xf),
+// the way a caller splits a product over a Pool: by slicing the row range.
+func runRows(y []float32, ldy int, m benchMatrix, a *Int8Acts, a16 *Int16Acts, xf []float32, group, n, rows, cols, lo, hi int) {
 	switch {
 	case group < 0:
 		if n == 1 {
@@ -106,7 +106,7 @@ func runRows(y []float32, ldy int, m benchMatrix, a *Int8Acts, xf []float32, gro
 			matMulF16Rows(y, xf, m.f16, n, rows, cols, lo, hi)
 		}
 	case group == 0:
-		MatMulQ8Acts(y[lo:], ldy, a, m.w8[lo*cols:hi*cols], m.scale[lo:hi], hi-lo)
+		MatMulQ8Acts(y[lo:], ldy, a16, m.w8[lo*cols:hi*cols], m.scale[lo:hi], hi-lo)
 	default:
 		g := cols / group
 		MatMulQ4Acts(y[lo:], ldy, a, m.w4[lo*cols/2:hi*cols/2], m.scale[lo*g:hi*g], m.offset[lo*g:hi*g], group, hi-lo)
@@ -120,9 +120,11 @@ func runRows(y []float32, ldy int, m benchMatrix, a *Int8Acts, xf []float32, gro
 func BenchmarkQuantGEMV(b *testing.B) {
 	x := benchVec(4864)
 	var a Int8Acts
+	var a16 Int16Acts
 	y := make([]float32, 151936)
 	for _, s := range qBenchShapes {
 		a.Quantize(x[:s.cols], 1, s.cols)
+		a16.Quantize(x[:s.cols], 1, s.cols)
 		for _, f := range qBenchFormats {
 			one := benchMatrices(s.rows, s.cols, f.group, 1)
 			count := max(1, int(benchStreamBytes/one[0].bytes()))
@@ -134,7 +136,7 @@ func BenchmarkQuantGEMV(b *testing.B) {
 				}
 				p := NewPool(threads)
 				var cur benchMatrix
-				body := func(lo, hi int) { runRows(y, s.rows, cur, &a, x[:s.cols], f.group, 1, s.rows, s.cols, lo, hi) }
+				body := func(lo, hi int) { runRows(y, s.rows, cur, &a, &a16, x[:s.cols], f.group, 1, s.rows, s.cols, lo, hi) }
 				b.Run(fmt.Sprintf("%s/%s/%s", s.name, f.name, mode), func(b *testing.B) {
 					b.SetBytes(ms[0].bytes())
 					i := 0
@@ -161,14 +163,16 @@ func BenchmarkQuantGEMM(b *testing.B) {
 	x := benchVec(benchTokens * 4864)
 	y := make([]float32, benchTokens*4864)
 	var a Int8Acts
+	var a16 Int16Acts
 	for _, s := range qBenchShapes[:4] {
 		a.Quantize(x[:benchTokens*s.cols], benchTokens, s.cols)
+		a16.Quantize(x[:benchTokens*s.cols], benchTokens, s.cols)
 		for _, f := range qBenchFormats {
 			m := benchMatrices(s.rows, s.cols, f.group, 1)[0]
 			for _, threads := range []int{1, 2} {
 				p := NewPool(threads)
 				body := func(lo, hi int) {
-					runRows(y, s.rows, m, &a, x[:benchTokens*s.cols], f.group, benchTokens, s.rows, s.cols, lo, hi)
+					runRows(y, s.rows, m, &a, &a16, x[:benchTokens*s.cols], f.group, benchTokens, s.rows, s.cols, lo, hi)
 				}
 				b.Run(fmt.Sprintf("%s/%s/n=%d/threads=%d", s.name, f.name, benchTokens, threads), func(b *testing.B) {
 					b.SetBytes(m.bytes())
@@ -183,16 +187,24 @@ func BenchmarkQuantGEMM(b *testing.B) {
 	}
 }
 
-// BenchmarkQuantizeActs measures Int8Acts.Quantize on one token of each
-// input width and on a prefill batch.
+// BenchmarkQuantizeActs measures Int8Acts.Quantize (int8) and
+// Int16Acts.Quantize (int16) on one token of each input width and on a
+// prefill batch.
 func BenchmarkQuantizeActs(b *testing.B) {
 	x := benchVec(benchTokens * 4864)
 	var a Int8Acts
+	var a16 Int16Acts
 	for _, c := range []struct{ n, cols int }{{1, 896}, {1, 4864}, {benchTokens, 896}} {
-		b.Run(fmt.Sprintf("n=%d/cols=%d", c.n, c.cols), func(b *testing.B) {
+		b.Run(fmt.Sprintf("int8/n=%d/cols=%d", c.n, c.cols), func(b *testing.B) {
 			b.SetBytes(int64(4 * c.n * c.cols))
 			for b.Loop() {
 				a.Quantize(x[:c.n*c.cols], c.n, c.cols)
+			}
+		})
+		b.Run(fmt.Sprintf("int16/n=%d/cols=%d", c.n, c.cols), func(b *testing.B) {
+			b.SetBytes(int64(4 * c.n * c.cols))
+			for b.Loop() {
+				a16.Quantize(x[:c.n*c.cols], c.n, c.cols)
 			}
 		})
 	}

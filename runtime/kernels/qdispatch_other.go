@@ -9,7 +9,10 @@ package kernels
 // this machine: always "go" here.
 func QuantKernels() string { return "go" }
 
-func matMulQ8Fast(y []float32, ldy int, a *Int8Acts, w []int8, scale []uint16, rows int) int {
+// q16Planes: no kernel reads Int16Acts as int8 planes here.
+const q16Planes = false
+
+func matMulQ8Fast(y []float32, ldy int, a *Int16Acts, w []int8, scale []uint16, rows int) int {
 	return 0
 }
 

@@ -29,12 +29,12 @@ type qMat struct {
 }
 
 // newQ8 quantizes random weights; with integers set the scales are 1 and
-// the data small integers, so every product is exact.
-func newQ8(r *rand.Rand, rows, cols int, integers bool) qMat {
+// the data integers in [-wmax, wmax], so every product is exact.
+func newQ8(r *rand.Rand, rows, cols int, integers bool, wmax int) qMat {
 	m := qMat{rows: rows, cols: cols, w8: make([]int8, rows*cols), scale: make([]uint16, rows), deq: make([]float32, rows*cols)}
 	if integers {
 		for i := range m.w8 {
-			m.w8[i] = int8(r.IntN(255) - 127)
+			m.w8[i] = int8(r.IntN(2*wmax+1) - wmax)
 		}
 		for i := range m.scale {
 			m.scale[i] = half.F32ToF16Scalar(1)
@@ -167,45 +167,8 @@ func nanSlice(n int) []float32 {
 	return y
 }
 
-func TestMatMulQ8(t *testing.T) {
-	t.Logf("quantized kernels: %s", QuantKernels())
-	r := rand.New(rand.NewPCG(11, 12))
-	var a Int8Acts
-	for _, integers := range []bool{false, true} {
-		for _, n := range qTestTokens {
-			for _, rows := range qTestRows {
-				for _, cols := range q8TestCols {
-					m := newQ8(r, rows, cols, integers)
-					x := randActs(r, n, cols, integers)
-					a.Quantize(x, n, cols)
-					ref, mag := qRef(m, dequantActs(&a), n)
-					name := fmt.Sprintf("n=%d %dx%d int=%v", n, rows, cols, integers)
-
-					y := nanSlice(n * rows)
-					MatMulQ8(y, x, m.w8, m.scale, n, rows, cols)
-					checkQClose(t, "MatMulQ8 "+name, y, rows, ref, mag, n, rows, cols, integers)
-					if n == 1 {
-						y = nanSlice(rows)
-						MatVecQ8(y, m.w8, m.scale, x, rows, cols)
-						checkQClose(t, "MatVecQ8 "+name, y, rows, ref, mag, n, rows, cols, integers)
-					}
-					y = nanSlice(n * rows)
-					matMulQ8Generic(y, rows, &a, m.w8, m.scale, rows, 0)
-					checkQClose(t, "matMulQ8Generic "+name, y, rows, ref, mag, n, rows, cols, integers)
-
-					// A row range [lo, hi) writes exactly its outputs, into a
-					// y strided like the whole product.
-					lo, hi := rows/3, rows-rows/4
-					y = nanSlice(n * rows)
-					MatMulQ8Acts(y[lo:], rows, &a, m.w8[lo*cols:hi*cols], m.scale[lo:hi], hi-lo)
-					checkRange(t, "MatMulQ8Acts range "+name, y, ref, mag, n, rows, cols, lo, hi, integers)
-				}
-			}
-		}
-	}
-}
-
 func TestMatMulQ4(t *testing.T) {
+	t.Logf("quantized kernels: %s", QuantKernels())
 	r := rand.New(rand.NewPCG(13, 14))
 	var a Int8Acts
 	for _, integers := range []bool{false, true} {
@@ -313,9 +276,12 @@ func TestInt8Acts(t *testing.T) {
 func TestQuantizedPanics(t *testing.T) {
 	var a Int8Acts
 	a.Quantize(make([]float32, 64), 1, 64)
-	mustPanic(t, "short w q8", func() { MatMulQ8Acts(make([]float32, 2), 2, &a, make([]int8, 127), make([]uint16, 2), 2) })
-	mustPanic(t, "short scale q8", func() { MatMulQ8Acts(make([]float32, 2), 2, &a, make([]int8, 128), make([]uint16, 1), 2) })
-	mustPanic(t, "short y", func() { MatMulQ8Acts(make([]float32, 1), 2, &a, make([]int8, 128), make([]uint16, 2), 2) })
+	var a16 Int16Acts
+	a16.Quantize(make([]float32, 64), 1, 64)
+	mustPanic(t, "short w q8", func() { MatMulQ8Acts(make([]float32, 2), 2, &a16, make([]int8, 127), make([]uint16, 2), 2) })
+	mustPanic(t, "short scale q8", func() { MatMulQ8Acts(make([]float32, 2), 2, &a16, make([]int8, 128), make([]uint16, 1), 2) })
+	mustPanic(t, "short y", func() { MatMulQ8Acts(make([]float32, 1), 2, &a16, make([]int8, 128), make([]uint16, 2), 2) })
+	mustPanic(t, "short x q16", func() { a16.Quantize(make([]float32, 63), 1, 64) })
 	mustPanic(t, "short w q4", func() {
 		MatMulQ4Acts(make([]float32, 2), 2, &a, make([]byte, 63), make([]uint16, 4), make([]uint16, 4), 32, 2)
 	})
@@ -347,8 +313,10 @@ func TestQuantRowBlocks(t *testing.T) {
 	x := randActs(r, n, cols, false)
 	a.Quantize(x, n, cols)
 	xd := dequantActs(&a)
-	m8 := newQ8(r, rows, cols, false)
-	ref, mag := qRef(m8, xd, n)
+	var a16 Int16Acts
+	a16.Quantize(x, n, cols)
+	m8 := newQ8(r, rows, cols, false, 0)
+	ref, mag := qRef(m8, dequantActs16(&a16), n)
 	y := nanSlice(n * rows)
 	MatMulQ8(y, x, m8.w8, m8.scale, n, rows, cols)
 	checkQClose(t, "MatMulQ8 501x512", y, rows, ref, mag, n, rows, cols, false)

@@ -5,20 +5,10 @@
 package kernels
 
 const (
-	// q8Tokens x q8Rows and q4Tokens x q4Rows are the tiles of the quantized kernels.
-	q8Tokens = 4
-	q8Rows   = 2
+	// q4Tokens x q4Rows is the tile of the q4 kernels.
 	q4Tokens = 3
 	q4Rows   = 2
 )
-
-// q8AVX2Panels holds the q8 kernels indexed by [tokens-1][0 for 1 row, 1 for q8Rows].
-var q8AVX2Panels = [q8Tokens][2]q8PanelFunc{
-	{q8AVX2T1R1, q8AVX2T1R2},
-	{q8AVX2T2R1, q8AVX2T2R2},
-	{q8AVX2T3R1, q8AVX2T3R2},
-	{q8AVX2T4R1, q8AVX2T4R2},
-}
 
 // q4AVX2Panels holds the q4 kernels indexed by [group 32, 64, 128][tokens-1][0 for 1 row, 1 for q4Rows].
 var q4AVX2Panels = [3][q4Tokens][2]q4PanelFunc{
@@ -34,14 +24,6 @@ var q4AVX2Panels = [3][q4Tokens][2]q4PanelFunc{
 		{q4G128AVX2T2R1, q4G128AVX2T2R2},
 		{q4G128AVX2T3R1, q4G128AVX2T3R2},
 	},
-}
-
-// q8VNNIPanels holds the q8 kernels indexed by [tokens-1][0 for 1 row, 1 for q8Rows].
-var q8VNNIPanels = [q8Tokens][2]q8PanelFunc{
-	{q8VNNIT1R1, q8VNNIT1R2},
-	{q8VNNIT2R1, q8VNNIT2R2},
-	{q8VNNIT3R1, q8VNNIT3R2},
-	{q8VNNIT4R1, q8VNNIT4R2},
 }
 
 // q4VNNIPanels holds the q4 kernels indexed by [group 32, 64, 128][tokens-1][0 for 1 row, 1 for q4Rows].

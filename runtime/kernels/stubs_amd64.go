@@ -429,46 +429,6 @@ func swigluAVX2(dst []float32, gate []float32, up []float32)
 //go:noescape
 func expSumAVX2(dst []float32, x []float32, m float32) float32
 
-// q8AVX2T1R1 sweeps q8 panels of 1 rows for 1 tokens; k is a positive multiple of 32.
-//
-//go:noescape
-func q8AVX2T1R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
-
-// q8AVX2T1R2 sweeps q8 panels of 2 rows for 1 tokens; k is a positive multiple of 32.
-//
-//go:noescape
-func q8AVX2T1R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
-
-// q8AVX2T2R1 sweeps q8 panels of 1 rows for 2 tokens; k is a positive multiple of 32.
-//
-//go:noescape
-func q8AVX2T2R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
-
-// q8AVX2T2R2 sweeps q8 panels of 2 rows for 2 tokens; k is a positive multiple of 32.
-//
-//go:noescape
-func q8AVX2T2R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
-
-// q8AVX2T3R1 sweeps q8 panels of 1 rows for 3 tokens; k is a positive multiple of 32.
-//
-//go:noescape
-func q8AVX2T3R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
-
-// q8AVX2T3R2 sweeps q8 panels of 2 rows for 3 tokens; k is a positive multiple of 32.
-//
-//go:noescape
-func q8AVX2T3R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
-
-// q8AVX2T4R1 sweeps q8 panels of 1 rows for 4 tokens; k is a positive multiple of 32.
-//
-//go:noescape
-func q8AVX2T4R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
-
-// q8AVX2T4R2 sweeps q8 panels of 2 rows for 4 tokens; k is a positive multiple of 32.
-//
-//go:noescape
-func q8AVX2T4R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
-
 // q4G32AVX2T1R1 sweeps q4 panels (group 32) of 1 rows for 1 tokens; k is a positive multiple of 64.
 //
 //go:noescape
@@ -558,46 +518,6 @@ func q4G128AVX2T3R1(y []float32, ldy int, x []int8, xstride int, m []float32, ms
 //
 //go:noescape
 func q4G128AVX2T3R2(y []float32, ldy int, x []int8, xstride int, m []float32, mstride int, w []byte, wstride int, scale []uint16, offset []uint16, sstride int, k int, panels int)
-
-// q8VNNIT1R1 sweeps q8 panels of 1 rows for 1 tokens; k is a positive multiple of 32.
-//
-//go:noescape
-func q8VNNIT1R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
-
-// q8VNNIT1R2 sweeps q8 panels of 2 rows for 1 tokens; k is a positive multiple of 32.
-//
-//go:noescape
-func q8VNNIT1R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
-
-// q8VNNIT2R1 sweeps q8 panels of 1 rows for 2 tokens; k is a positive multiple of 32.
-//
-//go:noescape
-func q8VNNIT2R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
-
-// q8VNNIT2R2 sweeps q8 panels of 2 rows for 2 tokens; k is a positive multiple of 32.
-//
-//go:noescape
-func q8VNNIT2R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
-
-// q8VNNIT3R1 sweeps q8 panels of 1 rows for 3 tokens; k is a positive multiple of 32.
-//
-//go:noescape
-func q8VNNIT3R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
-
-// q8VNNIT3R2 sweeps q8 panels of 2 rows for 3 tokens; k is a positive multiple of 32.
-//
-//go:noescape
-func q8VNNIT3R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
-
-// q8VNNIT4R1 sweeps q8 panels of 1 rows for 4 tokens; k is a positive multiple of 32.
-//
-//go:noescape
-func q8VNNIT4R1(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
-
-// q8VNNIT4R2 sweeps q8 panels of 2 rows for 4 tokens; k is a positive multiple of 32.
-//
-//go:noescape
-func q8VNNIT4R2(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k int, panels int)
 
 // q4G32VNNIT1R1 sweeps q4 panels (group 32) of 1 rows for 1 tokens; k is a positive multiple of 64.
 //

@@ -103,6 +103,9 @@ type (
 		iter      expr
 		body, els []stmt
 		test      expr
+		// ownFrames: the body defines a macro, which keeps the frame it was defined in, so
+		// each iteration needs a frame of its own; other loops reuse one.
+		ownFrames bool
 	}
 	ifStmt struct {
 		pos
@@ -147,3 +150,39 @@ type (
 		name, attr string
 	}
 )
+
+// definesMacro reports whether body defines a macro anywhere inside.
+func definesMacro(body []stmt) bool {
+	for _, s := range body {
+		switch s := s.(type) {
+		case *macroStmt:
+			return true
+		case *ifStmt:
+			for _, b := range s.bodies {
+				if definesMacro(b) {
+					return true
+				}
+			}
+			if definesMacro(s.els) {
+				return true
+			}
+		case *forStmt:
+			if s.ownFrames || definesMacro(s.els) {
+				return true
+			}
+		case *setBlockStmt:
+			if definesMacro(s.body) {
+				return true
+			}
+		case *filterBlockStmt:
+			if definesMacro(s.body) {
+				return true
+			}
+		case *withStmt:
+			if definesMacro(s.body) {
+				return true
+			}
+		}
+	}
+	return false
+}

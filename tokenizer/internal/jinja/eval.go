@@ -3,7 +3,6 @@ package jinja
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -12,8 +11,15 @@ type Template struct {
 	body []stmt
 }
 
+// MaxTemplateBytes bounds the template text Parse accepts. Real chat templates are a few KB
+// (the largest we know are under 30 KB); the lexer's memory grows with the text.
+const MaxTemplateBytes = 1 << 20
+
 // Parse parses a template with the environment transformers uses for chat templates.
 func Parse(src string) (*Template, error) {
+	if len(src) > MaxTemplateBytes {
+		return nil, &Error{Kind: "TemplateSyntaxError", Msg: fmt.Sprintf("the template is %d bytes long; at most %d are accepted", len(src), MaxTemplateBytes)}
+	}
 	body, err := parse(src)
 	if err != nil {
 		return nil, err
@@ -25,26 +31,58 @@ func Parse(src string) (*Template, error) {
 type RenderOptions struct {
 	// Now is the clock behind strftime_now (time.Now when nil).
 	Now func() time.Time
-	// MaxSteps bounds the loop iterations and macro calls of one rendering (DefaultMaxSteps
-	// when 0), so a hostile template cannot spin forever; jinja2 itself has no such limit.
-	MaxSteps int
+	// MaxSteps bounds the statements executed, expressions evaluated, loop iterations and
+	// macro calls of one rendering (when 0: DefaultMaxSteps plus 100 per list item and dict
+	// entry of vars), so a hostile template cannot spin forever; jinja2 has no such limit.
+	MaxSteps int64
+	// MaxBytes bounds the output and any one string or list built while rendering (when 0:
+	// DefaultMaxBytes plus twice the size of vars, so large conversations always fit).
+	MaxBytes int64
+	// MaxAlloc bounds the bytes one rendering may allocate or read through (comparing,
+	// searching, hashing), which bounds both its memory and the time its linear operations
+	// take (when 0: DefaultMaxAlloc plus 16 times the size of vars).
+	MaxAlloc int64
+	// Usage, when not nil, receives what the rendering spent, whether or not it succeeded.
+	Usage *Usage
 }
 
-// DefaultMaxSteps is the default RenderOptions.MaxSteps: far beyond any chat template.
-const DefaultMaxSteps = 50_000_000
+// Usage is what one rendering spent of its budgets.
+type Usage struct {
+	Steps int64 // statements, expressions, loop iterations and macro calls
+	Bytes int64 // bytes allocated or read through
+}
+
+// Default budgets. The defaults grow with the input, so that a long conversation always
+// renders: real chat templates take 20 to 70 steps per message (Qwen3's, the costliest of the
+// test data, 66) and allocate or read 2 to 5 times the conversation's bytes (see
+// TestRealTemplateUsage). A template that exhausts the defaults fails in about a second.
+const (
+	DefaultMaxSteps = 1_000_000 // plus stepsPerItem per list item and dict entry of the input
+	DefaultMaxBytes = 8 << 20   // plus twice the input's bytes
+	DefaultMaxAlloc = 64 << 20  // plus 16 times the input's bytes
+	stepsPerItem    = 100
+)
 
 // maxDepth bounds macro recursion, as Python's recursion limit would.
 const maxDepth = 200
 
+// maxEvalDepth bounds how deeply expressions nest at run time (a chain of 100000 filters is one
+// expression nested 100000 deep), so evaluating one cannot exhaust the goroutine stack.
+const maxEvalDepth = 1000
+
 // Render renders the template with vars as the template context. Besides vars, the globals
 // range, namespace, dict, raise_exception and strftime_now are available.
 func (t *Template) Render(vars map[string]Value, opts RenderOptions) (string, error) {
-	r := &renderer{now: opts.Now, steps: opts.MaxSteps}
+	b := newBudget(opts, vars)
+	r := &renderer{now: opts.Now, b: b}
 	if r.now == nil {
 		r.now = time.Now
 	}
-	if r.steps <= 0 {
-		r.steps = DefaultMaxSteps
+	if opts.Usage != nil {
+		defer func() {
+			opts.Usage.Steps = b.maxSteps - max(b.steps, 0)
+			opts.Usage.Bytes = b.maxAlloc - max(b.bytes, 0)
+		}()
 	}
 	globals := &frame{vars: r.globals()}
 	ctx := &frame{vars: map[string]Value{}, parent: globals}
@@ -52,15 +90,72 @@ func (t *Template) Render(vars map[string]Value, opts RenderOptions) (string, er
 		ctx.vars[k] = v
 	}
 	root := &frame{vars: map[string]Value{}, parent: ctx}
-	var out strings.Builder
-	err := r.exec(t.body, root, &out)
+	out := newSbuf(b)
+	err := r.exec(t.body, root, out)
 	switch {
 	case errors.Is(err, errBreak), errors.Is(err, errContinue):
 		return "", &Error{Kind: "TemplateSyntaxError", Msg: "break or continue outside of a loop"}
 	case err != nil:
 		return "", err
 	}
-	return out.String(), nil
+	return out.String()
+}
+
+// newBudget sizes a rendering's budget from opts, scaling the byte defaults with the input.
+func newBudget(opts RenderOptions, vars map[string]Value) *budget {
+	var in inputSize
+	for k, v := range vars {
+		in.bytes = add(in.bytes, int64(len(k)))
+		in.add(v, 0)
+	}
+	b := &budget{maxSteps: opts.MaxSteps, maxBytes: opts.MaxBytes, maxAlloc: opts.MaxAlloc}
+	if b.maxSteps <= 0 {
+		b.maxSteps = add(DefaultMaxSteps, mul(stepsPerItem, in.items))
+	}
+	if b.maxBytes <= 0 {
+		b.maxBytes = add(DefaultMaxBytes, mul(2, in.bytes))
+	}
+	if b.maxAlloc <= 0 {
+		b.maxAlloc = add(DefaultMaxAlloc, mul(16, in.bytes))
+	}
+	b.steps, b.bytes = b.maxSteps, b.maxAlloc
+	return b
+}
+
+// inputSize measures the template's input: the bytes it holds (string bytes plus per-item
+// overheads) and its items (list items and dict entries). Nesting is followed maxValueDepth
+// deep only.
+type inputSize struct{ bytes, items int64 }
+
+func (n *inputSize) add(v Value, depth int) {
+	if depth > maxValueDepth {
+		return
+	}
+	switch x := v.(type) {
+	case string:
+		n.bytes = add(n.bytes, int64(len(x)))
+	case List:
+		n.addItems(x, depth)
+	case Tuple:
+		n.addItems(x, depth)
+	case *Dict:
+		n.items = add(n.items, int64(x.Len()))
+		n.bytes = add(n.bytes, mul(int64(x.Len()), dictBytes))
+		for i, k := range x.keys {
+			n.add(k, depth+1)
+			n.add(x.vals[i], depth+1)
+		}
+	default:
+		n.bytes = add(n.bytes, itemBytes)
+	}
+}
+
+func (n *inputSize) addItems(items []Value, depth int) {
+	n.items = add(n.items, int64(len(items)))
+	n.bytes = add(n.bytes, mul(int64(len(items)), itemBytes))
+	for _, it := range items {
+		n.add(it, depth+1)
+	}
 }
 
 type frame struct {
@@ -80,17 +175,10 @@ func (f *frame) lookup(name string) (Value, bool) {
 func (f *frame) child() *frame { return &frame{vars: map[string]Value{}, parent: f} }
 
 type renderer struct {
-	now   func() time.Time
-	depth int
-	steps int // remaining loop iterations and macro calls
-}
-
-func (r *renderer) step() error {
-	r.steps--
-	if r.steps < 0 {
-		return &Error{Kind: "TemplateRuntimeError", Msg: "template exceeded its step budget (RenderOptions.MaxSteps)"}
-	}
-	return nil
+	now       func() time.Time
+	depth     int // macro calls in progress
+	evalDepth int // expressions being evaluated, nested
+	b         *budget
 }
 
 var (
@@ -107,16 +195,22 @@ func withLine(err error, ln int) error {
 	return err
 }
 
-func (r *renderer) exec(body []stmt, f *frame, out *strings.Builder) error {
+func (r *renderer) exec(body []stmt, f *frame, out *sbuf) error {
 	for _, s := range body {
+		if err := r.b.step(); err != nil {
+			return err
+		}
 		if err := r.execOne(s, f, out); err != nil {
+			return err
+		}
+		if err := r.b.failed(); err != nil { // an output write was refused
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *renderer) execOne(s stmt, f *frame, out *strings.Builder) error {
+func (r *renderer) execOne(s stmt, f *frame, out *sbuf) error {
 	switch s := s.(type) {
 	case *dataStmt:
 		out.WriteString(s.text)
@@ -125,7 +219,11 @@ func (r *renderer) execOne(s stmt, f *frame, out *strings.Builder) error {
 		if err != nil {
 			return err
 		}
-		out.WriteString(Str(v))
+		text, err := str(r.b, v)
+		if err != nil {
+			return withLine(err, s.x.line())
+		}
+		out.WriteString(text)
 	case *ifStmt:
 		for i, test := range s.tests {
 			v, err := r.eval(test, f)
@@ -146,13 +244,16 @@ func (r *renderer) execOne(s stmt, f *frame, out *strings.Builder) error {
 		}
 		return withLine(r.assign(s.target, v, f), s.ln)
 	case *setBlockStmt:
-		var buf strings.Builder
-		if err := r.exec(s.body, f.child(), &buf); err != nil {
+		buf := newSbuf(r.b)
+		if err := r.exec(s.body, f.child(), buf); err != nil {
 			return err
 		}
-		var v Value = buf.String()
+		text, err := buf.String()
+		if err != nil {
+			return err
+		}
+		var v Value = text
 		if s.filter != nil {
-			var err error
 			if v, err = r.applyFilter(s.filter, v, f); err != nil {
 				return err
 			}
@@ -162,15 +263,22 @@ func (r *renderer) execOne(s stmt, f *frame, out *strings.Builder) error {
 		f.vars[s.name] = &Macro{name: s.name, def: s, closure: f,
 			catchVarargs: usesName(s.body, "varargs"), catchKwargs: usesName(s.body, "kwargs")}
 	case *filterBlockStmt:
-		var buf strings.Builder
-		if err := r.exec(s.body, f.child(), &buf); err != nil {
+		buf := newSbuf(r.b)
+		if err := r.exec(s.body, f.child(), buf); err != nil {
 			return err
 		}
-		v, err := r.applyFilter(s.filter, buf.String(), f)
+		text, err := buf.String()
 		if err != nil {
 			return err
 		}
-		out.WriteString(Str(v))
+		v, err := r.applyFilter(s.filter, text, f)
+		if err != nil {
+			return err
+		}
+		if text, err = str(r.b, v); err != nil {
+			return err
+		}
+		out.WriteString(text)
 	case *withStmt:
 		inner := f.child()
 		for i, t := range s.targets {
@@ -193,19 +301,35 @@ func (r *renderer) execOne(s stmt, f *frame, out *strings.Builder) error {
 	return nil
 }
 
-func (r *renderer) execFor(s *forStmt, f *frame, out *strings.Builder) error {
+func (r *renderer) execFor(s *forStmt, f *frame, out *sbuf) error {
 	seq, err := r.eval(s.iter, f)
 	if err != nil {
 		return err
 	}
-	items, err := iterate(seq)
+	items, err := iterate(r.b, seq)
 	if err != nil {
 		return err
+	}
+	// Each iteration gets a fresh scope. Unless a macro defined in the body could keep it,
+	// one frame is cleared and reused: allocating a map per iteration was most of a loop's cost.
+	var shared *frame
+	scope := func() *frame {
+		if s.ownFrames {
+			return f.child()
+		}
+		if shared == nil {
+			shared = f.child()
+		}
+		clear(shared.vars)
+		return shared
 	}
 	if s.test != nil {
 		var kept []Value
 		for _, it := range items {
-			tf := f.child()
+			if err := r.b.step(); err != nil {
+				return err
+			}
+			tf := scope()
 			if err := r.assign(s.target, it, tf); err != nil {
 				return err
 			}
@@ -214,6 +338,9 @@ func (r *renderer) execFor(s *forStmt, f *frame, out *strings.Builder) error {
 				return err
 			}
 			if Truthy(ok) {
+				if err := r.b.grow(mul(int64(len(kept)+1), itemBytes), itemBytes); err != nil {
+					return err
+				}
 				kept = append(kept, it)
 			}
 		}
@@ -224,10 +351,10 @@ func (r *renderer) execFor(s *forStmt, f *frame, out *strings.Builder) error {
 	}
 	loop := &loopInfo{items: items}
 	for i, it := range items {
-		if err := r.step(); err != nil {
+		if err := r.b.step(); err != nil {
 			return err
 		}
-		inner := f.child()
+		inner := scope()
 		loop.index0 = i
 		inner.vars["loop"] = loop
 		if err := r.assign(s.target, it, inner); err != nil {
@@ -250,7 +377,7 @@ func (r *renderer) assign(target expr, v Value, f *frame) error {
 		f.vars[t.name] = v
 		return nil
 	case *tupleExpr:
-		items, err := iterate(v)
+		items, err := iterate(r.b, v)
 		if err != nil {
 			return err
 		}
@@ -278,15 +405,21 @@ func (r *renderer) assign(target expr, v Value, f *frame) error {
 }
 
 // iterate returns the items Python's iter(v) would produce.
-func iterate(v Value) ([]Value, error) {
+func iterate(b *budget, v Value) ([]Value, error) {
 	switch x := v.(type) {
 	case List:
 		return x, nil
 	case Tuple:
 		return x, nil
 	case *Dict:
+		if err := b.alloc(mul(int64(x.Len()), itemBytes)); err != nil {
+			return nil, err
+		}
 		return append([]Value(nil), x.keys...), nil
 	case string:
+		if err := b.alloc(mul(int64(len(x)), charBytes)); err != nil {
+			return nil, err
+		}
 		out := make([]Value, 0, len(x))
 		for _, c := range x {
 			out = append(out, string(c))
@@ -304,7 +437,18 @@ func iterate(v Value) ([]Value, error) {
 }
 
 func (r *renderer) eval(x expr, f *frame) (Value, error) {
+	if err := r.b.step(); err != nil {
+		return nil, withLine(err, x.line())
+	}
+	if r.evalDepth >= maxEvalDepth {
+		return nil, withLine(&Error{Kind: "RecursionError", Msg: fmt.Sprintf("expression nested more than %d levels deep", maxEvalDepth)}, x.line())
+	}
+	r.evalDepth++
 	v, err := r.eval1(x, f)
+	r.evalDepth--
+	if err == nil {
+		err = r.b.failed() // a helper that cannot return errors hit a limit
+	}
 	if err != nil {
 		return nil, withLine(err, x.line())
 	}
@@ -321,6 +465,9 @@ func (r *renderer) eval1(x expr, f *frame) (Value, error) {
 		}
 		return undefinedName(x.name), nil
 	case *listExpr:
+		if err := r.b.alloc(mul(int64(len(x.items)), itemBytes)); err != nil {
+			return nil, err
+		}
 		out := make(List, len(x.items))
 		for i, it := range x.items {
 			v, err := r.eval(it, f)
@@ -331,6 +478,9 @@ func (r *renderer) eval1(x expr, f *frame) (Value, error) {
 		}
 		return out, nil
 	case *tupleExpr:
+		if err := r.b.alloc(mul(int64(len(x.items)), itemBytes)); err != nil {
+			return nil, err
+		}
 		out := make(Tuple, len(x.items))
 		for i, it := range x.items {
 			v, err := r.eval(it, f)
@@ -351,7 +501,10 @@ func (r *renderer) eval1(x expr, f *frame) (Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := d.Set(kv, vv); err != nil {
+			if err := r.b.alloc(dictBytes); err != nil {
+				return nil, err
+			}
+			if err := d.setB(r.b, kv, vv); err != nil {
 				return nil, err
 			}
 		}
@@ -361,7 +514,7 @@ func (r *renderer) eval1(x expr, f *frame) (Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return getattr(obj, x.name)
+		return getattr(r.b, obj, x.name)
 	case *getitemExpr:
 		obj, err := r.eval(x.obj, f)
 		if err != nil {
@@ -374,7 +527,7 @@ func (r *renderer) eval1(x expr, f *frame) (Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return getitem(obj, key)
+		return getitem(r.b, obj, key)
 	case *callExpr:
 		fn, err := r.eval(x.fn, f)
 		if err != nil {
@@ -448,9 +601,9 @@ func (r *renderer) eval1(x expr, f *frame) (Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return binaryOp(x.op, l, rv)
+		return binaryOp(r.b, x.op, l, rv)
 	case *concatExpr:
-		var b strings.Builder
+		b := newSbuf(r.b)
 		for _, p := range x.parts {
 			v, err := r.eval(p, f)
 			if err != nil {
@@ -459,9 +612,11 @@ func (r *renderer) eval1(x expr, f *frame) (Value, error) {
 			if u, ok := v.(Undefined); ok && u.unsafe {
 				return nil, u.err()
 			}
-			b.WriteString(Str(v))
+			if err := writeStr(b, v); err != nil {
+				return nil, err
+			}
 		}
-		return b.String(), nil
+		return b.String()
 	case *compareExpr:
 		l, err := r.eval(x.first, f)
 		if err != nil {
@@ -472,7 +627,7 @@ func (r *renderer) eval1(x expr, f *frame) (Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			ok, err := compare(op, l, rv)
+			ok, err := compare(r.b, op, l, rv)
 			if err != nil || !ok {
 				return false, err
 			}
@@ -511,8 +666,11 @@ func (r *renderer) evalArgs(c *callArgs, f *frame) ([]Value, *Dict, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		more, err := iterate(v)
+		more, err := iterate(r.b, v)
 		if err != nil {
+			return nil, nil, err
+		}
+		if err := r.b.alloc(mul(int64(len(args)+len(more)), itemBytes)); err != nil {
 			return nil, nil, err
 		}
 		args = append(args, more...)
@@ -525,7 +683,7 @@ func (r *renderer) evalArgs(c *callArgs, f *frame) ([]Value, *Dict, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			_ = kwargs.Set(n, v)
+			_ = kwargs.setB(r.b, n, v)
 		}
 		if c.dynKwargs != nil {
 			v, err := r.eval(c.dynKwargs, f)
@@ -536,8 +694,11 @@ func (r *renderer) evalArgs(c *callArgs, f *frame) ([]Value, *Dict, error) {
 			if !ok {
 				return nil, nil, typeError("argument after ** must be a mapping, not %s", typeName(v))
 			}
+			if err := r.b.alloc(mul(int64(d.Len()), dictBytes)); err != nil {
+				return nil, nil, err
+			}
 			for i, k := range d.keys {
-				_ = kwargs.Set(k, d.vals[i])
+				_ = kwargs.setB(r.b, k, d.vals[i])
 			}
 		}
 	}
@@ -559,7 +720,7 @@ func (r *renderer) evalSlice(obj Value, s *sliceExpr, f *frame) (Value, error) {
 	if u, ok := obj.(Undefined); ok {
 		return nil, u.err()
 	}
-	return sliceValue(obj, parts[0], parts[1], parts[2])
+	return sliceValue(r.b, obj, parts[0], parts[1], parts[2])
 }
 
 func (r *renderer) call(fn Value, args []Value, kwargs *Dict) (Value, error) {
@@ -584,7 +745,7 @@ type Macro struct {
 }
 
 func (r *renderer) callMacro(m *Macro, args []Value, kwargs *Dict) (Value, error) {
-	if err := r.step(); err != nil {
+	if err := r.b.step(); err != nil {
 		return nil, err
 	}
 	if r.depth >= maxDepth {
@@ -646,14 +807,14 @@ func (r *renderer) callMacro(m *Macro, args []Value, kwargs *Dict) (Value, error
 	}
 	f.vars["varargs"] = varargs
 	f.vars["kwargs"] = extra
-	var buf strings.Builder
-	if err := r.exec(d.body, f, &buf); err != nil {
+	buf := newSbuf(r.b)
+	if err := r.exec(d.body, f, buf); err != nil {
 		if errors.Is(err, errBreak) || errors.Is(err, errContinue) {
 			return nil, &Error{Kind: "TemplateSyntaxError", Msg: "break or continue outside of a loop"}
 		}
 		return nil, err
 	}
-	return buf.String(), nil
+	return buf.String()
 }
 
 // usesName reports whether any expression in body reads the variable name.
@@ -770,7 +931,7 @@ type loopInfo struct {
 	changed *Value
 }
 
-func (l *loopInfo) attr(name string) Value {
+func (l *loopInfo) attr(b *budget, name string) Value {
 	n := len(l.items)
 	switch name {
 	case "index":
@@ -811,7 +972,7 @@ func (l *loopInfo) attr(name string) Value {
 	case "changed":
 		return &Func{Name: "loop.changed", Fn: func(args []Value, _ *Dict) (Value, error) {
 			v := Value(Tuple(args))
-			if l.changed != nil && pyEqual(*l.changed, v) {
+			if l.changed != nil && pyEqual(b, *l.changed, v) {
 				return false, nil
 			}
 			l.changed = &v
@@ -823,7 +984,7 @@ func (l *loopInfo) attr(name string) Value {
 
 func (r *renderer) globals() map[string]Value {
 	return map[string]Value{
-		"range": &Func{Name: "range", Fn: builtinRange},
+		"range": &Func{Name: "range", Fn: func(args []Value, kwargs *Dict) (Value, error) { return builtinRange(r.b, args, kwargs) }},
 		"namespace": &Func{Name: "namespace", Fn: func(args []Value, kwargs *Dict) (Value, error) {
 			d := NewDict()
 			for _, a := range args {
@@ -831,14 +992,12 @@ func (r *renderer) globals() map[string]Value {
 				if !ok {
 					return nil, typeError("namespace() positional argument must be a dict")
 				}
-				for i, k := range src.keys {
-					_ = d.Set(k, src.vals[i])
+				if err := d.update(r.b, src); err != nil {
+					return nil, err
 				}
 			}
-			if kwargs != nil {
-				for i, k := range kwargs.keys {
-					_ = d.Set(k, kwargs.vals[i])
-				}
+			if err := d.update(r.b, kwargs); err != nil {
+				return nil, err
 			}
 			return &Namespace{d: d}, nil
 		}},
@@ -852,21 +1011,22 @@ func (r *renderer) globals() map[string]Value {
 				if !ok {
 					return nil, typeError("dict() argument must be a dict")
 				}
-				for i, k := range src.keys {
-					_ = d.Set(k, src.vals[i])
+				if err := d.update(r.b, src); err != nil {
+					return nil, err
 				}
 			}
-			if kwargs != nil {
-				for i, k := range kwargs.keys {
-					_ = d.Set(k, kwargs.vals[i])
-				}
+			if err := d.update(r.b, kwargs); err != nil {
+				return nil, err
 			}
 			return d, nil
 		}},
 		"raise_exception": &Func{Name: "raise_exception", Fn: func(args []Value, _ *Dict) (Value, error) {
 			msg := ""
 			if len(args) > 0 {
-				msg = Str(args[0])
+				var err error
+				if msg, err = str(r.b, args[0]); err != nil {
+					return nil, err
+				}
 			}
 			return nil, &Error{Kind: "TemplateError", Msg: msg}
 		}},
@@ -883,7 +1043,7 @@ func (r *renderer) globals() map[string]Value {
 	}
 }
 
-func builtinRange(args []Value, kwargs *Dict) (Value, error) {
+func builtinRange(b *budget, args []Value, kwargs *Dict) (Value, error) {
 	if kwargs != nil && kwargs.Len() > 0 {
 		return nil, typeError("range() takes no keyword arguments")
 	}
@@ -909,15 +1069,35 @@ func builtinRange(args []Value, kwargs *Dict) (Value, error) {
 	if step == 0 {
 		return nil, valueError("range() arg 3 must not be zero")
 	}
-	var out List
-	for i := start; (step > 0 && i < stop) || (step < 0 && i > stop); i += step {
-		if len(out) >= 100000 {
-			return nil, &Error{Kind: "OverflowError", Msg: "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000)."}
-		}
-		out = append(out, i)
+	count := rangeLen(start, stop, step)
+	if count > maxRange {
+		return nil, &Error{Kind: "OverflowError", Msg: "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000)."}
 	}
-	if out == nil {
-		out = List{}
+	if err := b.alloc(count * itemBytes); err != nil {
+		return nil, err
+	}
+	out := make(List, count)
+	for k := range out {
+		out[k] = start + int64(k)*step
 	}
 	return out, nil
+}
+
+// maxRange is jinja2's sandbox limit on range().
+const maxRange = 100000
+
+// rangeLen is len(range(start, stop, step)) without overflow; step is not 0.
+func rangeLen(start, stop, step int64) int64 {
+	lo, hi, st := start, stop, step
+	if step < 0 {
+		lo, hi, st = stop, start, -step // st overflows only for MinInt64, handled below
+	}
+	if hi <= lo {
+		return 0
+	}
+	span := uint64(hi) - uint64(lo) // exact: hi > lo
+	if st < 0 {                     // step was MinInt64
+		return 1
+	}
+	return int64((span-1)/uint64(st) + 1)
 }

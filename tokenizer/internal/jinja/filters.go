@@ -1,6 +1,7 @@
 package jinja
 
 import (
+	"cmp"
 	"math"
 	"sort"
 	"strconv"
@@ -46,14 +47,14 @@ func init() {
 		"replace":    fReplace,
 		"reverse":    fReverse,
 		"round":      fRound,
-		"safe":       func(r *renderer, v Value, a []Value, kw *Dict) (Value, error) { return Str(v), nil },
+		"safe":       func(r *renderer, v Value, a []Value, kw *Dict) (Value, error) { return str(r.b, v) },
 		"select":     fSelect(true, false),
 		"selectattr": fSelect(true, true),
 		"sort":       fSort,
-		"string":     func(r *renderer, v Value, a []Value, kw *Dict) (Value, error) { return Str(v), nil },
+		"string":     func(r *renderer, v Value, a []Value, kw *Dict) (Value, error) { return str(r.b, v) },
 		"sum":        fSum,
 		"title":      strFilter(jinjaTitle),
-		"tojson":     func(r *renderer, v Value, a []Value, kw *Dict) (Value, error) { return tojson(v, a, kw) },
+		"tojson":     func(r *renderer, v Value, a []Value, kw *Dict) (Value, error) { return tojson(r.b, v, a, kw) },
 		"trim":       fTrim,
 		"unique":     fUnique,
 		"upper":      strFilter(pyUpper),
@@ -72,12 +73,21 @@ func (r *renderer) applyFilter(x *filterExpr, v Value, f *frame) (Value, error) 
 	return filters[x.name](r, v, args, kw)
 }
 
+// strFilter is a filter mapping str(v) through fn, which at most triples its length (the
+// longest Unicode case mappings).
 func strFilter(fn func(string) string) filterFunc {
 	return func(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 		if _, err := bindArgs("filter", args, kw, 0); err != nil {
 			return nil, err
 		}
-		return fn(Str(v)), nil
+		s, err := str(r.b, v)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.b.alloc(mul(int64(len(s)), 3)); err != nil {
+			return nil, err
+		}
+		return fn(s), nil
 	}
 }
 
@@ -96,9 +106,12 @@ func jinjaTitle(s string) string {
 	return b.String()
 }
 
-func length(v Value) (int64, error) {
+func length(b *budget, v Value) (int64, error) {
 	switch x := v.(type) {
 	case string:
+		if !b.read(int64(len(x))) { // counting code points reads the string
+			return 0, b.err
+		}
 		return int64(runeLen(x)), nil
 	case List:
 		return int64(len(x)), nil
@@ -115,7 +128,7 @@ func length(v Value) (int64, error) {
 }
 
 func fLength(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
-	return length(v)
+	return length(r.b, v)
 }
 
 func fAbs(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
@@ -146,16 +159,16 @@ func fAttr(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 	}
 	switch o := v.(type) {
 	case *Namespace:
-		if x, ok := o.d.Get(name); ok {
+		if x, ok := o.d.getB(r.b, name); ok {
 			return x, nil
 		}
 	case *loopInfo:
-		return o.attr(name), nil
+		return o.attr(r.b, name), nil
 	default:
 		if strings.HasPrefix(name, "__") {
 			return Undefined{unsafe: true, hint: "access to attribute '" + name + "' is unsafe."}, nil
 		}
-		if m, ok := method(v, name); ok {
+		if m, ok := method(r.b, v, name); ok {
 			return m, nil
 		}
 	}
@@ -171,12 +184,21 @@ func fCenter(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := Str(v)
+	s, err := str(r.b, v)
+	if err != nil {
+		return nil, err
+	}
+	if !r.b.read(int64(len(s))) {
+		return nil, r.b.err
+	}
 	n := int64(runeLen(s))
 	if w <= n {
 		return s, nil
 	}
 	pad := w - n
+	if err := r.b.alloc(add(int64(len(s)), pad)); err != nil { // checked before padding
+		return nil, err
+	}
 	left := pad / 2
 	if pad%2 == 1 && w%2 == 1 { // Python's centering puts the odd space on the left then
 		left++
@@ -201,11 +223,18 @@ func fDefault(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 }
 
 func fEscape(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(Str(v)), nil
+	s, err := str(r.b, v)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.b.alloc(mul(int64(len(s)), 5)); err != nil { // "&" becomes "&amp;"
+		return nil, err
+	}
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s), nil
 }
 
 func fFirst(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
-	items, err := iterate(v)
+	items, err := iterate(r.b, v)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +245,7 @@ func fFirst(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 }
 
 func fLast(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
-	items, err := iterate(v)
+	items, err := iterate(r.b, v)
 	if err != nil {
 		return nil, err
 	}
@@ -227,11 +256,11 @@ func fLast(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 }
 
 func fList(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
-	items, err := iterate(v)
+	items, err := iterate(r.b, v)
 	if err != nil {
 		return nil, err
 	}
-	return append(List{}, items...), nil
+	return copyItems(r.b, items)
 }
 
 func parsePyFloat(s string) (float64, bool) {
@@ -261,6 +290,9 @@ func fFloat(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 		return f, nil
 	}
 	if s, ok := v.(string); ok {
+		if err := r.b.alloc(int64(len(s))); err != nil { // parsing copies it
+			return nil, err
+		}
 		if f, ok := parsePyFloat(s); ok {
 			return f, nil
 		}
@@ -283,6 +315,9 @@ func fInt(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 	}
 	switch x := v.(type) {
 	case string:
+		if err := r.b.alloc(mul(int64(len(x)), 2)); err != nil { // parsing copies it
+			return nil, err
+		}
 		t := strings.ReplaceAll(strings.TrimFunc(x, isSpace), "_", "")
 		neg := strings.HasPrefix(t, "-")
 		u := strings.TrimLeft(t, "+-")
@@ -324,7 +359,11 @@ func fFormat(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 		}
 		return nil, typeError("format filter with keyword arguments is not supported")
 	}
-	return percentFormat(Str(v), Tuple(args))
+	s, err := str(r.b, v)
+	if err != nil {
+		return nil, err
+	}
+	return percentFormat(r.b, s, Tuple(args))
 }
 
 func fIndent(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
@@ -341,14 +380,27 @@ func fIndent(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 			if err != nil {
 				return nil, err
 			}
+			if err := r.b.alloc(n); err != nil { // checked before the spaces are made
+				return nil, err
+			}
 			ind = strings.Repeat(" ", int(max(n, 0)))
 		}
 	}
-	s := Str(v) + "\n"
-	linesV, _ := strMethod(s, "splitlines")(nil, nil)
+	text, err := str(r.b, v)
+	if err != nil {
+		return nil, err
+	}
+	linesV, err := strMethod(r.b, text+"\n", "splitlines")(nil, nil)
+	if err != nil {
+		return nil, err
+	}
 	var lines []string
 	for _, l := range linesV.(List) {
 		lines = append(lines, l.(string))
+	}
+	// Every line gains at most one indent (and the joins a newline each): check that first.
+	if err := r.b.alloc(add(int64(len(text)), mul(int64(len(lines)+1), int64(len(ind))+1))); err != nil {
+		return nil, err
 	}
 	var out string
 	if !isMissing(a[2]) && Truthy(a[2]) {
@@ -377,6 +429,9 @@ func fItems(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 	case Undefined:
 		return List{}, nil
 	case *Dict:
+		if err := r.b.alloc(mul(int64(x.Len()), 4*itemBytes)); err != nil { // the list and a pair per entry
+			return nil, err
+		}
 		out := make(List, x.Len())
 		for i, k := range x.keys {
 			out[i] = Tuple{k, x.vals[i]}
@@ -387,7 +442,7 @@ func fItems(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 }
 
 // attrGetter resolves "a.b.0" style attribute paths the way jinja2's make_attrgetter does.
-func attrGetter(spec Value) func(Value) (Value, error) {
+func attrGetter(b *budget, spec Value) func(Value) (Value, error) {
 	var parts []Value
 	if s, ok := spec.(string); ok {
 		for _, p := range strings.Split(s, ".") {
@@ -403,7 +458,7 @@ func attrGetter(spec Value) func(Value) (Value, error) {
 	return func(v Value) (Value, error) {
 		for _, p := range parts {
 			var err error
-			if v, err = getitem(v, p); err != nil {
+			if v, err = getitem(b, v, p); err != nil {
 				return nil, err
 			}
 		}
@@ -418,26 +473,33 @@ func fJoin(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 	}
 	sep := ""
 	if !isMissing(a[0]) {
-		sep = Str(a[0])
+		if sep, err = str(r.b, a[0]); err != nil {
+			return nil, err
+		}
 	}
-	items, err := iterate(v)
+	items, err := iterate(r.b, v)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.b.alloc(mul(int64(len(items)), 16)); err != nil {
 		return nil, err
 	}
 	parts := make([]string, len(items))
 	for i, it := range items {
 		if !isMissing(a[1]) && a[1] != nil {
-			if it, err = attrGetter(a[1])(it); err != nil {
+			if it, err = attrGetter(r.b, a[1])(it); err != nil {
 				return nil, err
 			}
 		}
-		parts[i] = Str(it)
+		if parts[i], err = str(r.b, it); err != nil {
+			return nil, err
+		}
 	}
-	return strings.Join(parts, sep), nil
+	return join(r.b, parts, sep)
 }
 
 func fMap(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
-	items, err := iterate(v)
+	items, err := iterate(r.b, v)
 	if err != nil {
 		return nil, err
 	}
@@ -448,7 +510,7 @@ func fMap(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 			return nil, typeError("map() requires a filter name or attribute=")
 		}
 		def, hasDef := kw.Get("default")
-		get := attrGetter(attr)
+		get := attrGetter(r.b, attr)
 		fn = func(it Value) (Value, error) {
 			x, err := get(it)
 			if err != nil {
@@ -466,10 +528,13 @@ func fMap(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 		name, ok := args[0].(string)
 		flt, known := filters[name]
 		if !ok || !known {
-			return nil, &Error{Kind: "TemplateRuntimeError", Msg: "No filter named '" + Str(args[0]) + "'."}
+			return nil, &Error{Kind: "TemplateRuntimeError", Msg: "No filter named '" + truncStr(args[0]) + "'."}
 		}
 		rest := args[1:]
 		fn = func(it Value) (Value, error) { return flt(r, it, rest, kw) }
+	}
+	if err := r.b.alloc(mul(int64(len(items)), itemBytes)); err != nil {
+		return nil, err
 	}
 	out := make(List, 0, len(items))
 	for _, it := range items {
@@ -483,22 +548,28 @@ func fMap(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 }
 
 // sortKey prepares a value for comparison: attribute lookup and optional case folding.
-func sortKey(attr Value, caseSensitive bool) func(Value) (Value, error) {
+func sortKey(b *budget, attr Value, caseSensitive bool) func(Value) (Value, error) {
 	return func(v Value) (Value, error) {
 		if attr != nil && !isMissing(attr) {
 			var err error
-			if v, err = attrGetter(attr)(v); err != nil {
+			if v, err = attrGetter(b, attr)(v); err != nil {
 				return nil, err
 			}
 		}
 		if s, ok := v.(string); ok && !caseSensitive {
+			if err := b.alloc(mul(int64(len(s)), 3)); err != nil {
+				return nil, err
+			}
 			return pyLower(s), nil
 		}
 		return v, nil
 	}
 }
 
-func sortValues(items []Value, key func(Value) (Value, error), reverse bool) ([]Value, error) {
+func sortValues(b *budget, items []Value, key func(Value) (Value, error), reverse bool) ([]Value, error) {
+	if err := b.alloc(mul(int64(len(items)), 3*itemBytes)); err != nil { // keys, order, result
+		return nil, err
+	}
 	keys := make([]Value, len(items))
 	for i, it := range items {
 		k, err := key(it)
@@ -513,7 +584,11 @@ func sortValues(items []Value, key func(Value) (Value, error), reverse bool) ([]
 	}
 	var cmpErr error
 	sort.SliceStable(idx, func(i, j int) bool {
-		c, err := pyCompare(keys[idx[i]], keys[idx[j]])
+		if cmpErr != nil || !b.read(itemBytes) {
+			cmpErr = cmp.Or(cmpErr, b.err)
+			return false
+		}
+		c, err := pyCompare(b, keys[idx[i]], keys[idx[j]])
 		if err != nil && cmpErr == nil {
 			cmpErr = err
 		}
@@ -537,11 +612,11 @@ func fSort(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	items, err := iterate(v)
+	items, err := iterate(r.b, v)
 	if err != nil {
 		return nil, err
 	}
-	out, err := sortValues(items, sortKey(a[2], !isMissing(a[1]) && Truthy(a[1])), !isMissing(a[0]) && Truthy(a[0]))
+	out, err := sortValues(r.b, items, sortKey(r.b, a[2], !isMissing(a[1]) && Truthy(a[1])), !isMissing(a[0]) && Truthy(a[0]))
 	return List(out), err
 }
 
@@ -564,8 +639,11 @@ func fDictsort(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 			return nil, &Error{Kind: "FilterArgumentError", Msg: "You can only sort by either 'key' or 'value'"}
 		}
 	}
-	items, _ := fItems(r, d, nil, nil)
-	out, err := sortValues(items.(List), sortKey(pos, !isMissing(a[0]) && Truthy(a[0])), !isMissing(a[2]) && Truthy(a[2]))
+	items, err := fItems(r, d, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	out, err := sortValues(r.b, items.(List), sortKey(r.b, pos, !isMissing(a[0]) && Truthy(a[0])), !isMissing(a[2]) && Truthy(a[2]))
 	return List(out), err
 }
 
@@ -574,11 +652,14 @@ func fUnique(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	items, err := iterate(v)
+	items, err := iterate(r.b, v)
 	if err != nil {
 		return nil, err
 	}
-	key := sortKey(a[1], !isMissing(a[0]) && Truthy(a[0]))
+	key := sortKey(r.b, a[1], !isMissing(a[0]) && Truthy(a[0]))
+	if err := r.b.alloc(mul(int64(len(items)), dictBytes+itemBytes)); err != nil {
+		return nil, err
+	}
 	seen := NewDict()
 	out := List{}
 	for _, it := range items {
@@ -586,10 +667,10 @@ func fUnique(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, dup := seen.Get(k); dup {
+		if _, dup := seen.getB(r.b, k); dup {
 			continue
 		}
-		if err := seen.Set(k, true); err != nil {
+		if err := seen.setB(r.b, k, true); err != nil {
 			return nil, err
 		}
 		out = append(out, it)
@@ -603,14 +684,14 @@ func fMinMax(isMin bool) filterFunc {
 		if err != nil {
 			return nil, err
 		}
-		items, err := iterate(v)
+		items, err := iterate(r.b, v)
 		if err != nil {
 			return nil, err
 		}
 		if len(items) == 0 {
 			return Undefined{hint: "No aggregated item, sequence was empty."}, nil
 		}
-		key := sortKey(a[1], !isMissing(a[0]) && Truthy(a[0]))
+		key := sortKey(r.b, a[1], !isMissing(a[0]) && Truthy(a[0]))
 		best := items[0]
 		bk, err := key(best)
 		if err != nil {
@@ -621,7 +702,7 @@ func fMinMax(isMin bool) filterFunc {
 			if err != nil {
 				return nil, err
 			}
-			c, err := pyCompare(k, bk)
+			c, err := pyCompare(r.b, k, bk)
 			if err != nil {
 				return nil, err
 			}
@@ -635,7 +716,7 @@ func fMinMax(isMin bool) filterFunc {
 
 func fSelect(keep, byAttr bool) filterFunc {
 	return func(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
-		items, err := iterate(v)
+		items, err := iterate(r.b, v)
 		if err != nil {
 			return nil, err
 		}
@@ -644,7 +725,7 @@ func fSelect(keep, byAttr bool) filterFunc {
 			if len(args) == 0 {
 				return nil, typeError("missing attribute for selectattr/rejectattr")
 			}
-			get = attrGetter(args[0])
+			get = attrGetter(r.b, args[0])
 			args = args[1:]
 		}
 		test := func(x Value) (bool, error) { return Truthy(x), nil }
@@ -652,7 +733,7 @@ func fSelect(keep, byAttr bool) filterFunc {
 			name, ok := args[0].(string)
 			t, known := tests[name]
 			if !ok || !known {
-				return nil, &Error{Kind: "TemplateRuntimeError", Msg: "No test named '" + Str(args[0]) + "'."}
+				return nil, &Error{Kind: "TemplateRuntimeError", Msg: "No test named '" + truncStr(args[0]) + "'."}
 			}
 			rest := args[1:]
 			test = func(x Value) (bool, error) { return t(r, x, rest, kw) }
@@ -668,6 +749,9 @@ func fSelect(keep, byAttr bool) filterFunc {
 				return nil, err
 			}
 			if ok == keep {
+				if err := r.b.grow(mul(int64(len(out)+1), itemBytes), itemBytes); err != nil {
+					return nil, err
+				}
 				out = append(out, it)
 			}
 		}
@@ -684,19 +768,34 @@ func fReplace(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return strings.Replace(Str(v), Str(a[0]), Str(a[1]), int(n)), nil
+	var s [3]string
+	for i, x := range [3]Value{v, a[0], a[1]} {
+		if s[i], err = str(r.b, x); err != nil {
+			return nil, err
+		}
+	}
+	if !r.b.read(int64(len(s[0]))) { // counting the matches
+		return nil, r.b.err
+	}
+	return replace(r.b, s[0], s[1], s[2], n)
 }
 
 func fReverse(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 	if s, ok := v.(string); ok {
+		if err := r.b.alloc(mul(int64(len(s)), 5)); err != nil { // the runes and the result
+			return nil, err
+		}
 		rs := []rune(s)
 		for i, j := 0, len(rs)-1; i < j; i, j = i+1, j-1 {
 			rs[i], rs[j] = rs[j], rs[i]
 		}
 		return string(rs), nil
 	}
-	items, err := iterate(v)
+	items, err := iterate(r.b, v)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.b.alloc(mul(int64(len(items)), itemBytes)); err != nil {
 		return nil, err
 	}
 	out := make(List, len(items))
@@ -705,6 +804,9 @@ func fReverse(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 	}
 	return out, nil
 }
+
+// maxRoundDigits is beyond the last digit any float64 has (5e-324 has 324 decimals).
+const maxRoundDigits = 400
 
 func fRound(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 	a, err := bindArgs("round", args, kw, 0, "precision", "method")
@@ -721,7 +823,14 @@ func fRound(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 	}
 	m := "common"
 	if !isMissing(a[1]) {
-		m = Str(a[1])
+		m, _ = a[1].(string)
+	}
+	if prec > maxRoundDigits {
+		// A float64 has no digits this far out: rounding there changes nothing (Python agrees),
+		// and formatting that many digits would allocate without limit.
+		if m == "common" || m == "ceil" || m == "floor" {
+			return f, nil
+		}
 	}
 	p := math.Pow(10, float64(prec))
 	switch m {
@@ -746,7 +855,7 @@ func fSum(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	items, err := iterate(v)
+	items, err := iterate(r.b, v)
 	if err != nil {
 		return nil, err
 	}
@@ -756,11 +865,11 @@ func fSum(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 	}
 	for _, it := range items {
 		if !isMissing(a[0]) && a[0] != nil {
-			if it, err = attrGetter(a[0])(it); err != nil {
+			if it, err = attrGetter(r.b, a[0])(it); err != nil {
 				return nil, err
 			}
 		}
-		if total, err = binaryOp("+", total, it); err != nil {
+		if total, err = binaryOp(r.b, "+", total, it); err != nil {
 			return nil, err
 		}
 	}
@@ -776,13 +885,34 @@ func fTrim(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pyStripSet(Str(v), chars, true, true), nil
+	s, err := str(r.b, v)
+	if err != nil {
+		return nil, err
+	}
+	if !r.b.read(mul(int64(len(s)), int64(max(len(ptrOr(chars, "")), 1)))) { // each rune against chars
+		return nil, r.b.err
+	}
+	return pyStripSet(s, chars, true, true), nil
+}
+
+func ptrOr(p *string, def string) string {
+	if p == nil {
+		return def
+	}
+	return *p
 }
 
 func fWordcount(r *renderer, v Value, args []Value, kw *Dict) (Value, error) {
+	s, err := str(r.b, v)
+	if err != nil {
+		return nil, err
+	}
+	if !r.b.read(int64(len(s))) {
+		return nil, r.b.err
+	}
 	n := int64(0)
 	in := false
-	for _, c := range Str(v) {
+	for _, c := range s {
 		w := c == '_' || unicode.IsLetter(c) || unicode.IsDigit(c) || unicode.IsNumber(c) || unicode.Is(unicode.Mn, c) || unicode.Is(unicode.Mc, c)
 		if w && !in {
 			n++

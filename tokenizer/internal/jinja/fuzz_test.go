@@ -8,8 +8,15 @@ import (
 	"testing"
 )
 
-// FuzzTemplate: any template text either fails to parse or renders (or fails) without panicking.
+// FuzzTemplate: any template text either fails to parse or renders (or fails) without panicking,
+// and never allocates much beyond its budget: the seeds include every hostile template of
+// TestHostileTemplates, so the fuzzer starts from what exhausted memory before the budgets.
 func FuzzTemplate(f *testing.F) {
+	for _, c := range hostileTemplates {
+		if len(c.src) < 4096 {
+			f.Add(c.src)
+		}
+	}
 	file, err := os.Open(filepath.Join("testdata", "jinja2_cases.jsonl"))
 	if err != nil {
 		f.Fatal(err)
@@ -34,12 +41,19 @@ func FuzzTemplate(f *testing.F) {
 	for i, k := range d.Keys() {
 		ctx[k.(string)] = d.Values()[i]
 	}
+	const maxAlloc = 8 << 20
 	f.Fuzz(func(t *testing.T, src string) {
+		before := allocated()
 		tmpl, err := Parse(src)
 		if err != nil {
 			return
 		}
-		_, _ = tmpl.Render(ctx, RenderOptions{Now: fixedNow, MaxSteps: 20000})
+		_, _ = tmpl.Render(ctx, RenderOptions{Now: fixedNow, MaxSteps: 20000, MaxBytes: 1 << 20, MaxAlloc: maxAlloc})
+		// What the budget does not count (frames, maps, the parse) is bounded by the steps and
+		// the template's length: a generous bound on it still catches any unchecked allocation.
+		if spent, limit := allocated()-before, int64(4*maxAlloc+20000*1024+1000*len(src)); spent > limit {
+			t.Fatalf("rendering allocated %d bytes, more than %d", spent, limit)
+		}
 	})
 }
 

@@ -15,7 +15,7 @@ import (
 func ParseJSON(data []byte) (Value, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	v, err := decodeJSON(dec)
+	v, err := decodeJSON(dec, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -25,7 +25,14 @@ func ParseJSON(data []byte) (Value, error) {
 	return v, nil
 }
 
-func decodeJSON(dec *json.Decoder) (Value, error) {
+// maxJSONDepth bounds the nesting ParseJSON follows, as encoding/json's Unmarshal does (its
+// limit is 10000; templates need far less), so a hostile request cannot exhaust the stack.
+const maxJSONDepth = maxValueDepth
+
+func decodeJSON(dec *json.Decoder, depth int) (Value, error) {
+	if depth > maxJSONDepth {
+		return nil, fmt.Errorf("JSON nested more than %d levels deep", maxJSONDepth)
+	}
 	t, err := dec.Token()
 	if err != nil {
 		return nil, err
@@ -40,7 +47,7 @@ func decodeJSON(dec *json.Decoder) (Value, error) {
 				if err != nil {
 					return nil, err
 				}
-				v, err := decodeJSON(dec)
+				v, err := decodeJSON(dec, depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -51,7 +58,7 @@ func decodeJSON(dec *json.Decoder) (Value, error) {
 		case '[':
 			l := List{}
 			for dec.More() {
-				v, err := decodeJSON(dec)
+				v, err := decodeJSON(dec, depth+1)
 				if err != nil {
 					return nil, err
 				}

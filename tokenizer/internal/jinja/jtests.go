@@ -16,7 +16,7 @@ func cmpTest(op string) testFunc {
 		if err != nil {
 			return false, err
 		}
-		return compare(op, v, a[0])
+		return compare(r.b, op, v, a[0])
 	}
 }
 
@@ -77,11 +77,11 @@ func init() {
 			if err != nil {
 				return false, err
 			}
-			m, err := binaryOp("%", v, a[0])
+			m, err := binaryOp(r.b, "%", v, a[0])
 			if err != nil {
 				return false, err
 			}
-			return pyEqual(m, int64(0)), nil
+			return pyEqual(r.b, m, int64(0)), nil
 		},
 		"sameas": func(r *renderer, v Value, args []Value, kw *Dict) (bool, error) {
 			a, err := bindArgs("sameas", args, kw, 1, "other")
@@ -99,7 +99,7 @@ func init() {
 			if err != nil {
 				return false, err
 			}
-			return contains(a[0], v)
+			return contains(r.b, a[0], v)
 		},
 		"filter": func(r *renderer, v Value, args []Value, kw *Dict) (bool, error) {
 			s, ok := v.(string)

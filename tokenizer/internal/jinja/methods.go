@@ -2,6 +2,8 @@ package jinja
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -89,7 +91,7 @@ func mustString(v Value, what string) (string, error) {
 }
 
 // method returns the bound method name of obj, if obj's Python type has one.
-func method(obj Value, name string) (Value, bool) {
+func method(b *budget, obj Value, name string) (Value, bool) {
 	tn := typeName(obj)
 	if unsafeMethods[tn][name] {
 		return Undefined{unsafe: true, hint: fmt.Sprintf("access to attribute '%s' of '%s' object is unsafe.", name, tn)}, true
@@ -97,13 +99,13 @@ func method(obj Value, name string) (Value, bool) {
 	var fn func(args []Value, kwargs *Dict) (Value, error)
 	switch o := obj.(type) {
 	case string:
-		fn = strMethod(o, name)
+		fn = strMethod(b, o, name)
 	case *Dict:
-		fn = dictMethod(o, name)
+		fn = dictMethod(b, o, name)
 	case List:
-		fn = seqMethod(o, name, true)
+		fn = seqMethod(b, o, name, true)
 	case Tuple:
-		fn = seqMethod(o, name, false)
+		fn = seqMethod(b, o, name, false)
 	}
 	if fn == nil {
 		return nil, false
@@ -111,10 +113,13 @@ func method(obj Value, name string) (Value, bool) {
 	return &Func{Name: tn + "." + name, Fn: fn}, true
 }
 
-func dictMethod(d *Dict, name string) func([]Value, *Dict) (Value, error) {
+func dictMethod(b *budget, d *Dict, name string) func([]Value, *Dict) (Value, error) {
 	switch name {
 	case "items":
 		return func(args []Value, kw *Dict) (Value, error) {
+			if err := b.alloc(mul(int64(d.Len()), 4*itemBytes)); err != nil { // the list and a pair per entry
+				return nil, err
+			}
 			out := make(List, d.Len())
 			for i, k := range d.keys {
 				out[i] = Tuple{k, d.vals[i]}
@@ -122,16 +127,16 @@ func dictMethod(d *Dict, name string) func([]Value, *Dict) (Value, error) {
 			return out, nil
 		}
 	case "keys":
-		return func(args []Value, kw *Dict) (Value, error) { return append(List{}, d.keys...), nil }
+		return func(args []Value, kw *Dict) (Value, error) { return copyItems(b, d.keys) }
 	case "values":
-		return func(args []Value, kw *Dict) (Value, error) { return append(List{}, d.vals...), nil }
+		return func(args []Value, kw *Dict) (Value, error) { return copyItems(b, d.vals) }
 	case "get":
 		return func(args []Value, kw *Dict) (Value, error) {
 			a, err := bindArgs("get", args, nil, 1, "key", "default")
 			if err != nil {
 				return nil, err
 			}
-			if v, ok := d.Get(a[0]); ok {
+			if v, ok := d.getB(b, a[0]); ok {
 				return v, nil
 			}
 			if isMissing(a[1]) {
@@ -142,16 +147,21 @@ func dictMethod(d *Dict, name string) func([]Value, *Dict) (Value, error) {
 	case "copy":
 		return func(args []Value, kw *Dict) (Value, error) {
 			c := NewDict()
-			for i, k := range d.keys {
-				_ = c.Set(k, d.vals[i])
-			}
-			return c, nil
+			return c, c.update(b, d)
 		}
 	}
 	return nil
 }
 
-func seqMethod(items []Value, name string, isList bool) func([]Value, *Dict) (Value, error) {
+// copyItems returns a new list of items, charged to b.
+func copyItems(b *budget, items []Value) (List, error) {
+	if err := b.alloc(mul(int64(len(items)), itemBytes)); err != nil {
+		return nil, err
+	}
+	return append(make(List, 0, len(items)), items...), nil
+}
+
+func seqMethod(b *budget, items []Value, name string, isList bool) func([]Value, *Dict) (Value, error) {
 	switch name {
 	case "index":
 		return func(args []Value, kw *Dict) (Value, error) {
@@ -160,11 +170,14 @@ func seqMethod(items []Value, name string, isList bool) func([]Value, *Dict) (Va
 				return nil, err
 			}
 			for i, x := range items {
-				if pyEqual(x, a[0]) {
+				if pyEqual(b, x, a[0]) {
 					return int64(i), nil
 				}
+				if err := b.failed(); err != nil {
+					return nil, err
+				}
 			}
-			return nil, valueError("%s is not in list", Repr(a[0]))
+			return nil, valueError("%s is not in list", truncRepr(a[0]))
 		}
 	case "count":
 		return func(args []Value, kw *Dict) (Value, error) {
@@ -174,15 +187,15 @@ func seqMethod(items []Value, name string, isList bool) func([]Value, *Dict) (Va
 			}
 			n := int64(0)
 			for _, x := range items {
-				if pyEqual(x, a[0]) {
+				if pyEqual(b, x, a[0]) {
 					n++
 				}
 			}
-			return n, nil
+			return n, b.failed()
 		}
 	case "copy":
 		if isList {
-			return func(args []Value, kw *Dict) (Value, error) { return append(List{}, items...), nil }
+			return func(args []Value, kw *Dict) (Value, error) { return copyItems(b, items) }
 		}
 	}
 	return nil
@@ -191,7 +204,12 @@ func seqMethod(items []Value, name string, isList bool) func([]Value, *Dict) (Va
 // runeIndex converts a byte offset in s to a code point index.
 func runeIndex(s string, byteOff int) int64 { return int64(utf8.RuneCountInString(s[:byteOff])) }
 
-func strMethod(s string, name string) func([]Value, *Dict) (Value, error) {
+func strMethod(b *budget, s string, name string) func([]Value, *Dict) (Value, error) {
+	// Every str method reads s through at most once (replace, split and join also build);
+	// charge that up front.
+	if !b.read(int64(len(s))) {
+		return func([]Value, *Dict) (Value, error) { return nil, b.err }
+	}
 	noArgs := func(f func() Value) func([]Value, *Dict) (Value, error) {
 		return func(args []Value, kw *Dict) (Value, error) {
 			if _, err := bindArgs(name, args, kw, 0); err != nil {
@@ -292,9 +310,9 @@ func strMethod(s string, name string) func([]Value, *Dict) (Value, error) {
 				return nil, err
 			}
 			if name == "rsplit" {
-				return pyRsplit(s, sep, int(n))
+				return pyRsplit(b, s, sep, int(n))
 			}
-			return pySplit(s, sep, int(n))
+			return pySplit(b, s, sep, int(n))
 		}
 	case "splitlines":
 		return func(args []Value, kw *Dict) (Value, error) {
@@ -306,6 +324,9 @@ func strMethod(s string, name string) func([]Value, *Dict) (Value, error) {
 			out := List{}
 			rest := s
 			for rest != "" {
+				if err := b.grow(mul(int64(len(out)+1), partBytes), partBytes); err != nil {
+					return nil, err
+				}
 				i := strings.IndexAny(rest, "\n\r\v\f\x1c\x1d\x1e\u0085\u2028\u2029")
 				if i < 0 {
 					out = append(out, rest)
@@ -342,16 +363,15 @@ func strMethod(s string, name string) func([]Value, *Dict) (Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			return strings.Replace(s, old, nw, int(n)), nil
+			return replace(b, s, old, nw, n)
 		}
-	case "upper":
-		return noArgs(func() Value { return pyUpper(s) })
-	case "lower":
-		return noArgs(func() Value { return pyLower(s) })
-	case "title":
-		return noArgs(func() Value { return pyTitle(s) })
-	case "capitalize":
-		return noArgs(func() Value { return pyCapitalize(s) })
+	case "upper", "lower", "title", "capitalize":
+		// Case mappings grow a string at most threefold ("ΐ".upper() is three code points).
+		if err := b.alloc(mul(int64(len(s)), 3)); err != nil {
+			return func([]Value, *Dict) (Value, error) { return nil, err }
+		}
+		fn := map[string]func(string) string{"upper": pyUpper, "lower": pyLower, "title": pyTitle, "capitalize": pyCapitalize}[name]
+		return noArgs(func() Value { return fn(s) })
 	case "isdigit", "isdecimal", "isnumeric", "isalpha", "isalnum", "isspace", "isupper", "islower":
 		return noArgs(func() Value { return pyIsX(s, name) })
 	case "find":
@@ -380,7 +400,7 @@ func strMethod(s string, name string) func([]Value, *Dict) (Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			items, err := iterate(a[0])
+			items, err := iterate(b, a[0])
 			if err != nil {
 				return nil, err
 			}
@@ -392,7 +412,7 @@ func strMethod(s string, name string) func([]Value, *Dict) (Value, error) {
 				}
 				parts[i] = p
 			}
-			return strings.Join(parts, s), nil
+			return join(b, parts, s)
 		}
 	case "removeprefix", "removesuffix":
 		return func(args []Value, kw *Dict) (Value, error) {
@@ -410,14 +430,14 @@ func strMethod(s string, name string) func([]Value, *Dict) (Value, error) {
 			return strings.TrimSuffix(s, x), nil
 		}
 	case "format":
-		return func(args []Value, kw *Dict) (Value, error) { return strFormat(s, args, kw) }
+		return func(args []Value, kw *Dict) (Value, error) { return strFormat(b, s, args, kw) }
 	}
 	return nil
 }
 
 // strFormat implements str.format for {} / {0} / {name} fields without format specs.
-func strFormat(s string, args []Value, kw *Dict) (Value, error) {
-	var b strings.Builder
+func strFormat(bud *budget, s string, args []Value, kw *Dict) (Value, error) {
+	b := newSbuf(bud)
 	auto := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -447,27 +467,76 @@ func strFormat(s string, args []Value, kw *Dict) (Value, error) {
 				v = args[auto]
 				auto++
 			case field[0] >= '0' && field[0] <= '9':
-				var n int
-				fmt.Sscanf(field, "%d", &n)
-				if n >= len(args) {
+				n, err := strconv.Atoi(field)
+				if err != nil || n >= len(args) {
 					return nil, &Error{Kind: "IndexError", Msg: "Replacement index out of range"}
 				}
 				v = args[n]
 			default:
 				var ok bool
 				if kw != nil {
-					v, ok = kw.Get(field)
+					v, ok = kw.getB(bud, field)
 				}
 				if !ok {
 					return nil, &Error{Kind: "KeyError", Msg: StrRepr(field)}
 				}
 			}
-			b.WriteString(Str(v))
+			if err := writeStr(b, v); err != nil {
+				return nil, err
+			}
 		case c == '}':
 			return nil, valueError("Single '}' encountered in format string")
 		default:
 			b.WriteByte(c)
 		}
 	}
-	return b.String(), nil
+	return b.String()
+}
+
+// replace is strings.Replace(s, old, nw, n) once the result is known to fit b.
+func replace(b *budget, s, old, nw string, n int64) (string, error) {
+	count := int64(strings.Count(s, old))
+	if old == "" {
+		count = int64(runeLen(s)) + 1
+	}
+	if n >= 0 && n < count {
+		count = n
+	}
+	if err := b.alloc(add(int64(len(s)), mul(count, int64(len(nw))))); err != nil {
+		return "", err
+	}
+	return strings.Replace(s, old, nw, int(min(n, int64(math.MaxInt)))), nil
+}
+
+// join is strings.Join(parts, sep) once the result is known to fit b.
+func join(b *budget, parts []string, sep string) (string, error) {
+	n := mul(int64(max(len(parts)-1, 0)), int64(len(sep)))
+	for _, p := range parts {
+		n = add(n, int64(len(p)))
+	}
+	if err := b.alloc(n); err != nil {
+		return "", err
+	}
+	return strings.Join(parts, sep), nil
+}
+
+// truncRepr is repr(v) cut to a length fit for an error message.
+func truncRepr(v Value) string {
+	b := newSbuf(&budget{maxBytes: 200, bytes: 1 << 20})
+	writeRepr(b, v, 0)
+	if !b.ok() {
+		return b.sb.String() + "..."
+	}
+	return b.sb.String()
+}
+
+// truncStr is str(v) cut to a length fit for an error message.
+func truncStr(v Value) string {
+	if s, ok := v.(string); ok {
+		if len(s) > 200 {
+			return s[:200] + "..."
+		}
+		return s
+	}
+	return truncRepr(v)
 }

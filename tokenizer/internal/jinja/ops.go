@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode/utf8"
 )
 
 // Python operator semantics.
@@ -64,7 +65,7 @@ func overflow() error {
 	return &Error{Kind: "OverflowError", Msg: "integer result out of the 64-bit range"}
 }
 
-func binaryOp(op string, l, r Value) (Value, error) {
+func binaryOp(b *budget, op string, l, r Value) (Value, error) {
 	for _, v := range [2]Value{l, r} {
 		if u, ok := v.(Undefined); ok {
 			return nil, u.err()
@@ -88,18 +89,27 @@ func binaryOp(op string, l, r Value) (Value, error) {
 	case "+":
 		switch a := l.(type) {
 		case string:
-			if b, ok := r.(string); ok {
-				return a + b, nil
+			if c, ok := r.(string); ok {
+				if err := b.alloc(add(int64(len(a)), int64(len(c)))); err != nil {
+					return nil, err
+				}
+				return a + c, nil
 			}
 			return nil, typeError(`can only concatenate str (not "%s") to str`, typeName(r))
 		case List:
-			if b, ok := r.(List); ok {
-				return append(append(List{}, a...), b...), nil
+			if c, ok := r.(List); ok {
+				if err := b.alloc(mul(int64(len(a)+len(c)), itemBytes)); err != nil {
+					return nil, err
+				}
+				return append(append(make(List, 0, len(a)+len(c)), a...), c...), nil
 			}
 			return nil, typeError(`can only concatenate list (not "%s") to list`, typeName(r))
 		case Tuple:
-			if b, ok := r.(Tuple); ok {
-				return append(append(Tuple{}, a...), b...), nil
+			if c, ok := r.(Tuple); ok {
+				if err := b.alloc(mul(int64(len(a)+len(c)), itemBytes)); err != nil {
+					return nil, err
+				}
+				return append(append(make(Tuple, 0, len(a)+len(c)), a...), c...), nil
 			}
 			return nil, typeError(`can only concatenate tuple (not "%s") to tuple`, typeName(r))
 		}
@@ -113,26 +123,32 @@ func binaryOp(op string, l, r Value) (Value, error) {
 			if count < 0 {
 				count = 0
 			}
+			// The size is checked before anything is allocated, with a product that saturates
+			// instead of overflowing ("ab" * 2**62 is too long, not negative).
 			switch s := seq.(type) {
 			case string:
-				if int64(len(s))*count > 1<<26 {
-					return nil, &Error{Kind: "OverflowError", Msg: "repeated string too long"}
+				if err := b.alloc(mul(int64(len(s)), count)); err != nil {
+					return nil, err
+				}
+				if s == "" {
+					return "", nil
 				}
 				return strings.Repeat(s, int(count)), nil
 			case List:
-				if int64(len(s))*count > 1<<22 {
-					return nil, &Error{Kind: "OverflowError", Msg: "repeated list too long"}
+				if err := b.alloc(mul(mul(int64(len(s)), count), itemBytes)); err != nil {
+					return nil, err
 				}
-				out := List{}
-				for k := int64(0); k < count; k++ {
-					out = append(out, s...)
+				return repeatItems(s, count), nil
+			case Tuple:
+				if err := b.alloc(mul(mul(int64(len(s)), count), itemBytes)); err != nil {
+					return nil, err
 				}
-				return out, nil
+				return repeatItems(s, count), nil
 			}
 		}
 	case "%":
 		if s, ok := l.(string); ok {
-			return percentFormat(s, r)
+			return percentFormat(b, s, r)
 		}
 	}
 	return nil, typeError("unsupported operand type(s) for %s: '%s' and '%s'", op, typeName(l), typeName(r))
@@ -188,18 +204,7 @@ func intOp(op string, a, b int64) (Value, error) {
 		if b < 0 {
 			return math.Pow(float64(a), float64(b)), nil
 		}
-		res := int64(1)
-		for k := int64(0); k < b; k++ {
-			v, err := intOp("*", res, a)
-			if err != nil {
-				return nil, err
-			}
-			res = v.(int64)
-			if res == 0 || res == 1 && a == 1 {
-				break
-			}
-		}
-		return res, nil
+		return intPow(a, b)
 	}
 	return nil, typeError("unsupported operator %s", op)
 }
@@ -237,13 +242,61 @@ func floatOp(op string, a, b float64) (Value, error) {
 	return nil, typeError("unsupported operator %s", op)
 }
 
+// intPow is a**b for b >= 0 by squaring: 64 multiplications at most, so (-1) ** 2**62 is as
+// quick as 2 ** 3. A result outside the 64-bit range is an OverflowError.
+func intPow(a, b int64) (Value, error) {
+	switch a {
+	case 0, 1:
+		if b == 0 {
+			return int64(1), nil
+		}
+		return a, nil
+	case -1:
+		if b%2 == 0 {
+			return int64(1), nil
+		}
+		return int64(-1), nil
+	}
+	res, base := int64(1), a
+	for {
+		if b&1 == 1 {
+			v, err := intOp("*", res, base)
+			if err != nil {
+				return nil, err
+			}
+			res = v.(int64)
+		}
+		b >>= 1
+		if b == 0 {
+			return res, nil
+		}
+		v, err := intOp("*", base, base)
+		if err != nil {
+			return nil, err
+		}
+		base = v.(int64)
+	}
+}
+
+// repeatItems is items * count for a list or tuple; the caller has checked the size.
+func repeatItems[S ~[]Value](items S, count int64) S {
+	if len(items) == 0 {
+		return S{}
+	}
+	out := make(S, 0, int64(len(items))*count)
+	for k := int64(0); k < count; k++ {
+		out = append(out, items...)
+	}
+	return out
+}
+
 // percentFormat implements the common part of Python's printf-style str % args.
-func percentFormat(format string, arg Value) (Value, error) {
+func percentFormat(bud *budget, format string, arg Value) (Value, error) {
 	args := []Value{arg}
 	if t, ok := arg.(Tuple); ok {
 		args = t
 	}
-	var b strings.Builder
+	b := newSbuf(bud)
 	n := 0
 	for i := 0; i < len(format); i++ {
 		c := format[i]
@@ -266,9 +319,13 @@ func percentFormat(format string, arg Value) (Value, error) {
 		n++
 		switch format[i] {
 		case 's':
-			b.WriteString(Str(a))
+			if err := writeStr(b, a); err != nil {
+				return nil, err
+			}
 		case 'r':
-			b.WriteString(Repr(a))
+			if err := writeRepr(b, a, 0); err != nil {
+				return nil, err
+			}
 		case 'd', 'i':
 			v, ok := toInt(a)
 			if f, isF := a.(float64); isF {
@@ -277,7 +334,7 @@ func percentFormat(format string, arg Value) (Value, error) {
 			if !ok {
 				return nil, typeError("%%d format: a real number is required, not %s", typeName(a))
 			}
-			fmt.Fprintf(&b, "%d", v)
+			fmt.Fprintf(b, "%d", v)
 		default:
 			return nil, valueError("unsupported format character '%c'", format[i])
 		}
@@ -285,17 +342,26 @@ func percentFormat(format string, arg Value) (Value, error) {
 	if n < len(args) {
 		return nil, typeError("not all arguments converted during string formatting")
 	}
-	return b.String(), nil
+	return b.String()
 }
 
-// pyEqual is Python's ==.
-func pyEqual(a, b Value) bool {
-	if _, ok := a.(Undefined); ok {
-		_, ok2 := b.(Undefined)
+// pyEqual is Python's ==. It charges b for what it reads; a value nested too deeply (or
+// containing itself) compares unequal and sets b's error.
+func pyEqual(b *budget, x, y Value) bool {
+	return equalAt(b, x, y, 0)
+}
+
+func equalAt(b *budget, x, y Value, depth int) bool {
+	if depth > maxValueDepth {
+		b.deep()
+		return false
+	}
+	if _, ok := x.(Undefined); ok {
+		_, ok2 := y.(Undefined)
 		return ok2
 	}
-	ai, af, aF, aok := number(a)
-	bi, bf, bF, bok := number(b)
+	ai, af, aF, aok := number(x)
+	bi, bf, bF, bok := number(y)
 	if aok && bok {
 		switch {
 		case !aF && !bF:
@@ -308,40 +374,52 @@ func pyEqual(a, b Value) bool {
 			return float64(ai) == bf
 		}
 	}
-	switch x := a.(type) {
+	switch a := x.(type) {
 	case nil:
-		return b == nil
+		return y == nil
 	case string:
-		y, ok := b.(string)
-		return ok && x == y
+		c, ok := y.(string)
+		return ok && len(a) == len(c) && b.read(int64(len(a))) && a == c
 	case List:
-		y, ok := b.(List)
-		return ok && seqEqual(x, y)
+		c, ok := y.(List)
+		return ok && seqEqual(b, a, c, depth)
 	case Tuple:
-		y, ok := b.(Tuple)
-		return ok && seqEqual(x, y)
+		c, ok := y.(Tuple)
+		return ok && seqEqual(b, a, c, depth)
 	case *Dict:
-		y, ok := b.(*Dict)
-		if !ok || x.Len() != y.Len() {
+		c, ok := y.(*Dict)
+		if !ok || a.Len() != c.Len() {
 			return false
 		}
-		for i, k := range x.keys {
-			v, ok := y.Get(k)
-			if !ok || !pyEqual(x.vals[i], v) {
+		if a == c {
+			return true
+		}
+		if !b.read(mul(int64(a.Len()), dictBytes)) {
+			return false
+		}
+		for i, k := range a.keys {
+			v, ok := c.getB(b, k)
+			if !ok || !equalAt(b, a.vals[i], v, depth+1) {
 				return false
 			}
 		}
 		return true
 	}
-	return a == b
+	return x == y
 }
 
-func seqEqual(a, b []Value) bool {
-	if len(a) != len(b) {
+func seqEqual(b *budget, x, y []Value, depth int) bool {
+	if len(x) != len(y) {
 		return false
 	}
-	for i := range a {
-		if !pyEqual(a[i], b[i]) {
+	if len(x) == 0 || &x[0] == &y[0] {
+		return true // the same items: Python's identity shortcut makes this O(1) too
+	}
+	if !b.read(mul(int64(len(x)), itemBytes)) {
+		return false
+	}
+	for i := range x {
+		if !equalAt(b, x[i], y[i], depth+1) {
 			return false
 		}
 	}
@@ -349,39 +427,47 @@ func seqEqual(a, b []Value) bool {
 }
 
 // pyCompare orders a and b as Python's < does, or fails with TypeError.
-func pyCompare(a, b Value) (int, error) {
-	for _, v := range [2]Value{a, b} {
+func pyCompare(b *budget, x, y Value) (int, error) {
+	return compareAt(b, x, y, 0)
+}
+
+func compareAt(b *budget, x, y Value, depth int) (int, error) {
+	if depth > maxValueDepth {
+		return 0, b.deep()
+	}
+	for _, v := range [2]Value{x, y} {
 		if u, ok := v.(Undefined); ok {
 			return 0, u.err()
 		}
 	}
-	if af, ok := toFloat(a); ok {
-		if bf, ok := toFloat(b); ok {
-			ai, _ := toInt(a)
-			bi, _ := toInt(b)
-			_, aIsInt := toInt(a)
-			_, bIsInt := toInt(b)
+	if af, ok := toFloat(x); ok {
+		if bf, ok := toFloat(y); ok {
+			ai, aIsInt := toInt(x)
+			bi, bIsInt := toInt(y)
 			if aIsInt && bIsInt {
 				return cmpOrdered(ai, bi), nil
 			}
 			return cmpOrdered(af, bf), nil
 		}
 	}
-	switch x := a.(type) {
+	switch a := x.(type) {
 	case string:
-		if y, ok := b.(string); ok {
-			return strings.Compare(x, y), nil
+		if c, ok := y.(string); ok {
+			if !b.read(int64(min(len(a), len(c)))) {
+				return 0, b.err
+			}
+			return strings.Compare(a, c), nil
 		}
 	case List:
-		if y, ok := b.(List); ok {
-			return seqCompare(x, y)
+		if c, ok := y.(List); ok {
+			return seqCompare(b, a, c, depth)
 		}
 	case Tuple:
-		if y, ok := b.(Tuple); ok {
-			return seqCompare(x, y)
+		if c, ok := y.(Tuple); ok {
+			return seqCompare(b, a, c, depth)
 		}
 	}
-	return 0, typeError("'<' not supported between instances of '%s' and '%s'", typeName(a), typeName(b))
+	return 0, typeError("'<' not supported between instances of '%s' and '%s'", typeName(x), typeName(y))
 }
 
 func cmpOrdered[T int64 | float64](a, b T) int {
@@ -394,44 +480,43 @@ func cmpOrdered[T int64 | float64](a, b T) int {
 	return 0
 }
 
-func seqCompare(a, b []Value) (int, error) {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		if pyEqual(a[i], b[i]) {
+func seqCompare(b *budget, x, y []Value, depth int) (int, error) {
+	for i := 0; i < len(x) && i < len(y); i++ {
+		if !b.read(itemBytes) {
+			return 0, b.err
+		}
+		if equalAt(b, x[i], y[i], depth+1) {
 			continue
 		}
-		return pyCompare(a[i], b[i])
+		if err := b.failed(); err != nil {
+			return 0, err
+		}
+		return compareAt(b, x[i], y[i], depth+1)
 	}
-	return cmpOrdered(int64(len(a)), int64(len(b))), nil
+	return cmpOrdered(int64(len(x)), int64(len(y))), nil
 }
 
-func contains(container, item Value) (bool, error) {
+func contains(b *budget, container, item Value) (bool, error) {
 	switch c := container.(type) {
 	case string:
 		s, ok := item.(string)
 		if !ok {
 			return false, typeError("'in <string>' requires string as left operand, not %s", typeName(item))
 		}
+		if !b.read(int64(len(c))) {
+			return false, b.err
+		}
 		return strings.Contains(c, s), nil
 	case List:
-		for _, x := range c {
-			if pyEqual(x, item) {
-				return true, nil
-			}
-		}
-		return false, nil
+		return seqContains(b, c, item)
 	case Tuple:
-		for _, x := range c {
-			if pyEqual(x, item) {
-				return true, nil
-			}
-		}
-		return false, nil
+		return seqContains(b, c, item)
 	case *Dict:
 		if _, err := hashKey(item); err != nil {
 			return false, err
 		}
-		_, ok := c.Get(item)
-		return ok, nil
+		_, ok := c.getB(b, item)
+		return ok, b.failed()
 	case Undefined:
 		if c.unsafe {
 			return false, c.err()
@@ -441,19 +526,31 @@ func contains(container, item Value) (bool, error) {
 	return false, typeError("argument of type '%s' is not iterable", typeName(container))
 }
 
-func compare(op string, a, b Value) (bool, error) {
+func seqContains(b *budget, items []Value, item Value) (bool, error) {
+	for _, x := range items {
+		if !b.read(itemBytes) {
+			return false, b.err
+		}
+		if pyEqual(b, x, item) {
+			return true, nil
+		}
+	}
+	return false, b.failed()
+}
+
+func compare(b *budget, op string, x, y Value) (bool, error) {
 	switch op {
 	case "eq":
-		return pyEqual(a, b), nil
+		return pyEqual(b, x, y), b.failed()
 	case "ne":
-		return !pyEqual(a, b), nil
+		return !pyEqual(b, x, y), b.failed()
 	case "in":
-		return contains(b, a)
+		return contains(b, y, x)
 	case "notin":
-		ok, err := contains(b, a)
+		ok, err := contains(b, y, x)
 		return !ok, err
 	}
-	c, err := pyCompare(a, b)
+	c, err := pyCompare(b, x, y)
 	if err != nil {
 		return false, err
 	}
@@ -469,7 +566,7 @@ func compare(op string, a, b Value) (bool, error) {
 }
 
 // getattr is jinja2's sandboxed environment.getattr: attribute first, then item.
-func getattr(obj Value, name string) (Value, error) {
+func getattr(b *budget, obj Value, name string) (Value, error) {
 	if u, ok := obj.(Undefined); ok {
 		return nil, u.err()
 	}
@@ -478,20 +575,20 @@ func getattr(obj Value, name string) (Value, error) {
 	}
 	switch o := obj.(type) {
 	case *Dict:
-		if m, ok := method(obj, name); ok {
+		if m, ok := method(b, obj, name); ok {
 			return m, nil
 		}
-		if v, ok := o.Get(name); ok {
+		if v, ok := o.getB(b, name); ok {
 			return v, nil
 		}
 	case *Namespace:
-		if v, ok := o.d.Get(name); ok {
+		if v, ok := o.d.getB(b, name); ok {
 			return v, nil
 		}
 	case *loopInfo:
-		return o.attr(name), nil
+		return o.attr(b, name), nil
 	default:
-		if m, ok := method(obj, name); ok {
+		if m, ok := method(b, obj, name); ok {
 			return m, nil
 		}
 	}
@@ -499,29 +596,29 @@ func getattr(obj Value, name string) (Value, error) {
 }
 
 // getitem is jinja2's environment.getitem: item first, then (for string keys) attribute.
-func getitem(obj Value, key Value) (Value, error) {
+func getitem(b *budget, obj Value, key Value) (Value, error) {
 	if u, ok := obj.(Undefined); ok {
 		return nil, u.err()
 	}
 	switch o := obj.(type) {
 	case *Dict:
 		if _, err := hashKey(key); err == nil {
-			if v, ok := o.Get(key); ok {
+			if v, ok := o.getB(b, key); ok {
 				return v, nil
 			}
 		}
 	case List, Tuple, string:
 		if k, ok := toInt(key); ok {
-			return index(obj, k), nil
+			return index(b, obj, k), nil
 		}
 	}
 	if name, ok := key.(string); ok {
-		return getattr(obj, name)
+		return getattr(b, obj, name)
 	}
 	return Undefined{hint: fmt.Sprintf("'%s' has no attribute '%s'", objectName(obj), Str(key))}, nil
 }
 
-func index(obj Value, k int64) Value {
+func index(b *budget, obj Value, k int64) Value {
 	var n int64
 	switch o := obj.(type) {
 	case List:
@@ -529,6 +626,9 @@ func index(obj Value, k int64) Value {
 	case Tuple:
 		n = int64(len(o))
 	case string:
+		if !b.read(int64(len(o))) { // counting and finding code points reads the string
+			return Undefined{}
+		}
 		n = int64(runeLen(o))
 	}
 	if k < 0 {
@@ -543,11 +643,22 @@ func index(obj Value, k int64) Value {
 	case Tuple:
 		return o[k]
 	}
-	return string([]rune(obj.(string))[k])
+	return runeAt(obj.(string), k)
+}
+
+// runeAt is s[k] for a code point index 0 <= k < runeLen(s), without converting all of s.
+func runeAt(s string, k int64) string {
+	for i, c := range s {
+		if k == 0 {
+			return s[i : i+utf8.RuneLen(c)]
+		}
+		k--
+	}
+	return ""
 }
 
 // sliceValue is obj[start:stop:step] with Python's index adjustment.
-func sliceValue(obj, startV, stopV, stepV Value) (Value, error) {
+func sliceValue(b *budget, obj, startV, stopV, stepV Value) (Value, error) {
 	var n int
 	var items []Value
 	var runes []rune
@@ -557,6 +668,9 @@ func sliceValue(obj, startV, stopV, stepV Value) (Value, error) {
 	case Tuple:
 		items, n = o, len(o)
 	case string:
+		if err := b.alloc(mul(int64(len(o)), 4)); err != nil {
+			return nil, err
+		}
 		runes = []rune(o)
 		n = len(runes)
 	default:
@@ -613,9 +727,13 @@ func sliceValue(obj, startV, stopV, stepV Value) (Value, error) {
 	}
 	start = adjust(start, startV != nil)
 	stop = adjust(stop, stopV != nil)
-	var idx []int64
-	for i := start; (step > 0 && i < stop) || (step < 0 && i > stop); i += step {
-		idx = append(idx, i)
+	count := rangeLen(start, stop, step) // at most n
+	if err := b.alloc(mul(count, itemBytes)); err != nil {
+		return nil, err
+	}
+	idx := make([]int64, 0, count)
+	for k := int64(0); k < count; k++ {
+		idx = append(idx, start+k*step)
 	}
 	switch obj.(type) {
 	case string:

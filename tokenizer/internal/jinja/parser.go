@@ -8,7 +8,27 @@ type parser struct {
 	toks []token
 	i    int
 	tags []string // open block tags, for error messages
+	// nest is how deeply the node being parsed nests: open blocks, brackets and calls, unary
+	// operators, and the links of left-associative chains (a + b + c nests two deep). Bounding
+	// it bounds the parser's recursion and every recursive walk over the tree.
+	nest int
 }
+
+// maxNest bounds nest. jinja2 itself fails much earlier: Python's recursion limit stops its
+// parser at about a hundred nested brackets.
+const maxNest = 256
+
+// enter opens one more level of nesting.
+func (p *parser) enter() error {
+	p.nest++
+	if p.nest > maxNest {
+		return p.fail("the template nests more than %d levels deep", maxNest)
+	}
+	return nil
+}
+
+// restore ends the levels a function opened; call it deferred with the level at its start.
+func (p *parser) restore(n int) { p.nest = n }
 
 func parse(src string) ([]stmt, error) {
 	toks, err := lex(src)
@@ -146,6 +166,10 @@ func (p *parser) statements(end []string, drop bool) ([]stmt, error) {
 }
 
 func (p *parser) parseStatement() (stmt, error) {
+	defer p.restore(p.nest)
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
 	t := p.cur()
 	if t.kind != tName {
 		return nil, p.fail("tag name expected")
@@ -247,7 +271,7 @@ func (p *parser) parseFor() (stmt, error) {
 			return nil, err
 		}
 	}
-	return &forStmt{pos{ln}, target, iter, body, els, test}, nil
+	return &forStmt{pos{ln}, target, iter, body, els, test, definesMacro(body)}, nil
 }
 
 func (p *parser) parseIf() (stmt, error) {
@@ -505,6 +529,10 @@ func (p *parser) parseTuple(withCond bool, extraEnd []string, explicitParens boo
 }
 
 func (p *parser) parseExpression(withCond bool) (expr, error) {
+	defer p.restore(p.nest)
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
 	if withCond {
 		return p.parseCondExpr()
 	}
@@ -512,12 +540,16 @@ func (p *parser) parseExpression(withCond bool) (expr, error) {
 }
 
 func (p *parser) parseCondExpr() (expr, error) {
+	defer p.restore(p.nest)
 	ln := p.cur().line
 	x, err := p.parseOr()
 	if err != nil {
 		return nil, err
 	}
 	for p.skipName("if") {
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 		test, err := p.parseOr()
 		if err != nil {
 			return nil, err
@@ -535,12 +567,16 @@ func (p *parser) parseCondExpr() (expr, error) {
 }
 
 func (p *parser) parseOr() (expr, error) {
+	defer p.restore(p.nest)
 	ln := p.cur().line
 	l, err := p.parseAnd()
 	if err != nil {
 		return nil, err
 	}
 	for p.skipName("or") {
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 		r, err := p.parseAnd()
 		if err != nil {
 			return nil, err
@@ -551,12 +587,16 @@ func (p *parser) parseOr() (expr, error) {
 }
 
 func (p *parser) parseAnd() (expr, error) {
+	defer p.restore(p.nest)
 	ln := p.cur().line
 	l, err := p.parseNot()
 	if err != nil {
 		return nil, err
 	}
 	for p.skipName("and") {
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 		r, err := p.parseNot()
 		if err != nil {
 			return nil, err
@@ -568,6 +608,10 @@ func (p *parser) parseAnd() (expr, error) {
 
 func (p *parser) parseNot() (expr, error) {
 	if p.isName("not") {
+		defer p.restore(p.nest)
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 		ln := p.next().line
 		x, err := p.parseNot()
 		if err != nil {
@@ -614,12 +658,16 @@ func (p *parser) parseCompare() (expr, error) {
 }
 
 func (p *parser) parseMath1() (expr, error) {
+	defer p.restore(p.nest)
 	ln := p.cur().line
 	l, err := p.parseConcat()
 	if err != nil {
 		return nil, err
 	}
 	for p.isOp("+") || p.isOp("-") {
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 		op := p.next().val
 		r, err := p.parseConcat()
 		if err != nil {
@@ -651,12 +699,16 @@ func (p *parser) parseConcat() (expr, error) {
 }
 
 func (p *parser) parseMath2() (expr, error) {
+	defer p.restore(p.nest)
 	ln := p.cur().line
 	l, err := p.parsePow()
 	if err != nil {
 		return nil, err
 	}
 	for p.isOp("*") || p.isOp("/") || p.isOp("//") || p.isOp("%") {
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 		op := p.next().val
 		r, err := p.parsePow()
 		if err != nil {
@@ -668,12 +720,16 @@ func (p *parser) parseMath2() (expr, error) {
 }
 
 func (p *parser) parsePow() (expr, error) {
+	defer p.restore(p.nest)
 	ln := p.cur().line
 	l, err := p.parseUnary(true)
 	if err != nil {
 		return nil, err
 	}
 	for p.skipOp("**") {
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 		r, err := p.parseUnary(true)
 		if err != nil {
 			return nil, err
@@ -689,6 +745,10 @@ func (p *parser) parseUnary(withFilter bool) (expr, error) {
 	var err error
 	switch {
 	case p.isOp("-") || p.isOp("+"):
+		defer p.restore(p.nest)
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 		op := p.next().val
 		y, err := p.parseUnary(false)
 		if err != nil {
@@ -808,7 +868,11 @@ func (p *parser) parsePrimary(withNamespace bool) (expr, error) {
 }
 
 func (p *parser) parsePostfix(x expr) (expr, error) {
+	defer p.restore(p.nest)
 	for {
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 		var err error
 		switch {
 		case p.isOp(".") || p.isOp("["):
@@ -825,7 +889,11 @@ func (p *parser) parsePostfix(x expr) (expr, error) {
 }
 
 func (p *parser) parseFilterExpr(x expr) (expr, error) {
+	defer p.restore(p.nest)
 	for {
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 		var err error
 		switch {
 		case p.isOp("|"):
@@ -994,7 +1062,11 @@ func (p *parser) parseCall(x expr) (expr, error) {
 }
 
 func (p *parser) parseFilter(x expr, startInline bool) (expr, error) {
+	defer p.restore(p.nest)
 	for p.isOp("|") || startInline {
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 		if !startInline {
 			p.next()
 		}

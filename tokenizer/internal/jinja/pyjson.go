@@ -18,16 +18,22 @@ type jsonOptions struct {
 	sortKeys    bool
 }
 
-// dumpsJSON is Python's json.dumps(v, ...) for template values.
-func dumpsJSON(v Value, o jsonOptions) (string, error) {
-	var b strings.Builder
-	if err := writeJSON(&b, v, o, 0); err != nil {
+// dumpsJSON is Python's json.dumps(v, ...) for template values, within bud.
+func dumpsJSON(bud *budget, v Value, o jsonOptions) (string, error) {
+	b := newSbuf(bud)
+	if err := writeJSON(b, v, o, 0); err != nil {
 		return "", err
 	}
-	return b.String(), nil
+	return b.String()
 }
 
-func writeJSON(b *strings.Builder, v Value, o jsonOptions, level int) error {
+func writeJSON(b *sbuf, v Value, o jsonOptions, level int) error {
+	if level > maxValueDepth {
+		return b.bud.deep()
+	}
+	if !b.ok() {
+		return b.bud.err
+	}
 	switch x := v.(type) {
 	case nil:
 		b.WriteString("null")
@@ -67,17 +73,17 @@ func jsonFloat(f float64) string {
 	return FloatRepr(f)
 }
 
-func newline(b *strings.Builder, o jsonOptions, level int) {
+func newline(b *sbuf, o jsonOptions, level int) {
 	if o.indent == nil {
 		return
 	}
 	b.WriteByte('\n')
-	for i := 0; i < level; i++ {
+	for i := 0; i < level && b.ok(); i++ {
 		b.WriteString(*o.indent)
 	}
 }
 
-func writeJSONArray(b *strings.Builder, items []Value, o jsonOptions, level int) error {
+func writeJSONArray(b *sbuf, items []Value, o jsonOptions, level int) error {
 	if len(items) == 0 {
 		b.WriteString("[]")
 		return nil
@@ -116,7 +122,7 @@ func jsonKey(k Value) (string, error) {
 	return "", typeError("keys must be str, int, float, bool or None, not %s", typeName(k))
 }
 
-func writeJSONObject(b *strings.Builder, d *Dict, o jsonOptions, level int) error {
+func writeJSONObject(b *sbuf, d *Dict, o jsonOptions, level int) error {
 	if d.Len() == 0 {
 		b.WriteString("{}")
 		return nil
@@ -128,7 +134,7 @@ func writeJSONObject(b *strings.Builder, d *Dict, o jsonOptions, level int) erro
 	if o.sortKeys {
 		var err error
 		sort.SliceStable(order, func(i, j int) bool {
-			c, e := pyCompare(d.keys[order[i]], d.keys[order[j]])
+			c, e := pyCompare(b.bud, d.keys[order[i]], d.keys[order[j]])
 			if e != nil && err == nil {
 				err = e
 			}
@@ -161,7 +167,7 @@ func writeJSONObject(b *strings.Builder, d *Dict, o jsonOptions, level int) erro
 
 // writeJSONString escapes like json.dumps: \" \\ \n \r \t \b \f, other controls as \u00XX, and
 // with ensure_ascii every non-ASCII character as \uXXXX (surrogate pairs above U+FFFF).
-func writeJSONString(b *strings.Builder, s string, ensureASCII bool) {
+func writeJSONString(b *sbuf, s string, ensureASCII bool) {
 	b.WriteByte('"')
 	for _, r := range s {
 		switch r {
@@ -192,12 +198,15 @@ func writeJSONString(b *strings.Builder, s string, ensureASCII bool) {
 				fmt.Fprintf(b, `\u%04x\u%04x`, 0xD800+(r>>10), 0xDC00+(r&0x3FF))
 			}
 		}
+		if !b.ok() {
+			return
+		}
 	}
 	b.WriteByte('"')
 }
 
 // tojson is HF's filter: json.dumps(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False).
-func tojson(v Value, args []Value, kw *Dict) (Value, error) {
+func tojson(bud *budget, v Value, args []Value, kw *Dict) (Value, error) {
 	a, err := bindArgs("tojson", args, kw, 0, "ensure_ascii", "indent", "separators", "sort_keys")
 	if err != nil {
 		return nil, err
@@ -216,13 +225,16 @@ func tojson(v Value, args []Value, kw *Dict) (Value, error) {
 			if !ok {
 				return nil, typeError("indent must be an int or a str")
 			}
+			if err := bud.alloc(n); err != nil { // checked before the spaces are made
+				return nil, err
+			}
 			ind = strings.Repeat(" ", int(max(n, 0)))
 		}
 		o.indent = &ind
 		o.itemSep = ","
 	}
 	if !isMissing(a[2]) && a[2] != nil {
-		seps, err := iterate(a[2])
+		seps, err := iterate(bud, a[2])
 		if err != nil || len(seps) != 2 {
 			return nil, valueError("separators must be a (item_separator, key_separator) pair")
 		}
@@ -239,5 +251,5 @@ func tojson(v Value, args []Value, kw *Dict) (Value, error) {
 	if u, ok := v.(Undefined); ok && u.unsafe {
 		return nil, u.err()
 	}
-	return dumpsJSON(v, o)
+	return dumpsJSON(bud, v, o)
 }

@@ -39,12 +39,18 @@ func pyStripSet(s string, chars *string, left, right bool) string {
 	return s
 }
 
+// partBytes is what one piece of a split costs: its string header and its list item.
+const partBytes = 16 + itemBytes
+
 // pySplit is str.split(sep, maxsplit); sep == nil splits on runs of whitespace.
-func pySplit(s string, sep *string, maxsplit int) (List, error) {
+func pySplit(b *budget, s string, sep *string, maxsplit int) (List, error) {
 	var parts []string
 	if sep == nil {
 		rest := strings.TrimLeftFunc(s, isSpace)
 		for rest != "" {
+			if err := b.grow(mul(int64(len(parts)+1), partBytes), partBytes); err != nil {
+				return nil, err
+			}
 			if maxsplit >= 0 && len(parts) == maxsplit {
 				parts = append(parts, rest)
 				break
@@ -61,10 +67,14 @@ func pySplit(s string, sep *string, maxsplit int) (List, error) {
 		if *sep == "" {
 			return nil, valueError("empty separator")
 		}
-		parts = strings.SplitN(s, *sep, maxsplit+1)
-		if maxsplit < 0 {
-			parts = strings.Split(s, *sep)
+		n := int64(strings.Count(s, *sep)) + 1
+		if maxsplit >= 0 {
+			n = min(n, int64(maxsplit)+1)
 		}
+		if err := b.alloc(mul(n, partBytes)); err != nil {
+			return nil, err
+		}
+		parts = strings.SplitN(s, *sep, int(n))
 	}
 	out := make(List, len(parts))
 	for i, p := range parts {
@@ -74,14 +84,17 @@ func pySplit(s string, sep *string, maxsplit int) (List, error) {
 }
 
 // pyRsplit is str.rsplit(sep, maxsplit).
-func pyRsplit(s string, sep *string, maxsplit int) (List, error) {
+func pyRsplit(b *budget, s string, sep *string, maxsplit int) (List, error) {
 	if maxsplit < 0 {
-		return pySplit(s, sep, -1)
+		return pySplit(b, s, sep, -1)
 	}
 	var parts []string
 	if sep == nil {
 		rest := strings.TrimRightFunc(s, isSpace)
 		for rest != "" {
+			if err := b.grow(mul(int64(len(parts)+1), partBytes), partBytes); err != nil {
+				return nil, err
+			}
 			if len(parts) == maxsplit {
 				parts = append(parts, rest)
 				break
@@ -101,6 +114,9 @@ func pyRsplit(s string, sep *string, maxsplit int) (List, error) {
 		}
 		rest := s
 		for len(parts) < maxsplit {
+			if err := b.grow(mul(int64(len(parts)+1), partBytes), partBytes); err != nil {
+				return nil, err
+			}
 			i := strings.LastIndex(rest, *sep)
 			if i < 0 {
 				break

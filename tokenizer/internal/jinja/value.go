@@ -63,7 +63,12 @@ type Dict struct {
 func NewDict() *Dict { return &Dict{index: map[Value]int{}} }
 
 // hashKey maps Python-equal keys to one Go map key (1, 1.0 and True are the same key).
-func hashKey(k Value) (Value, error) {
+func hashKey(k Value) (Value, error) { return hashKeyAt(k, 0) }
+
+func hashKeyAt(k Value, depth int) (Value, error) {
+	if depth > maxValueDepth {
+		return nil, (*budget)(nil).deep()
+	}
 	switch v := k.(type) {
 	case nil, string, int64:
 		return v, nil
@@ -80,7 +85,7 @@ func hashKey(k Value) (Value, error) {
 	case Tuple:
 		parts := make([]string, len(v))
 		for i, x := range v {
-			h, err := hashKey(x)
+			h, err := hashKeyAt(x, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -104,6 +109,58 @@ func (d *Dict) Set(key, val Value) error {
 	d.index[h] = len(d.keys)
 	d.keys = append(d.keys, key)
 	d.vals = append(d.vals, val)
+	return nil
+}
+
+// keyCost is what hashing k reads: its strings, and an item's worth per element.
+func keyCost(k Value) int64 { return keyCostAt(k, 0) }
+
+func keyCostAt(k Value, depth int) int64 {
+	switch x := k.(type) {
+	case string:
+		return int64(len(x))
+	case Tuple:
+		n := int64(itemBytes)
+		if depth > maxValueDepth {
+			return n // hashKey refuses it
+		}
+		for _, e := range x {
+			n = add(n, keyCostAt(e, depth+1))
+		}
+		return n
+	}
+	return itemBytes
+}
+
+// getB is Get charging b for hashing the key.
+func (d *Dict) getB(b *budget, key Value) (Value, bool) {
+	if !b.read(keyCost(key)) {
+		return nil, false
+	}
+	return d.Get(key)
+}
+
+// setB is Set charging b for hashing the key.
+func (d *Dict) setB(b *budget, key, val Value) error {
+	if !b.read(keyCost(key)) {
+		return b.err
+	}
+	return d.Set(key, val)
+}
+
+// update copies src's entries into d (src may be nil), charging b for them.
+func (d *Dict) update(b *budget, src *Dict) error {
+	if src == nil {
+		return nil
+	}
+	if err := b.alloc(mul(int64(src.Len()), dictBytes)); err != nil {
+		return err
+	}
+	for i, k := range src.keys {
+		if err := d.setB(b, k, src.vals[i]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -225,23 +282,52 @@ func Truthy(v Value) bool {
 
 // Str is Python's str(v) as jinja2 prints it ({{ v }}); Undefined prints as "".
 func Str(v Value) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case Undefined:
-		return ""
-	}
-	return Repr(v)
+	s, _ := str(nil, v)
+	return s
 }
 
-// Repr is Python's repr(v).
+// Repr is Python's repr(v). A value that contains itself is cut off where it repeats too deeply.
 func Repr(v Value) string {
-	var b strings.Builder
-	writeRepr(&b, v)
+	b := newSbuf(nil)
+	writeRepr(b, v, 0)
+	return b.sb.String()
+}
+
+// str is Str within a budget: the repr of a list or dict may be far larger than the values it
+// holds (a list that holds one long string a thousand times).
+func str(bud *budget, v Value) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case Undefined:
+		return "", nil
+	}
+	b := newSbuf(bud)
+	if err := writeRepr(b, v, 0); err != nil {
+		return "", err
+	}
 	return b.String()
 }
 
-func writeRepr(b *strings.Builder, v Value) {
+// writeStr appends Str(v) to b.
+func writeStr(b *sbuf, v Value) error {
+	switch x := v.(type) {
+	case string:
+		b.WriteString(x)
+	case Undefined:
+	default:
+		return writeRepr(b, v, 0)
+	}
+	return b.bud.failed()
+}
+
+func writeRepr(b *sbuf, v Value, depth int) error {
+	if depth > maxValueDepth {
+		return b.bud.deep()
+	}
+	if !b.ok() {
+		return b.bud.err
+	}
 	switch x := v.(type) {
 	case nil:
 		b.WriteString("None")
@@ -256,14 +342,16 @@ func writeRepr(b *strings.Builder, v Value) {
 	case float64:
 		b.WriteString(FloatRepr(x))
 	case string:
-		b.WriteString(StrRepr(x))
+		writeStrRepr(b, x)
 	case List:
 		b.WriteByte('[')
 		for i, e := range x {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeRepr(b, e)
+			if err := writeRepr(b, e, depth+1); err != nil {
+				return err
+			}
 		}
 		b.WriteByte(']')
 	case Tuple:
@@ -272,7 +360,9 @@ func writeRepr(b *strings.Builder, v Value) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeRepr(b, e)
+			if err := writeRepr(b, e, depth+1); err != nil {
+				return err
+			}
 		}
 		if len(x) == 1 {
 			b.WriteByte(',')
@@ -284,14 +374,20 @@ func writeRepr(b *strings.Builder, v Value) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeRepr(b, k)
+			if err := writeRepr(b, k, depth+1); err != nil {
+				return err
+			}
 			b.WriteString(": ")
-			writeRepr(b, x.vals[i])
+			if err := writeRepr(b, x.vals[i], depth+1); err != nil {
+				return err
+			}
 		}
 		b.WriteByte('}')
 	case *Namespace:
 		b.WriteString("<Namespace ")
-		writeRepr(b, x.d)
+		if err := writeRepr(b, x.d, depth+1); err != nil {
+			return err
+		}
 		b.WriteByte('>')
 	case Undefined:
 		b.WriteString("Undefined")
@@ -304,6 +400,7 @@ func writeRepr(b *strings.Builder, v Value) {
 	default:
 		fmt.Fprintf(b, "%v", x)
 	}
+	return b.bud.failed()
 }
 
 // FloatRepr is Python's repr(float): the shortest digits that round-trip, in fixed notation
@@ -356,11 +453,16 @@ func FloatRepr(f float64) string {
 
 // StrRepr is Python's repr(str).
 func StrRepr(s string) string {
+	b := newSbuf(nil)
+	writeStrRepr(b, s)
+	return b.sb.String()
+}
+
+func writeStrRepr(b *sbuf, s string) {
 	quote := byte('\'')
 	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
 		quote = '"'
 	}
-	var b strings.Builder
 	b.WriteByte(quote)
 	for _, r := range s {
 		switch {
@@ -376,13 +478,15 @@ func StrRepr(s string) string {
 		case isPrintable(r):
 			b.WriteRune(r)
 		case r < 0x100:
-			fmt.Fprintf(&b, `\x%02x`, r)
+			fmt.Fprintf(b, `\x%02x`, r)
 		case r < 0x10000:
-			fmt.Fprintf(&b, `\u%04x`, r)
+			fmt.Fprintf(b, `\u%04x`, r)
 		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
+			fmt.Fprintf(b, `\U%08x`, r)
+		}
+		if !b.ok() {
+			return
 		}
 	}
 	b.WriteByte(quote)
-	return b.String()
 }

@@ -29,6 +29,10 @@ var neonStubs = flag.String("neon-stubs", "", "write the Go declarations and tab
 
 func main() {
 	flag.Parse()
+	if *kernelSet == "q16" {
+		q16Main()
+		return
+	}
 	ConstraintExpr("!noasm")
 	matVec("matVecF16AVX2", true)
 	matVec("matVecF32AVX2", false)

@@ -1,25 +1,20 @@
 package main
 
-// Quantized matrix kernels (q8 and q4 weights times int8 activations; see
-// runtime/kernels/q8.go, q4.go and qacts.go for the formats and the Go
-// twins). Each kernel sweeps `panels` panels of R consecutive weight rows
-// for T tokens, so one call does a whole GEMV (T = 1) or a whole cache block
-// of a GEMM. Two instruction sets:
+// Quantized matrix kernels of the q4 weights times int8 activations (see
+// runtime/kernels/q4.go and qacts.go for the formats and the Go twin; the q8
+// weights multiply int16 activations, q16.go). Each kernel sweeps `panels`
+// panels of R consecutive weight rows for T tokens, so one call does a whole
+// GEMV (T = 1) or a whole cache block of a GEMM. Two instruction sets:
 //
 //   - avx2: the int8 dot products with VPMADDUBSW (unsigned x signed bytes to
-//     saturating int16 pairs) and VPMADDWD (int16 pairs to int32). For q8 the
-//     signed weights go through the VPSIGNB trick (|w| times x with w's sign)
-//     so that no int16 sum can saturate: 2*127*127 < 32767. For q4 the
-//     levels are already unsigned and 2*15*127 is far from saturation.
+//     saturating int16 pairs) and VPMADDWD (int16 pairs to int32). The q4
+//     levels are unsigned and 2*15*127 is far from saturation.
 //   - vnni: VPDPBUSD (AVX-512 VNNI on 256-bit vectors, so AVX512VL too)
-//     does all of that in one instruction. It multiplies unsigned by signed
-//     bytes, so q8 weights are biased by 128 (w XOR 0x80 = w+128) and each
-//     block's lane sums start from -128 times the lane's x sum (stored after
-//     the block in Int8Acts' q8 layout): the integer result is exact.
+//     does both in one instruction.
 //
-// Only 16 vector registers are used (VEX-encodable ones), so the tiles are
-// small: q8 4 tokens x 2 rows, q4 3 tokens x 2 rows (a q4 row holds its low
-// and high nibbles and the lane scales and offsets of its groups).
+// Only 16 vector registers are used (VEX-encodable ones), so the tile is
+// small: 3 tokens x 2 rows (a q4 row holds its low and high nibbles and the
+// lane scales and offsets of its groups).
 
 import (
 	"bytes"
@@ -33,11 +28,9 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// Tile sizes of the quantized kernels (tokens x rows); each is also
-// generated with 1 row for the leftover rows, and with 1..T tokens.
+// Tile size of the q4 kernels (tokens x rows); each is also generated with
+// 1 row for the leftover rows, and with 1..T tokens.
 const (
-	q8Tokens = 4
-	q8Rows   = 2
 	q4Tokens = 3
 	q4Rows   = 2
 )
@@ -47,12 +40,11 @@ var q4Groups = []int{32, 64, 128}
 
 var qISAs = []string{"AVX2", "VNNI"}
 
-var cNib, c80, cOnes16, cHalf2x4 Mem
+var cNib, cOnes16, cHalf2x4 Mem
 
 // quantConsts emits the byte masks the quantized kernels use.
 func quantConsts() {
 	cNib = constVec("nibbleMask", 0x0F0F0F0F)
-	c80 = constVec("signBias", 0x80808080)
 	cOnes16 = constVec("onesI16", 0x00010001)
 	// VPSHUFB control spreading two fp16 values [a b ...] to [a a a a b b b b].
 	cHalf2x4 = GLOBL("half2x4", RODATA|NOPTR)
@@ -66,11 +58,6 @@ func quantConsts() {
 func quantKernels() {
 	quantConsts()
 	for _, isa := range qISAs {
-		for t := 1; t <= q8Tokens; t++ {
-			for _, r := range []int{1, q8Rows} {
-				q8Panels(isa, t, r)
-			}
-		}
 		for _, g := range q4Groups {
 			for t := 1; t <= q4Tokens; t++ {
 				for _, r := range []int{1, q4Rows} {
@@ -81,7 +68,6 @@ func quantKernels() {
 	}
 }
 
-func q8Name(isa string, t, r int) string { return fmt.Sprintf("q8%sT%dR%d", isa, t, r) }
 func q4Name(isa string, g, t, r int) string {
 	return fmt.Sprintf("q4G%d%sT%dR%d", g, isa, t, r)
 }
@@ -107,119 +93,6 @@ func rowMem(wp, wstr Register, r, disp int) Mem {
 		return Mem{Base: wp, Disp: disp}
 	}
 	return Mem{Base: wp, Index: wstr, Scale: 1, Disp: disp}
-}
-
-// q8Panels emits, for p < panels, r < R, t < T:
-//
-//	y[t*ldy+p*R+r] = scale[p*R+r] * sum_{b<k/32} d[t*dstride+b] * I(b)
-//
-// with I(b) the integer dot product of weight row p*R+r and token t over
-// block b; x is Int8Acts' q8 layout (64 bytes per block), xstride bytes per
-// token.
-func q8Panels(isa string, T, R int) {
-	vnni := isa == "VNNI"
-	name := q8Name(isa, T, R)
-	TEXT(name, NOSPLIT, "func(y []float32, ldy int, x []byte, xstride int, d []float32, dstride int, w []int8, cols int, scale []uint16, k, panels int)")
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s sweeps q8 panels of %d rows for %d tokens; k is a positive multiple of 32.", name, R, T))
-	yp := Load(Param("y").Base(), GP64())
-	wp := Load(Param("w").Base(), GP64())
-	sp := Load(Param("scale").Base(), GP64())
-	panels := Load(Param("panels"), GP64())
-
-	Label("panel")
-	xp := Load(Param("x").Base(), GP64())
-	xstr := Load(Param("xstride"), GP64())
-	dp := Load(Param("d").Base(), GP64())
-	dstr := Load(Param("dstride"), GP64())
-	SHLQ(U8(2), dstr)
-	wstr := Load(Param("cols"), GP64())
-	var xp2, dp2 Register
-	if T > 3 {
-		xp2, dp2 = GP64(), GP64()
-		LEAQ(Mem{Base: xp, Index: xstr, Scale: 2}, xp2)
-		LEAQ(Mem{Base: dp, Index: dstr, Scale: 2}, dp2)
-	}
-	n := Load(Param("k"), GP64())
-	SHRQ(U8(5), n)
-	acc := zeroAcc(T, R)
-
-	Label("loop")
-	wv, aw := make([]VecVirtual, R), make([]VecVirtual, R)
-	for r := 0; r < R; r++ {
-		if T == 1 {
-			PREFETCHT0(rowMem(wp, wstr, r, rowPrefetch))
-		}
-		wv[r] = YMM()
-		VMOVDQU(rowMem(wp, wstr, r, 0), wv[r])
-		if vnni {
-			VPXOR(c80, wv[r], wv[r])
-		} else {
-			aw[r] = YMM()
-			VPABSB(wv[r], aw[r])
-		}
-	}
-	for t := 0; t < T; t++ {
-		xm := tokenMem(xp, xp2, xstr, t, 0)
-		db := YMM()
-		VBROADCASTSS(tokenMem(dp, dp2, dstr, t, 0), db)
-		var xv VecVirtual
-		if !vnni {
-			xv = YMM()
-			VMOVDQU(xm, xv)
-		}
-		for r := 0; r < R; r++ {
-			i := YMM()
-			if vnni {
-				VMOVDQU(tokenMem(xp, xp2, xstr, t, 32), i) // -128*lane sums
-				VPDPBUSD(xm, wv[r], i)
-			} else {
-				VPSIGNB(wv[r], xv, i)
-				VPMADDUBSW(i, aw[r], i)
-				VPMADDWD(cOnes16, i, i)
-			}
-			VCVTDQ2PS(i, i)
-			VFMADD231PS(db, i, acc[t][r])
-		}
-	}
-	ADDQ(U8(32), wp)
-	ADDQ(U8(64), xp)
-	ADDQ(U8(4), dp)
-	if T > 3 {
-		ADDQ(U8(64), xp2)
-		ADDQ(U8(4), dp2)
-	}
-	DECQ(n)
-	JNZ(LabelRef("loop"))
-
-	ldy := Load(Param("ldy"), GP64())
-	SHLQ(U8(2), ldy)
-	yt := GP64()
-	MOVQ(yp, yt)
-	for t := 0; t < T; t++ {
-		for r := 0; r < R; r++ {
-			s := hsum1(acc[t][r])
-			mulScale(Mem{Base: sp, Disp: 2 * r}, s)
-			VMOVSS(s, Mem{Base: yt, Disp: 4 * r})
-		}
-		if t+1 < T {
-			ADDQ(ldy, yt)
-		}
-	}
-	// Next panel: rows move on by R, w's pointer back by the k columns
-	// the loop walked.
-	ADDQ(U8(4*R), yp)
-	ADDQ(U8(2*R), sp)
-	adv := Load(Param("cols"), GP64())
-	if R == 2 {
-		SHLQ(U8(1), adv)
-	}
-	SUBQ(Load(Param("k"), GP64()), adv)
-	ADDQ(adv, wp)
-	DECQ(panels)
-	JNZ(LabelRef("panel"))
-	VZEROUPPER()
-	RET()
 }
 
 // zeroAcc returns T x R zeroed accumulators.
@@ -397,14 +270,8 @@ func groupLanes(G int, m Mem, v VecVirtual) {
 func writeQuantTables(path string) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// Code generated by internal/gen. DO NOT EDIT.\n\n//go:build !noasm\n\npackage kernels\n\n")
-	fmt.Fprintf(&b, "const (\n\t// q8Tokens x q8Rows and q4Tokens x q4Rows are the tiles of the quantized kernels.\n\tq8Tokens = %d\n\tq8Rows = %d\n\tq4Tokens = %d\n\tq4Rows = %d\n)\n\n", q8Tokens, q8Rows, q4Tokens, q4Rows)
+	fmt.Fprintf(&b, "const (\n\t// q4Tokens x q4Rows is the tile of the q4 kernels.\n\tq4Tokens = %d\n\tq4Rows = %d\n)\n\n", q4Tokens, q4Rows)
 	for _, isa := range qISAs {
-		fmt.Fprintf(&b, "// q8%sPanels holds the q8 kernels indexed by [tokens-1][0 for 1 row, 1 for q8Rows].\n", isa)
-		fmt.Fprintf(&b, "var q8%sPanels = [q8Tokens][2]q8PanelFunc{\n", isa)
-		for t := 1; t <= q8Tokens; t++ {
-			fmt.Fprintf(&b, "{%s, %s},\n", q8Name(isa, t, 1), q8Name(isa, t, q8Rows))
-		}
-		b.WriteString("}\n\n")
 		fmt.Fprintf(&b, "// q4%sPanels holds the q4 kernels indexed by [group 32, 64, 128][tokens-1][0 for 1 row, 1 for q4Rows].\n", isa)
 		fmt.Fprintf(&b, "var q4%sPanels = [3][q4Tokens][2]q4PanelFunc{\n", isa)
 		for _, g := range q4Groups {

@@ -1,0 +1,22 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/version"
+	"github.com/anepack/anepack/pack"
+)
+
+// newVersionCmd is `anepack version`: what --version prints, as a command.
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, commit, Go toolchain and CPU kernel features",
+		Args:  cli.Args(0),
+		Run: func(cmd *cobra.Command, args []string) {
+			version.Get("anepack", pack.Version, format.VersionString()).Write(cmd.OutOrStdout())
+		},
+	}
+}

@@ -1,0 +1,82 @@
+package runtime
+
+import "github.com/anepack/anepack/runtime/kernels"
+
+// attention is the attention block of layer l for the pass's rows: from the normed input ws.xn
+// [rows, hidden] to o_proj's output in ws.tmp [rows, hidden], leaving each segment's keys and
+// values in its state's cache. The projections run over all rows; RoPE, the cache and the
+// attention itself per segment, each at its own positions.
+func (d *Decoder) attention(l int, ws *workspace, segs []segment, rows int) error {
+	c := d.cfg
+	L := &d.layers[l]
+	hd, heads, kvHeads := c.HeadDim, c.NumAttentionHeads, c.NumKeyValueHeads
+	qd, kvd := heads*hd, kvHeads*hd
+	stride := d.qkvOut
+	qRows := stride - 2*kvd // q_proj's rows: qd, or 2·qd with the output gates
+	qkv, att := ws.qkv[:rows*stride], ws.att[:rows*qd]
+	// qkv[rows, q | k | v] = the QKV projections (+ biases).
+	if err := ws.proj.Group(l, d.gQKV, ws.xn[:rows*c.HiddenSize], rows, qkv); err != nil {
+		return err
+	}
+	window := 0
+	if L.sliding {
+		window = d.window
+	}
+	for _, sg := range segs {
+		s, n, pos := sg.s, len(sg.tokens), sg.pos
+		// Per token: the output gates out of q (gated attention), q and k norms per head (when
+		// the family has them), RoPE at the token's position (the sliding layers' own tables
+		// where they have them), then k and v into the cache: cache[l][kvHead][slot of pos+i][hd].
+		capacity := s.capacity[l]
+		layerK := s.keys[s.base[l] : s.base[l]+kvHeads*capacity*hd]
+		layerV := s.values[s.base[l] : s.base[l]+kvHeads*capacity*hd]
+		rope := s.rope
+		if L.sliding && s.ropeLocal != nil {
+			rope = s.ropeLocal
+		}
+		for i := 0; i < n; i++ {
+			r := sg.row + i
+			row := qkv[r*stride : (r+1)*stride]
+			if d.gated {
+				splitGates(row, ws.gate[r*qd:(r+1)*qd], heads, hd)
+			}
+			q, k, v := row[:qd], row[qRows:qRows+kvd], row[qRows+kvd:]
+			if L.qNorm != nil {
+				d.normRows(q, q, norm{w: L.qNorm}, heads, hd)
+				d.normRows(k, k, norm{w: L.kNorm}, kvHeads, hd)
+			}
+			if rope != nil {
+				cos, sin := rope.At(pos + i)
+				kernels.RoPE(q, heads, hd, cos, sin)
+				kernels.RoPE(k, kvHeads, hd, cos, sin)
+			}
+			slot := (pos + i) % capacity
+			for h := 0; h < kvHeads; h++ {
+				at := (h*capacity + slot) * hd
+				copy(layerK[at:at+hd], k[h*hd:(h+1)*hd])
+				copy(layerV[at:at+hd], v[h*hd:(h+1)*hd])
+			}
+		}
+		// att[n, heads*hd] = softmax(q·kᵀ·scale, causal, within the window)·v
+		s.attn.ComputeWindow(att[sg.row*qd:], qkv[sg.row*stride:], stride, layerK, layerV, n, pos, capacity, window)
+	}
+	if d.gated {
+		// att ·= sigmoid(gate)
+		kernels.MulSigmoid(att, ws.gate[:rows*qd])
+	}
+	// out = o_proj(att)
+	return ws.proj.Group(l, d.gO, att, rows, ws.tmp[:rows*c.HiddenSize])
+}
+
+// splitGates takes the output gates out of one token's q_proj output, where each head's query
+// is followed by its gate ([heads][2·hd], Qwen3.5's layout): the gates go to gate
+// ([heads·hd]) and the queries move together to the start of row, where attention reads them.
+func splitGates(row, gate []float32, heads, hd int) {
+	for h := 0; h < heads; h++ {
+		copy(gate[h*hd:(h+1)*hd], row[(2*h+1)*hd:(2*h+2)*hd])
+	}
+	// Head h's query moves from 2h·hd down to h·hd: in increasing h nothing unread is overwritten.
+	for h := 1; h < heads; h++ {
+		copy(row[h*hd:(h+1)*hd], row[2*h*hd:(2*h+1)*hd])
+	}
+}

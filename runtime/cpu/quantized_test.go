@@ -1,0 +1,143 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/runtime/kernels"
+	"github.com/anepack/anepack/runtime/testmodel"
+)
+
+// TestMixedFormatsInOneJob runs fused groups whose members are stored in different formats (a
+// bundle's manifest gives each tensor its own dtype and the runtime accepts any mix): Q in q8, K
+// in q4, V in f16, and a gated MLP with gate q4 and up q8. One dispatch must quantize the input
+// once per form (int16 for q8, int8 for q4), use the float kernels for f16, and give every
+// member the product it gives alone.
+func TestMixedFormatsInOneJob(t *testing.T) {
+	pool := kernels.NewPool(2)
+	defer pool.Close()
+	proj := map[string]*Projections{}
+	for _, dt := range []string{"f16", "int8", "int4"} {
+		m, err := runtime.Open(testmodel.Bundle(t, "qwen2-tiny", dt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		if proj[dt], err = NewProjections(m, pool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := proj["int8"]
+	qkv, mlp := groupIndex(t, p, arch.GroupQKV), groupIndex(t, p, arch.GroupMLP)
+	mixed := *p
+	mixed.groups = [][]group{append([]group(nil), p.groups[0]...)}
+	g := &mixed.groups[0][qkv]
+	g.w = []*runtime.Linear{proj["int8"].groups[0][qkv].w[0], proj["int4"].groups[0][qkv].w[1], proj["f16"].groups[0][qkv].w[2]}
+	g = &mixed.groups[0][mlp]
+	if !g.Gated() {
+		t.Fatalf("qwen2-tiny's MLP is not gated: %+v", g.Group)
+	}
+	g.w = []*runtime.Linear{proj["int4"].groups[0][mlp].w[0], proj["int8"].groups[0][mlp].w[1], proj["int8"].groups[0][mlp].w[2]}
+
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1, 7} {
+		pr, err := mixed.NewProjector(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		G := &mixed.groups[0][qkv]
+		x := randVec(r, n*G.w[0].Cols)
+		y := make([]float32, n*G.Out)
+		if err := pr.Group(0, qkv, x, n, y); err != nil {
+			t.Fatal(err)
+		}
+		col := 0
+		for i, w := range G.w {
+			want := alone(w, x, n, G.b[i])
+			for tk := 0; tk < n; tk++ {
+				closeTo(t, w.DType.String(), y[tk*G.Out+col:tk*G.Out+col+w.Rows], want[tk*w.Rows:(tk+1)*w.Rows])
+			}
+			col += w.Rows
+		}
+
+		// The gated MLP: down(act(gate·x + gb) * (up·x + ub)) with each member alone.
+		G = &mixed.groups[0][mlp]
+		y = make([]float32, n*G.Out)
+		if err := pr.Group(0, mlp, x, n, y); err != nil {
+			t.Fatal(err)
+		}
+		gate, up := alone(G.w[0], x, n, G.b[0]), alone(G.w[1], x, n, G.b[1])
+		mixed.gated(gate, gate, up)
+		closeTo(t, "gated MLP", y, alone(G.w[2], gate, n, G.b[2]))
+	}
+}
+
+// TestQuantizedDecodeAllocatesNothing: a decode step of an int8 bundle (q8 layers, int16
+// activations) and of an int4 one (q4 layers, int8 activations, q8 head) allocates nothing.
+func TestQuantizedDecodeAllocatesNothing(t *testing.T) {
+	for _, dt := range []string{"int8", "int4"} {
+		m, b := open(t, "qwen2-tiny", dt)
+		st, err := b.NewState(16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logits := make([]float32, m.Config.VocabSize)
+		if err := st.Forward([]int{1, 2, 3}, 0, logits); err != nil {
+			t.Fatal(err)
+		}
+		pos, tok := 3, []int{42}
+		if a := testing.AllocsPerRun(5, func() {
+			if err := st.Forward(tok, pos, logits); err != nil {
+				t.Fatal(err)
+			}
+			pos++
+		}); a != 0 {
+			t.Errorf("%s: a decode step allocates %.1f times", dt, a)
+		}
+		st.Close()
+	}
+}
+
+// groupIndex returns the index of the group named name in layer 0.
+func groupIndex(t *testing.T, p *Projections, name string) int {
+	t.Helper()
+	for i, g := range p.groups[0] {
+		if g.Name == name {
+			return i
+		}
+	}
+	t.Fatalf("no group %s", name)
+	return -1
+}
+
+// alone returns w·x + bias for n tokens through the weight's own float-input entry point
+// (which quantizes x itself, in the form the weight's format reads).
+func alone(w *runtime.Linear, x []float32, n int, bias []float32) []float32 {
+	y := make([]float32, n*w.Rows)
+	w.Mul(y, x, n, 0, w.Rows)
+	for t := 0; t < n && bias != nil; t++ {
+		kernels.Add(y[t*w.Rows:(t+1)*w.Rows], bias)
+	}
+	return y
+}
+
+// closeTo fails unless got matches want within float32 rounding of sums in another order.
+func closeTo(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if d := math.Abs(float64(got[i] - want[i])); !(d <= 1e-4*(1+math.Abs(float64(want[i])))) {
+			t.Fatalf("%s: [%d] = %g, alone %g", what, i, got[i], want[i])
+		}
+	}
+}
+
+func randVec(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
+}
