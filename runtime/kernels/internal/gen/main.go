@@ -24,7 +24,7 @@ import (
 
 var tilesOut = flag.String("tiles", "", "write the Go table of GEMM micro-kernels to this file")
 var qtilesOut = flag.String("qtiles", "", "write the Go tables of the quantized kernels to this file")
-var neonOut = flag.String("neon", "", "write the arm64 NEON GEMM kernels to this file")
+var neonOut = flag.String("neon", "", "write the arm64 NEON GEMM kernels (with -set q16: the arm64 q8 kernels) to this file")
 var neonStubs = flag.String("neon-stubs", "", "write the Go declarations and tables of the NEON GEMM kernels to this file")
 
 func main() {
