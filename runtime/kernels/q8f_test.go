@@ -139,10 +139,18 @@ func TestMatMulQ8FloatSpecial(t *testing.T) {
 		}
 		restore()
 	}
-	mustPanic(t, "short x", func() { MatMulQ8Float(make([]float32, 8), 4, make([]float32, 9), 2, make([]int8, 20), make([]uint16, 4), 4, 5) })
-	mustPanic(t, "short w", func() { MatMulQ8Float(make([]float32, 8), 4, make([]float32, 10), 2, make([]int8, 19), make([]uint16, 4), 4, 5) })
-	mustPanic(t, "short scale", func() { MatMulQ8Float(make([]float32, 8), 4, make([]float32, 10), 2, make([]int8, 20), make([]uint16, 3), 4, 5) })
-	mustPanic(t, "short y", func() { MatMulQ8Float(make([]float32, 7), 4, make([]float32, 10), 2, make([]int8, 20), make([]uint16, 4), 4, 5) })
+	mustPanic(t, "short x", func() {
+		MatMulQ8Float(make([]float32, 8), 4, make([]float32, 9), 2, make([]int8, 20), make([]uint16, 4), 4, 5)
+	})
+	mustPanic(t, "short w", func() {
+		MatMulQ8Float(make([]float32, 8), 4, make([]float32, 10), 2, make([]int8, 19), make([]uint16, 4), 4, 5)
+	})
+	mustPanic(t, "short scale", func() {
+		MatMulQ8Float(make([]float32, 8), 4, make([]float32, 10), 2, make([]int8, 20), make([]uint16, 3), 4, 5)
+	})
+	mustPanic(t, "short y", func() {
+		MatMulQ8Float(make([]float32, 7), 4, make([]float32, 10), 2, make([]int8, 20), make([]uint16, 4), 4, 5)
+	})
 }
 
 // FuzzMatMulQ8Float checks random shapes (up to 15 tokens, 40 rows, 2200
