@@ -4,12 +4,15 @@ import "fmt"
 
 // q8FloatMinTokens is the fewest tokens for which a q8 product takes float32
 // activations (MatMulQ8Float) rather than int16 ones (Int16Acts,
-// MatMulQ8Acts), where the float GEMM has assembly (Q8FloatActs). Below it
-// the product is bound by reading the weights and the W8A16 kernels, the
-// decode ones, are as fast; from it on the float GEMM's 6x4 (AVX-512) or
-// 4x3 (AVX2) tile wins. Measured in BENCHMARKS.md ("Batched q8 products
-// with float activations").
-const q8FloatMinTokens = 4
+// MatMulQ8Acts), where the float GEMM has assembly (Q8FloatActs). Measured
+// with BenchmarkQ8Batch (2 threads, weights streamed from DRAM as a model's
+// layers are, W8A16 timed with its activation quantization) on the 2-core
+// AVX-512 dev VM: the float GEMM took 1.1-1.4x less time than W8A16 at 2
+// and 3 tokens on all four Qwen2.5-0.5B shapes, 1.2-2.1x at 4-8 (and
+// 1.04-1.35x at one token, which stays W8A16: decode keeps its kernels).
+// BENCHMARKS.md ("Batched q8 products with float activations") has the
+// table.
+const q8FloatMinTokens = 2
 
 // Q8FloatActs reports whether a q8 product of n tokens should multiply the
 // float32 activations directly (MatMulQ8Float) rather than quantize them to
