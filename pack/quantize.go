@@ -13,7 +13,7 @@ import (
 )
 
 // quantized is one weight quantized in memory, ready to be written as its blob records: data
-// first, then scale (and offset), the layout package mil gives them.
+// first, then scale (and offset), the layout package blobplan gives them.
 type quantized struct {
 	data, scale, offset []byte
 }

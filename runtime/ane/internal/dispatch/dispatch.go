@@ -1,3 +1,11 @@
+// Package dispatch runs a bundle's ANE kernels on an evaluator: Backend and Loaded are the
+// seam between kernel dispatch and evaluation. SimBackend implements them with package mil's
+// simulator; package ane implements them with the darwin ANE driver, which compiles the same
+// MIL text and blobs. Dispatcher, shared by both, picks the smallest bucket for a number of
+// positions (splitting runs longer than the largest bucket), packs token-major float32
+// activations into zero-padded channel-major fp16 rows, evaluates, and unpacks the live
+// columns. The kernels are the manifest's records (format.Kernel), their texts and weights the
+// bundle's sections.
 package dispatch
 
 import (
