@@ -46,12 +46,13 @@ SERVE_CLIENT := serve/testdata/openai-client
 $(SERVE_CLIENT)/node_modules/.package-lock.json: $(SERVE_CLIENT)/package-lock.json
 	cd $(SERVE_CLIENT) && npm ci --no-audit --no-fund
 
-# Every test, then the pure-Go kernels again with the assembly switched off, then the kernels
-# as arm64 code under qemu (the NEON assembly is otherwise only assembled here, never run).
+# Every test, then the pure-Go kernels and quantizer again with the assembly switched off, then
+# both as arm64 code under qemu (the NEON assembly is otherwise only assembled here, never run;
+# the quantizer must pack the same bits there).
 test: test-tools $(SERVE_CLIENT)/node_modules/.package-lock.json vet
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -tags noasm ./half/... ./runtime/kernels/... ./runtime/cpu/...
-	GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64 ./runtime/kernels/
+	$(GO) test -count=1 -tags noasm ./half/... ./quant/... ./runtime/kernels/... ./runtime/cpu/...
+	GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64 ./quant/ ./runtime/kernels/
 	$(MAKE) fuzz-short
 
 # Every fuzz target of the repository (found by name, so new ones join by themselves) for

@@ -2,31 +2,98 @@
 # Runs anerun bench and an already-built llama-bench back to back on the same model, alternating,
 # so both see the same machine state. Nothing here builds llama.cpp.
 #
-#   bench/compare_llama.sh BUNDLE.aneb MODEL-F16.gguf /path/to/llama-bench [ROUNDS] [THREADS]
+#   bench/compare_llama.sh BUNDLE.aneb MODEL-F16.gguf /path/to/llama-bench [ROUNDS] [THREADS] [PROMPTS] [GEN]
 #
-# Prints each run's prefill (128 tokens) and decode (64 tokens) tokens/s, then the best of each.
+# ROUNDS (default 5) alternating rounds; THREADS (default 2); PROMPTS a comma-separated list of
+# prompt lengths (default 128); GEN generated tokens (default 64). Each round runs, for every
+# prompt length, `anerun bench --prompt-tokens P --gen-tokens GEN --repetitions 1 --json` and
+# `llama-bench -p P -n GEN -r 1`; decode is taken after the first prompt length only (llama-bench's
+# tg runs from an empty context, anerun's after the prompt). It prints every run, then per metric
+# the median, the range, the spread ((max-min)/median) and best/median, and the anerun/llama.cpp
+# ratio of the medians. Extra anerun flags (e.g. --mlock) go in $ANERUN_FLAGS. On a shared
+# machine, WAIT_LOAD=L makes every round first wait (up to WAIT_MAX seconds, default 600) until
+# the 1-minute load average is below L and no other task has been runnable for 5 seconds
+# (procs_running in /proc/stat, sampled every half second).
 set -euo pipefail
-bundle=$1 gguf=$2 llama=$3 rounds=${4:-3} threads=${5:-2}
+bundle=$1 gguf=$2 llama=$3 rounds=${4:-5} threads=${5:-2} prompts=${6:-128} gen=${7:-64}
 here=$(cd "$(dirname "$0")/.." && pwd)
 anerun=${ANERUN:-$here/bin/anerun}
 [ -x "$anerun" ] || (cd "$here" && go build -o bin/ ./cmd/anerun)
 export LD_LIBRARY_PATH="$(dirname "$llama")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-best() { sort -g | tail -1; }
-ap=() ad=() lp=() ld=()
+IFS=, read -r -a plist <<<"$prompts"
+first=${plist[0]}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; threads $threads; prompts $prompts; gen $gen; rounds $rounds"
+echo "anerun flags: ${ANERUN_FLAGS:-none}"
+
+# field KEY JSON: one number from anerun's one-line JSON.
+field() { sed -E "s/.*\"$1\":([0-9.eE+-]+).*/\1/" <<<"$2"; }
+# llama COLUMN P G CSV: the avg_ts of llama-bench's row for n_prompt P, n_gen G.
+llama_col() { awk -F, -v want="$1" -v p="$2" -v g="$3" '
+  NR==1 { for (i = 1; i <= NF; i++) { gsub(/"/, "", $i); h[$i] = i }; next }
+  { gsub(/"/, ""); if ($h["n_prompt"] == p && $h["n_gen"] == g) print $h[want] }' <<<"$4" | tail -1; }
+
+# quiet: with $WAIT_LOAD, wait until the 1-minute load average is below it (or $WAIT_MAX s).
+quiet() {
+  [ -n "${WAIT_LOAD:-}" ] || return 0
+  local start=$SECONDS idle=0
+  while [ $((SECONDS - start)) -lt "${WAIT_MAX:-600}" ]; do
+    # procs_running counts this awk itself.
+    if awk -v l="$WAIT_LOAD" '{ exit !($1 < l) }' /proc/loadavg && awk '/^procs_running/ { exit !($2 <= 1) }' /proc/stat; then
+      idle=$((idle + 1))
+      [ "$idle" -ge 10 ] && return 0
+    else
+      idle=0
+    fi
+    sleep 0.5
+  done
+}
+
 for r in $(seq "$rounds"); do
-  j=$("$anerun" bench "$bundle" --prompt-tokens 128 --gen-tokens 64 --threads "$threads" --repetitions 1 --json)
-  p=$(echo "$j" | sed -E 's/.*"prefill_tokens_per_s":([0-9.]+).*/\1/')
-  d=$(echo "$j" | sed -E 's/.*"decode_tokens_per_s":([0-9.]+).*/\1/')
-  ap+=("$p") ad+=("$d")
-  out=$("$llama" -m "$gguf" -p 128 -n 64 -t "$threads" -r 1 -o csv 2>/dev/null)
-  # CSV columns by header name: n_prompt, n_gen, avg_ts.
-  col() { echo "$out" | awk -F, -v want="$1" -v p="$2" -v g="$3" '
-    NR==1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
-    { gsub(/"/, ""); if ($h["n_prompt"] == p && $h["n_gen"] == g) print $h[want] }' | tail -1; }
-  lpp=$(col avg_ts 128 0)
-  ltg=$(col avg_ts 0 64)
-  lp+=("$lpp") ld+=("$ltg")
-  echo "round $r: anerun prefill $p decode $d | llama.cpp prefill $lpp decode $ltg"
+  quiet
+  line="round $r (load $(cut -d' ' -f1 /proc/loadavg)):"
+  for p in "${plist[@]}"; do
+    g=1
+    [ "$p" = "$first" ] && g=$gen
+    # shellcheck disable=SC2086
+    j=$("$anerun" bench "$bundle" --prompt-tokens "$p" --gen-tokens "$g" --threads "$threads" --repetitions 1 --json ${ANERUN_FLAGS:-})
+    ap=$(field prefill_tokens_per_s "$j")
+    echo "$ap" >>"$out/anerun-pp$p"
+    line+=" anerun pp$p $ap"
+    if [ "$p" = "$first" ]; then
+      ad=$(field decode_tokens_per_s "$j")
+      echo "$ad" >>"$out/anerun-tg$gen"
+      line+=" tg$gen $ad"
+    fi
+    n=0
+    [ "$p" = "$first" ] && n=$gen
+    csv=$("$llama" -m "$gguf" -p "$p" -n "$n" -t "$threads" -r 1 -o csv 2>/dev/null)
+    lp=$(llama_col avg_ts "$p" 0 "$csv")
+    echo "$lp" >>"$out/llama-pp$p"
+    line+=" | llama.cpp pp$p $lp"
+    if [ "$p" = "$first" ]; then
+      lt=$(llama_col avg_ts 0 "$gen" "$csv")
+      echo "$lt" >>"$out/llama-tg$gen"
+      line+=" tg$gen $lt"
+    fi
+    line+=" ;"
+  done
+  echo "$line"
 done
-echo "best:    anerun prefill $(printf '%s\n' "${ap[@]}" | best) decode $(printf '%s\n' "${ad[@]}" | best)" \
-     "| llama.cpp prefill $(printf '%s\n' "${lp[@]}" | best) decode $(printf '%s\n' "${ld[@]}" | best)"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# stats FILE: median min max spread best/median.
+stats() { sort -g "$1" | awk '{ v[NR] = $1 } END {
+  m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+  printf "%s %s %s %.3f %.3f", m, v[1], v[NR], (v[NR] - v[1]) / m, v[NR] / m }'; }
+printf '%-8s %-9s %10s %21s %7s %10s\n' metric engine median range spread best/med
+for metric in "tg$gen" $(printf 'pp%s ' "${plist[@]}"); do
+  for engine in anerun llama; do
+    read -r m lo hi sp bm <<<"$(stats "$out/$engine-$metric")"
+    printf '%-8s %-9s %10.2f %10.2f-%-10.2f %6.1f%% %10.3f\n' "$metric" "$engine" "$m" "$lo" "$hi" "$(awk -v s="$sp" 'BEGIN{print s*100}')" "$bm"
+  done
+  read -r am _ <<<"$(stats "$out/anerun-$metric")"
+  read -r lm _ <<<"$(stats "$out/llama-$metric")"
+  printf '%-8s ratio of medians anerun/llama.cpp: %.3f\n' "$metric" "$(awk -v a="$am" -v l="$lm" 'BEGIN{print a/l}')"
+done

@@ -38,3 +38,13 @@ func openFile(path string) (*Bundle, error) {
 	b.name = path
 	return b, nil
 }
+
+// Lock would pin the mapping in memory; on this platform the bundle is not memory-mapped.
+func (b *Bundle) Lock() error {
+	return fmt.Errorf("format: lock %s: bundles are not memory-mapped on this platform", b.name)
+}
+
+// PlaceHuge would make the mapping resident; on this platform the bundle is not memory-mapped.
+func (b *Bundle) PlaceHuge() (before, after int64, err error) {
+	return 0, 0, fmt.Errorf("format: %s: bundles are not memory-mapped on this platform", b.name)
+}

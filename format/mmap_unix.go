@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"runtime/debug"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/anepack/anepack/internal/fileutil"
 	"github.com/anepack/anepack/internal/regfile"
 )
@@ -50,6 +52,7 @@ func openMapped(path string) (b *Bundle, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("mmap: %w", err)
 	}
+	adviseMapping(data)
 	defer func() {
 		if err != nil {
 			fileutil.Unmap(data)
@@ -64,4 +67,22 @@ func openMapped(path string) (b *Bundle, err error) {
 	b.name = path
 	b.closer = func() error { return fileutil.Unmap(data) }
 	return b, nil
+}
+
+// Lock pins the whole mapping in memory (mlock): every page is read in now and stays resident,
+// so page reclaim under memory pressure cannot make a later token fault the weights back in
+// from disk. It needs RLIMIT_MEMLOCK (ulimit -l) at least as large as the bundle, or
+// CAP_IPC_LOCK. The lock ends with Close.
+func (b *Bundle) Lock() error {
+	if b.data == nil {
+		return fmt.Errorf("format: lock %s: the bundle is not memory-mapped", b.name)
+	}
+	if err := unix.Mlock(b.data); err != nil {
+		var lim unix.Rlimit
+		if unix.Getrlimit(unix.RLIMIT_MEMLOCK, &lim) == nil && uint64(len(b.data)) > lim.Cur {
+			return fmt.Errorf("format: lock %s (%d MiB): %w; the memlock limit is %d KiB (raise it with ulimit -l, or limits.conf's memlock)", b.name, len(b.data)>>20, err, lim.Cur>>10)
+		}
+		return fmt.Errorf("format: lock %s: %w", b.name, err)
+	}
+	return nil
 }

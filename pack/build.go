@@ -44,6 +44,8 @@ type builder struct {
 	milOpts  milgen.Options
 	// noKernels skips MIL generation (the blobs are written either way: the CPU reads them).
 	noKernels bool
+	// qbuf holds the buffers of the last quantized weight, which the next one reuses.
+	qbuf quantBuffers
 }
 
 func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error) {
@@ -325,8 +327,11 @@ func (b *builder) writeBlob(spec blobplan.Blob) (blobplan.Placement, error) {
 			if err != nil {
 				return blobplan.Placement{}, err
 			}
+			// Written while the rest is quantized; the scale and offset records follow.
+			if err := q.writeData(func(p []byte) error { return b.writeRaw(bw, p) }); err != nil {
+				return blobplan.Placement{}, err
+			}
 			b.ckpt.Done(sources[i][0]) // drop the source pages, as writeTensor does
-			fallthrough
 		case r.Part != "":
 			if err := b.writeRaw(bw, q.part(r.Part)); err != nil {
 				return blobplan.Placement{}, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/anepack/anepack/convert"
@@ -13,12 +14,21 @@ import (
 )
 
 // quantized is one weight quantized in memory, ready to be written as its blob records: data
-// first, then scale (and offset), the layout package blobplan gives them.
+// first, then scale (and offset), the layout package blobplan gives them. One being quantized by
+// quantize fills in block by block; writeData writes the data record as the blocks complete.
 type quantized struct {
 	data, scale, offset []byte
+
+	// Set while quantizing: rows of rowBytes data bytes in blocks of blockRows, block i done
+	// when done[i] is closed (then errs[i] holds its error, if any). nil done: complete.
+	rowBytes, blockRows int
+	done                []chan struct{}
+	errs                []error
+	stop                atomic.Bool // writeData failed: take no more blocks
+	workers             sync.WaitGroup
 }
 
-// part returns the payload of one record part.
+// part returns the payload of one record part. The data part is written with writeData.
 func (q *quantized) part(p string) []byte {
 	switch p {
 	case "scale":
@@ -29,10 +39,16 @@ func (q *quantized) part(p string) []byte {
 	return q.data
 }
 
-// quantize quantizes ref (a whole weight, or the rows of an LM-head chunk) as dt (Q8 or Q4 with
-// group). A weight the checkpoint stores [in, out] is first transposed into float32. The rows
-// are split over every core: the q4 quantizer searches each group's scale and offset, which
-// costs far more than reading the weights.
+// blockWeights is about how many weights one quantization block holds: small enough that the
+// blocks of even a small weight keep every core busy and the first one is ready to be written
+// soon, large enough that handing them out costs nothing.
+const blockWeights = 64 << 10
+
+// quantize starts quantizing ref (a whole weight, or the rows of an LM-head chunk) as dt (Q8 or
+// Q4 with group) and returns at once. A weight the checkpoint stores [in, out] is first
+// transposed into float32. Every core takes blocks of rows in turn, so a core slowed down by
+// other work delays only its current block, and writeData writes each block of the data record
+// while later ones are still being quantized.
 func (b *builder) quantize(ref *convert.TensorRef, transposed bool, dt dtype.DType, group int) (*quantized, error) {
 	src, srcType := ref.Data, ref.DType
 	rows, cols := ref.Shape[0], ref.Shape[1]
@@ -49,47 +65,98 @@ func (b *builder) quantize(ref *convert.TensorRef, transposed bool, dt dtype.DTy
 	switch dt {
 	case dtype.Q8:
 		side = 1
-		q.data = make([]byte, rows*cols)
+		q.rowBytes = cols
 	case dtype.Q4:
 		if err := quant.CheckGroup(cols, group); err != nil {
 			return nil, fmt.Errorf("%s: %w", ref.Name, err)
 		}
 		side = cols / group
-		q.data = make([]byte, rows*cols/2)
-		q.offset = make([]byte, 2*rows*side)
+		q.rowBytes = cols / 2
 	default:
 		return nil, fmt.Errorf("quantize %s: %s is not a quantized type", ref.Name, dt)
 	}
-	q.scale = make([]byte, 2*rows*side)
-	workers := min(goruntime.NumCPU(), max(1, rows/64))
-	step := (rows + workers - 1) / workers
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		a, z := w*step, min(rows, (w+1)*step)
-		if a >= z {
-			break
+	// The buffers of the previous weight are reused: it has been written by now, and fresh
+	// memory costs a page fault per 4 KiB on first touch (and the collector's time).
+	q.data = grow(&b.qbuf.data, rows*q.rowBytes)
+	q.scale = grow(&b.qbuf.scale, 2*rows*side)
+	if dt == dtype.Q4 {
+		q.offset = grow(&b.qbuf.offset, 2*rows*side)
+	}
+	q.blockRows = max(1, blockWeights/max(1, cols))
+	nb := (rows + q.blockRows - 1) / q.blockRows
+	q.done, q.errs = make([]chan struct{}, nb), make([]error, nb)
+	for i := range q.done {
+		q.done[i] = make(chan struct{})
+	}
+	var next atomic.Int64
+	quantizeBlock := func(i int) error {
+		a, z := i*q.blockRows, min(rows, (i+1)*q.blockRows)
+		in := src[a*cols*es : z*cols*es]
+		scale := u16s(q.scale[2*a*side : 2*z*side])
+		if dt == dtype.Q8 {
+			data := unsafe.Slice((*int8)(unsafe.Pointer(&q.data[a*cols])), (z-a)*cols)
+			return quant.QuantizeQ8From(data, scale, in, srcType, z-a, cols)
 		}
-		wg.Add(1)
+		return quant.QuantizeQ4From(q.data[a*q.rowBytes:z*q.rowBytes], scale, u16s(q.offset[2*a*side:2*z*side]), in, srcType, z-a, cols, group)
+	}
+	for range min(goruntime.NumCPU(), nb) {
+		q.workers.Add(1)
 		go func() {
-			defer wg.Done()
-			in := src[a*cols*es : z*cols*es]
-			scale := u16s(q.scale[2*a*side : 2*z*side])
-			if dt == dtype.Q8 {
-				data := unsafe.Slice((*int8)(unsafe.Pointer(&q.data[a*cols])), (z-a)*cols)
-				errs[w] = quant.QuantizeQ8From(data, scale, in, srcType, z-a, cols)
-			} else {
-				errs[w] = quant.QuantizeQ4From(q.data[a*cols/2:z*cols/2], scale, u16s(q.offset[2*a*side:2*z*side]), in, srcType, z-a, cols, group)
+			defer q.workers.Done()
+			for !q.stop.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= nb {
+					return
+				}
+				if err := quantizeBlock(i); err != nil {
+					q.errs[i] = fmt.Errorf("quantizing %s (rows from %d): %w", ref.Name, i*q.blockRows, err)
+				}
+				close(q.done[i])
 			}
 		}()
 	}
-	wg.Wait()
-	for w, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("quantizing %s (rows from %d): %w", ref.Name, w*step, err)
-		}
-	}
 	return q, nil
+}
+
+// writeData hands the data record to write block by block as the blocks are quantized, and
+// returns once all are, with the first error of either. On an error the blocks not yet started
+// are abandoned; it returns only after every worker has stopped.
+func (q *quantized) writeData(write func([]byte) error) error {
+	if q.done == nil {
+		return write(q.data) // complete already (an MLX weight's own codes)
+	}
+	err := func() error {
+		for i, done := range q.done {
+			<-done
+			if q.errs[i] != nil {
+				return q.errs[i]
+			}
+			a := i * q.blockRows * q.rowBytes
+			if err := write(q.data[a:min(len(q.data), a+q.blockRows*q.rowBytes)]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}()
+	if err != nil {
+		q.stop.Store(true)
+	}
+	q.workers.Wait()
+	return err
+}
+
+// quantBuffers are the buffers of the weight last quantized, for the next one.
+type quantBuffers struct {
+	data, scale, offset []byte
+}
+
+// grow returns (*buf)[:n], reallocating *buf when it is shorter than n. The contents are left
+// as they were: the quantizers overwrite every byte.
+func grow(buf *[]byte, n int) []byte {
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	return (*buf)[:n]
 }
 
 // u16s views little-endian bytes as uint16s in place (every supported platform is

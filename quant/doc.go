@@ -51,4 +51,11 @@
 // by a least-squares fit of scale and offset to the levels it induces (the
 // method of llama.cpp's make_qkx2_quants). docs/quantization.md has the
 // measured errors of each choice.
+//
+// That search is computed with the candidates as vector lanes (AVX2 or AVX-512
+// on amd64, Go elsewhere), each lane doing the scalar roundings in the scalar
+// order, so the result is the one-candidate-at-a-time search's bit for bit
+// (fitGroupQ4Slow spells that out; the tests hold every kernel set to a frozen
+// copy of it). The q8 quantizer multiplies by the inverse scale and divides
+// exactly only next to a tie, with the same result as dividing every weight.
 package quant

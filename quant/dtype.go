@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/anepack/anepack/dtype"
 	"github.com/anepack/anepack/half"
@@ -20,10 +21,24 @@ func Widen(dst []float32, src []byte, dt dtype.DType) error {
 	if len(src) != len(dst)*sz {
 		return fmt.Errorf("quant: %d bytes of %v for %d elements, want %d", len(src), dt, len(dst), len(dst)*sz)
 	}
+	if len(dst) == 0 {
+		return nil
+	}
+	// On a little-endian machine, aligned bytes already are the values: view them in place
+	// (the quantizers widen every weight of a checkpoint, so a copy per element shows).
+	aligned := nativeLittleEndian && uintptr(unsafe.Pointer(&src[0]))%uintptr(sz) == 0
 	if dt == dtype.F32 {
+		if aligned {
+			copy(dst, unsafe.Slice((*float32)(unsafe.Pointer(&src[0])), len(dst)))
+			return nil
+		}
 		for i := range dst {
 			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
 		}
+		return nil
+	}
+	if aligned {
+		widen16(dst, unsafe.Slice((*uint16)(unsafe.Pointer(&src[0])), len(dst)), dt)
 		return nil
 	}
 	// Decode the 16-bit patterns a chunk at a time into a stack buffer, then
@@ -34,18 +49,30 @@ func Widen(dst []float32, src []byte, dt dtype.DType) error {
 		for j := 0; j < n; j++ {
 			buf[j] = binary.LittleEndian.Uint16(src[2*(i+j):])
 		}
-		if dt == dtype.F16 {
-			half.F16ToF32(dst[i:i+n], buf[:n])
-		} else {
-			half.BF16ToF32(dst[i:i+n], buf[:n])
-		}
+		widen16(dst[i:i+n], buf[:n], dt)
 	}
 	return nil
 }
 
+// widen16 widens fp16 or bf16 values with package half's bulk conversions.
+func widen16(dst []float32, src []uint16, dt dtype.DType) {
+	if dt == dtype.F16 {
+		half.F16ToF32(dst, src)
+	} else {
+		half.BF16ToF32(dst, src)
+	}
+}
+
+// nativeLittleEndian reports whether this machine stores numbers little-endian, as the
+// checkpoints do.
+var nativeLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
 // checkFinite returns an error naming the first NaN or infinite value of w,
 // which no quantized format can represent.
 func checkFinite(w []float32) error {
+	if maxAbsBits(w) < 0x7f800000 {
+		return nil
+	}
 	for i, v := range w {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 			return fmt.Errorf("quant: weight %d is %v", i, v)

@@ -56,13 +56,9 @@ func quantizeRowQ4(data []byte, scale, offset []uint16, w []float32, group int, 
 	if err := checkFinite(w); err != nil {
 		return err
 	}
-	var q [128]uint8
+	var f q4Fit
 	for g := 0; g < cols/group; g++ {
-		wg := w[g*group : (g+1)*group]
-		scale[g], offset[g] = fitGroupQ4(q[:group], wg, fit)
-		for i := 0; i < group; i += 2 {
-			data[(g*group+i)/2] = q[i] | q[i+1]<<4
-		}
+		scale[g], offset[g] = f.fitGroup(data[g*group/2:(g+1)*group/2], w[g*group:(g+1)*group], fit)
 	}
 	return nil
 }

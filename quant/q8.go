@@ -24,13 +24,11 @@ func QuantizeRowQ8(q []int8, w []float32) (uint16, error) {
 	if len(q) != len(w) {
 		return 0, fmt.Errorf("quant: QuantizeRowQ8: %d outputs for %d weights", len(q), len(w))
 	}
-	if err := checkFinite(w); err != nil {
-		return 0, err
+	m := maxAbsBits(w)
+	if m >= 0x7f800000 {
+		return 0, checkFinite(w)
 	}
-	var amax float32
-	for _, v := range w {
-		amax = max(amax, float32(math.Abs(float64(v))))
-	}
+	amax := math.Float32frombits(m)
 	sb := half.F32ToF16Scalar(amax / 127)
 	s := float64(half.F16ToF32Scalar(sb))
 	if math.IsInf(s, 0) {
@@ -42,8 +40,34 @@ func QuantizeRowQ8(q []int8, w []float32) (uint16, error) {
 		clear(q)
 		return 0, nil
 	}
-	for i, v := range w {
-		q[i] = int8(max(-127, min(127, math.RoundToEven(float64(v)/s))))
+	// q = roundEven(w/s), computed as w*(1/s): one multiplication instead of a division per
+	// weight. The product is within |w/s|*2^-52 of the quotient, so both round to the same
+	// integer unless the product lies within 2^-40 of a half-integer; those rare weights (ties
+	// on a grid, mostly) are divided exactly as the definition says. Beyond ±127.5 both clamp.
+	r := 1 / s
+	q = q[:len(w)]
+	done := 0
+	if useQ8Asm && len(w) >= 8 {
+		// The same in float32, eight at a time; the kernel marks the weights near a tie,
+		// which float32 can not decide, with -128 (see q8RowAVX2), and they are divided here.
+		done = len(w) &^ 7
+		if q8RowAVX2(q[:done], w[:done], float32(r)) {
+			for i, k := range q[:done] {
+				if k == -128 {
+					q[i] = int8(math.RoundToEven(max(-127, min(127, float64(w[i])/s))))
+				}
+			}
+		}
+	}
+	for i := done; i < len(w); i++ {
+		v := w[i]
+		x := float64(float64(v) * r) // rounded, not fused into the next addition
+		y := x + roundMagic
+		k := int64(math.Float64bits(y)) - roundMagicBits
+		if f := x - (y - roundMagic); f > 0.5-0x1p-40 || f < -0.5+0x1p-40 {
+			k = int64(math.RoundToEven(max(-128, min(128, float64(v)/s))))
+		}
+		q[i] = int8(min(max(k, -127), 127))
 	}
 	return sb, nil
 }
@@ -94,6 +118,24 @@ func QuantizeQ8From(data []int8, scale []uint16, src []byte, dt dtype.DType, row
 		scale[r] = s
 	}
 	return nil
+}
+
+// maxAbsBits returns the largest |w| of w as float32 bits: with the sign cleared, finite floats
+// order like their bits, and NaN and Inf lie above every finite value, so this is also the
+// finite check (the result is at least 0x7f800000 if some value is not finite).
+func maxAbsBits(w []float32) uint32 {
+	var m uint32
+	done := 0
+	if useQ8Asm {
+		done = len(w) &^ 31
+		if done > 0 {
+			m = maxAbsBitsAVX2(w[:done])
+		}
+	}
+	for _, v := range w[done:] {
+		m = max(m, math.Float32bits(v)&0x7fffffff)
+	}
+	return m
 }
 
 // DequantizeQ8 sets dst[r*cols+c] = scale[r] * data[r*cols+c] (in float32).

@@ -4,6 +4,7 @@ import (
 	"github.com/anepack/anepack/dtype"
 
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -162,4 +163,103 @@ func TestQ8From(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "dtype") {
 		t.Fatalf("unknown dtype: %v", err)
 	}
+}
+
+// TestQ8MatchesReference holds QuantizeRowQ8 to the reference (q4ref_test.go) bit for bit on
+// rows built to hit its corners: trained-like weights at many magnitudes, bf16- and
+// fp16-rounded weights, weights on the q8 grid and exactly halfway between grid points (ties),
+// fp16-subnormal scales, and rows whose largest value rounds the scale down.
+func TestQ8MatchesReference(t *testing.T) {
+	forEachKernel(t, testQ8MatchesReference)
+}
+
+func testQ8MatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for k := range 4000 {
+		n := 1 + r.IntN(300)
+		w := make([]float32, n)
+		mag := math.Pow(10, -9+12*r.Float64())
+		for i := range w {
+			w[i] = float32(r.NormFloat64() * mag)
+		}
+		switch k % 7 {
+		case 1:
+			for i := range w {
+				w[i] = half.BF16ToF32Scalar(half.F32ToBF16Scalar(w[i]))
+			}
+		case 2:
+			for i := range w {
+				w[i] = half.F16ToF32Scalar(half.F32ToF16Scalar(w[i]))
+			}
+		case 3, 4: // on the grid of the row's own scale, or halfway between its points
+			s := half.F16ToF32Scalar(half.F32ToF16Scalar(float32(mag)))
+			for i := range w {
+				w[i] = s * float32(r.IntN(255)-127)
+				if k%7 == 4 && r.IntN(2) == 0 {
+					w[i] = s * (float32(r.IntN(254)-127) + 0.5)
+				}
+			}
+			w[r.IntN(n)] = 127 * s
+		case 5: // the largest value just above a multiple of 127 fp16 steps
+			s := half.F16ToF32Scalar(half.F32ToF16Scalar(float32(mag)))
+			w[0] = 127 * s * (1 + float32(r.IntN(8))*0x1p-12)
+		case 6: // near ties: w/s within about 2^-20..2^-13 of a half-integer, both sides
+			s := half.F16ToF32Scalar(half.F32ToF16Scalar(float32(mag)))
+			for i := range w {
+				d := math.Ldexp(float64(r.IntN(2)*2-1), -13-r.IntN(8))
+				w[i] = float32((float64(r.IntN(254)-127) + 0.5 + d) * float64(s))
+			}
+			w[r.IntN(n)] = 127 * s
+		}
+		q1, q2 := make([]int8, n), make([]int8, n)
+		s1, err := QuantizeRowQ8(q1, w)
+		if err != nil {
+			t.Fatalf("row %d: %v", k, err) // |w| stays far below what overflows an fp16 scale
+		}
+		s2 := refQuantizeRowQ8(q2, w)
+		if s1 != s2 || string(int8Bytes(q1)) != string(int8Bytes(q2)) {
+			t.Fatalf("row %d (kind %d): scale %#04x q %v, reference %#04x %v\nw %v", k, k%7, s1, q1, s2, q2, w)
+		}
+	}
+}
+
+// int8Bytes copies int8s into bytes, for comparing rows.
+func int8Bytes(q []int8) []byte {
+	b := make([]byte, len(q))
+	for i, v := range q {
+		b[i] = byte(v)
+	}
+	return b
+}
+
+// TestNonFiniteRefused checks that both quantizers, from float32 and from bf16 bytes, refuse a
+// NaN or an infinity wherever it is in a row (the kernels take whole blocks of 32 and leave a
+// q8 row's tail to Go) and name its position, with every kernel set.
+func TestNonFiniteRefused(t *testing.T) {
+	forEachKernel(t, func(t *testing.T) {
+		for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+			for _, tc := range []struct {
+				q4       bool
+				cols, at int
+			}{{false, 100, 0}, {false, 100, 45}, {false, 100, 97}, {true, 96, 0}, {true, 96, 45}, {true, 96, 95}} {
+				w := randWeights(rand.New(rand.NewPCG(17, uint64(tc.at))), 1, tc.cols)
+				w[tc.at] = bad
+				raw, _ := rawRows(w, dtype.BF16)
+				want := fmt.Sprintf("weight %d is %v", tc.at, bad)
+				var errs []error
+				if tc.q4 {
+					errs = append(errs, QuantizeRowQ4(make([]byte, tc.cols/2), make([]uint16, 3), make([]uint16, 3), w, 32),
+						QuantizeQ4From(make([]byte, tc.cols/2), make([]uint16, 3), make([]uint16, 3), raw, dtype.BF16, 1, tc.cols, 32))
+				} else {
+					_, err := QuantizeRowQ8(make([]int8, tc.cols), w)
+					errs = append(errs, err, QuantizeQ8From(make([]int8, tc.cols), make([]uint16, 1), raw, dtype.BF16, 1, tc.cols))
+				}
+				for i, err := range errs {
+					if err == nil || !strings.Contains(err.Error(), want) {
+						t.Fatalf("q4 %v, %v at %d, call %d: error %v, want one saying %q", tc.q4, bad, tc.at, i, err, want)
+					}
+				}
+			}
+		}
+	})
 }

@@ -40,3 +40,10 @@ type Resumer interface {
 	// sequence (0 means: run it again from the start).
 	ResumeAt(pos int) int
 }
+
+// Sizer is implemented by states that report the memory they hold for their sequence.
+type Sizer interface {
+	// Bytes returns the bytes allocated for the state: its KV cache (whose pages the operating
+	// system provides as positions are first written) and any recurrent state.
+	Bytes() int64
+}

@@ -96,6 +96,15 @@ func newLinearState(d *Decoder, batch int) *linearState {
 	return ls
 }
 
+// bytes returns the memory of the recurrent state and its snapshots (pending one included).
+func (ls *linearState) bytes() int64 {
+	n := len(ls.rec) + len(ls.pending.data)
+	for _, sn := range ls.snaps {
+		n += len(sn.data)
+	}
+	return int64(n) * 4
+}
+
 // layer returns DeltaNet layer i's recurrent state and convolution history, in rec.
 func (ls *linearState) layer(i int) (state, tail []float32) {
 	at := i * (ls.stateLen + ls.tailLen)

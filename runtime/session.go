@@ -72,6 +72,15 @@ func (s *Session) Model() *Model { return s.model }
 // Context returns the session's context length in tokens.
 func (s *Session) Context() int { return s.context }
 
+// StateBytes returns the memory the backend holds for the session's state (Sizer), or 0 when
+// the backend does not say.
+func (s *Session) StateBytes() int64 {
+	if sz, ok := s.state.(Sizer); ok {
+		return sz.Bytes()
+	}
+	return 0
+}
+
 // Tokens returns the cached sequence (read-only; valid until the next call).
 func (s *Session) Tokens() []int { return s.tokens }
 

@@ -137,6 +137,16 @@ func (s *decoderState) ResumeAt(pos int) int {
 	return pos
 }
 
+// Bytes implements Sizer: the KV cache as allocated (a sliding layer's ring holds its window,
+// not the context), the Gated DeltaNet layers' recurrent state and the snapshots kept of it.
+func (s *decoderState) Bytes() int64 {
+	n := int64(len(s.keys)+len(s.values)) * 4
+	if s.lin != nil {
+		n += s.lin.bytes()
+	}
+	return n
+}
+
 // Close releases the cache and the recurrent state. The state must not be used afterwards.
 func (s *decoderState) Close() error {
 	s.closed = true

@@ -120,14 +120,6 @@ func (h *histogram) write(w io.Writer, name, labels string) {
 
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-// kvCacheBytes is the memory of one session's key and value caches as the CPU backend lays
-// them out: float32 keys and values for every layer and position of the context. Sliding-window
-// layers (Gemma 3) keep less, so for them this is an upper bound.
-func (s *Server) kvCacheBytes() int64 {
-	c := s.model.Config
-	return int64(c.NumHiddenLayers) * int64(s.context) * int64(c.KVDim()) * 2 * 4
-}
-
 // metricsHandler answers GET /metrics in the Prometheus text exposition format (version
 // 0.0.4), written by hand: the format is simple and a client library would be the server's
 // largest dependency.
@@ -185,8 +177,8 @@ func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request, rec *rec
 	fmt.Fprintf(&b, "anepack_batch_tokens_total %d\n", s.engine.passTokens.Load())
 	head("anepack_sessions", "gauge", "Sessions (KV caches) the server holds: generations that can run at once.")
 	fmt.Fprintf(&b, "anepack_sessions %d\n", len(s.slots.all))
-	head("anepack_kv_cache_bytes", "gauge", "Bytes allocated for the sessions' key/value caches (float32 keys and values of every layer and context position; sliding-window layers may use less). Pages are touched as caches fill.")
-	fmt.Fprintf(&b, "anepack_kv_cache_bytes %d\n", s.kvCacheBytes()*int64(len(s.slots.all)))
+	head("anepack_kv_cache_bytes", "gauge", "Bytes allocated for the sessions' key/value caches (a sliding-window layer's ring holds its window) and recurrent states, as the backend reports them. Pages are touched as caches fill.")
+	fmt.Fprintf(&b, "anepack_kv_cache_bytes %d\n", s.stateBytes)
 	size, hits, misses := s.grammars.Stats()
 	head("anepack_grammar_cache_entries", "gauge", "Compiled response_format and tool-call grammars cached.")
 	fmt.Fprintf(&b, "anepack_grammar_cache_entries %d\n", size)

@@ -95,11 +95,13 @@ type Server struct {
 	context int
 	slots   *slots
 	engine  *engine
-	timeout time.Duration
-	apiKey  string
-	maxBody int64
-	log     *slog.Logger
-	created int64
+	// stateBytes is what the sessions' states hold, as allocated (runtime.Session.StateBytes).
+	stateBytes int64
+	timeout    time.Duration
+	apiKey     string
+	maxBody    int64
+	log        *slog.Logger
+	created    int64
 
 	stats    counters
 	metrics  *metrics
@@ -189,6 +191,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("session %d of %d: %w", i+1, parallel, err)
 		}
 		all = append(all, &slot{id: i, sess: sess})
+		s.stateBytes += sess.StateBytes()
 	}
 	s.context = all[0].sess.Context()
 	s.slots = newSlots(all, queue)

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/anepack/anepack/dist"
+	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/cpu"
 )
@@ -44,6 +46,7 @@ type modelFlags struct {
 	backend string
 	threads int
 	ctx     int
+	mlock   bool
 	// dtype picks the stored variant of a model name (Org/Name:int4 and Org/Name --dtype int4
 	// are the same).
 	dtype string
@@ -56,6 +59,7 @@ func (o *modelFlags) register(cmd *cobra.Command) {
 	f.StringVar(&o.backend, "backend", "auto", "where to run the model: "+backendNames())
 	f.IntVarP(&o.threads, "threads", "t", 0, "CPU threads (0: all cores)")
 	f.IntVarP(&o.ctx, "ctx", "c", 0, fmt.Sprintf("context length in tokens (0: %d, or the model's maximum if smaller; alias --ctx-size)", runtime.DefaultContext))
+	f.BoolVar(&o.mlock, "mlock", false, "read the bundle into memory in 2 MiB pages where the OS can (on Linux, re-reading it once if the page cache holds it in small pages) and pin it there (mlock), for steady speed; needs a memlock limit (ulimit -l) as large as the bundle")
 	f.StringVar(&o.dtype, "dtype", "", "for a model name (Org/Name), the stored variant to run: f16 (default), f32, int8 or int4; the same as Org/Name:TAG")
 	f.StringVar(&o.dist.Digest, "digest", "", "for an https:// bundle, its expected sha256 (sha256:<hex>)")
 	f.BoolVar(&o.dist.PlainHTTP, "plain-http", false, "for an oci:// bundle, talk to the registry over plain http:// (local registries)")
@@ -89,6 +93,12 @@ func load(path string, o *modelFlags) (*loaded, error) {
 	m, err := runtime.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	if o.mlock {
+		if err := placeAndLock(m.Bundle(), path); err != nil {
+			m.Close()
+			return nil, err
+		}
 	}
 	if o.ctx > m.Config.MaxPositionEmbeddings {
 		m.Close()
@@ -125,4 +135,18 @@ func openBackend(m *runtime.Model, o *modelFlags) (runtime.Backend, error) {
 		return nil, fmt.Errorf("--backend %q: expected one of %s", o.backend, backendNames())
 	}
 	return nil, fmt.Errorf("no backend can run this model: %s", strings.Join(failures, "; "))
+}
+
+// placeAndLock is --mlock: the bundle resident in huge pages where possible (saying so when it
+// had to re-read the file for that), then pinned.
+func placeAndLock(b *format.Bundle, path string) error {
+	before, after, err := b.PlaceHuge()
+	if err != nil {
+		return err
+	}
+	if after != before {
+		fmt.Fprintf(os.Stderr, "anerun: re-read %s into 2 MiB pages: %d%% of it in them before, %d%% now\n",
+			path, 100*before/max(1, b.Size()), 100*after/max(1, b.Size()))
+	}
+	return b.Lock()
 }

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"runtime/pprof"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,6 +24,9 @@ type benchResult struct {
 	PeakRSSBytes      int64   `json:"peak_rss_bytes"`
 	Backend           string  `json:"backend"`
 	Threads           int     `json:"threads"`
+	// Each repetition's rates, in order, for medians and spreads (bench/compare_llama.sh).
+	PrefillRuns []float64 `json:"prefill_runs"`
+	DecodeRuns  []float64 `json:"decode_runs"`
 }
 
 func newBenchCmd() *cobra.Command {
@@ -30,13 +36,15 @@ func newBenchCmd() *cobra.Command {
 		genTokens    int
 		reps         int
 		asJSON       bool
+		cpuProfile   string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench MODEL [--prompt-tokens 128] [--gen-tokens 64] [--json]",
 		Short: "Measure prefill and decode speed, time to first token and peak memory",
 		Long: `bench runs a prompt of --prompt-tokens synthetic token ids as one batched prefill, then
 generates --gen-tokens tokens one at a time (greedy, never stopping early), after a short warm-up
-that maps the weights in. It repeats this --repetitions times and reports the mean:
+that maps the weights in. It repeats this --repetitions times and reports the mean, and the
+median and range of the repetitions:
 
   prefill tokens/s   prompt tokens / prefill time
   decode tokens/s    generated tokens / decode time
@@ -44,7 +52,8 @@ that maps the weights in. It repeats this --repetitions times and reports the me
   peak RSS           the process's peak resident memory (getrusage), mapped weights included
 
 --json prints {"prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "peak_rss_bytes",
-"backend", "threads"}. Compare with llama-bench -p 128 -n 64 -t THREADS.`,
+"backend", "threads", "prefill_runs", "decode_runs"} (the runs: each repetition's tokens/s).
+Compare with llama-bench -p 128 -n 64 -t THREADS (bench/compare_llama.sh alternates the two).`,
 		Example: `  anerun bench qwen.aneb --prompt-tokens 128 --gen-tokens 64 --threads 2 --json`,
 		Args:    cli.Args(0, "MODEL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -73,6 +82,13 @@ that maps the weights in. It repeats this --repetitions times and reports the me
 			if err := benchRun(sess, prompt[:min(8, len(prompt))], 2, nil); err != nil {
 				return err
 			}
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			var prefill, decode, ttft []float64
 			for range reps {
 				var r benchRep
@@ -86,6 +102,7 @@ that maps the weights in. It repeats this --repetitions times and reports the me
 			res := benchResult{
 				PrefillTokensPerS: mean(prefill), DecodeTokensPerS: mean(decode), TTFTMs: mean(ttft),
 				PeakRSSBytes: peakRSS(), Backend: l.backend.Name(), Threads: l.threads,
+				PrefillRuns: prefill, DecodeRuns: decode,
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -95,8 +112,8 @@ that maps the weights in. It repeats this --repetitions times and reports the me
 			c := l.model.Config
 			fmt.Fprintf(out, "model: %s (%s, %s, %d layers, hidden %d, vocab %d)\n", args[0], c.Architecture, l.model.DType, c.NumHiddenLayers, c.HiddenSize, c.VocabSize)
 			fmt.Fprintf(out, "backend: %s, %d threads; %d repetitions\n", res.Backend, res.Threads, reps)
-			fmt.Fprintf(out, "prefill: %d tokens, %.2f ± %.2f tokens/s\n", promptTokens, res.PrefillTokensPerS, stddev(prefill))
-			fmt.Fprintf(out, "decode: %d tokens, %.2f ± %.2f tokens/s\n", genTokens, res.DecodeTokensPerS, stddev(decode))
+			fmt.Fprintf(out, "prefill: %d tokens, %.2f ± %.2f tokens/s (median %.2f, range %.2f-%.2f)\n", promptTokens, res.PrefillTokensPerS, stddev(prefill), median(prefill), slices.Min(prefill), slices.Max(prefill))
+			fmt.Fprintf(out, "decode: %d tokens, %.2f ± %.2f tokens/s (median %.2f, range %.2f-%.2f)\n", genTokens, res.DecodeTokensPerS, stddev(decode), median(decode), slices.Min(decode), slices.Max(decode))
 			fmt.Fprintf(out, "time to first token: %.1f ms\n", res.TTFTMs)
 			fmt.Fprintf(out, "peak RSS: %.1f MiB\n", float64(res.PeakRSSBytes)/(1<<20))
 			return nil
@@ -108,6 +125,7 @@ that maps the weights in. It repeats this --repetitions times and reports the me
 	f.IntVarP(&genTokens, "gen-tokens", "n", 64, "tokens to generate")
 	f.IntVarP(&reps, "repetitions", "r", 3, "runs to average")
 	f.BoolVar(&asJSON, "json", false, "print the result as one JSON object")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the measured repetitions (not the warm-up) to this file, for go tool pprof")
 	return cmd
 }
 
@@ -149,12 +167,37 @@ func benchRun(s *runtime.Session, prompt []int, gen int, r *benchRep) error {
 	return nil
 }
 
+// startCPUProfile starts a pprof CPU profile into path and returns the func that stops it.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
 func mean(v []float64) float64 {
 	s := 0.0
 	for _, x := range v {
 		s += x
 	}
 	return s / float64(len(v))
+}
+
+// median returns the middle value of v (the mean of the two middle ones for an even count).
+func median(v []float64) float64 {
+	s := slices.Sorted(slices.Values(v))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func stddev(v []float64) float64 {

@@ -31,7 +31,9 @@ type doctorReport struct {
 	Go          string   `json:"go"`
 	CPUFeatures []string `json:"cpu_features"` // the features the CPU kernels can use that this CPU has
 	CPUKernels  string   `json:"cpu_kernels"`  // "assembly" or "go"
-	ANE         struct {
+	// Kernels names the kernel each CPU operation uses here (kernels.Kernels).
+	Kernels []kernels.Kernel `json:"kernels"`
+	ANE     struct {
 		Available     bool     `json:"available"`
 		Framework     bool     `json:"framework"`
 		Classes       []string `json:"classes"`
@@ -180,6 +182,7 @@ func doctor() *doctorReport {
 	if kernels.HasAsm() {
 		r.CPUKernels = "assembly"
 	}
+	r.Kernels = kernels.Kernels()
 	r.ANE.Available, r.ANE.Framework, r.ANE.Reason = p.Available, p.Framework, p.Reason
 	r.ANE.Classes, r.ANE.Missing = nonNil(p.Classes), nonNil(p.Missing)
 	r.ANE.CompileBudget = ane.MaxCompiles
@@ -256,6 +259,9 @@ func (r *doctorReport) print(w io.Writer) {
 		feat = strings.Join(r.CPUFeatures, " ")
 	}
 	fmt.Fprintf(w, "cpu:       %d cores; features %s; CPU kernels in %s\n", r.CPUs, feat, r.CPUKernels)
+	for _, k := range r.Kernels {
+		fmt.Fprintf(w, "           %-36s %s\n", k.Op+":", k.Impl)
+	}
 	if r.ANE.Available {
 		fmt.Fprintf(w, "ane:       available (AppleNeuralEngine.framework loaded; classes %s)\n", strings.Join(r.ANE.Classes, ", "))
 	} else {

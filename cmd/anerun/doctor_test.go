@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/runtime/kernels"
 	"github.com/anepack/anepack/runtime/testmodel"
 )
 
@@ -45,11 +46,14 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("off Apple Silicon: ane %+v, auto %q (%s)", r.ANE, r.Auto, r.AutoReason)
 		}
 	}
+	if len(r.Kernels) != len(kernels.Kernels()) {
+		t.Errorf("kernels %+v, want one entry per operation of kernels.Kernels()", r.Kernels)
+	}
 	text := runDoctor(t)
 	if !slices.Contains(r.Architectures, "Qwen3ForCausalLM") || !slices.Contains(r.Architectures, "GPT2LMHeadModel") {
 		t.Errorf("architectures %v", r.Architectures)
 	}
-	for _, w := range []string{"system:", "cpu:", "ane:", "backend:   sim  yes", "auto:      " + r.Auto, "models:    GPT2LMHeadModel, Gemma3ForCausalLM, LlamaForCausalLM"} {
+	for _, w := range []string{"system:", "cpu:", "ane:", "backend:   sim  yes", "auto:      " + r.Auto, "matmul f16/f32 (prefill):", "matmul q8/q4:", "models:    GPT2LMHeadModel, Gemma3ForCausalLM, LlamaForCausalLM"} {
 		if !strings.Contains(text, w) {
 			t.Errorf("doctor output lacks %q:\n%s", w, text)
 		}

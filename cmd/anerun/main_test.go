@@ -235,7 +235,7 @@ func TestBenchJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
 	}
-	keys := []string{"prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "peak_rss_bytes", "backend", "threads"}
+	keys := []string{"prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "peak_rss_bytes", "backend", "threads", "prefill_runs", "decode_runs"}
 	if len(raw) != len(keys) {
 		t.Errorf("keys %v; want exactly %v", raw, keys)
 	}
@@ -251,8 +251,11 @@ func TestBenchJSON(t *testing.T) {
 	if res.PrefillTokensPerS <= 0 || res.DecodeTokensPerS <= 0 || res.TTFTMs <= 0 || res.PeakRSSBytes < 1<<20 || res.Backend != "cpu" || res.Threads != 2 {
 		t.Errorf("implausible result %+v", res)
 	}
+	if len(res.PrefillRuns) != 1 || res.PrefillRuns[0] != res.PrefillTokensPerS || len(res.DecodeRuns) != 1 || res.DecodeRuns[0] != res.DecodeTokensPerS {
+		t.Errorf("one repetition's runs %v, %v differ from its means %v, %v", res.PrefillRuns, res.DecodeRuns, res.PrefillTokensPerS, res.DecodeTokensPerS)
+	}
 	text := anerun(t, "", "bench", bundle(t), "-p", "8", "-n", "4", "-r", "2")
-	for _, s := range []string{"prefill: 8 tokens", "decode: 4 tokens", "time to first token", "peak RSS"} {
+	for _, s := range []string{"prefill: 8 tokens", "decode: 4 tokens", "median", "range", "time to first token", "peak RSS"} {
 		if !strings.Contains(text.stdout, s) {
 			t.Errorf("bench output lacks %q:\n%s", s, text.stdout)
 		}

@@ -106,8 +106,12 @@ func CPUFeatures() []string {
 		add(cpu.X86.HasAVX2, "avx2")
 		add(cpu.X86.HasFMA, "fma")
 		add(cpu.X86.HasF16C, "f16c")
+		add(cpu.X86.HasAVX512F, "avx512f")
+		add(cpu.X86.HasAVX512VL, "avx512vl")
+		add(cpu.X86.HasAVX512VNNI, "avx512vnni")
 	case "arm64":
 		add(cpu.ARM64.HasASIMD, "asimd") // NEON; the fp16 weights are widened with FCVTL (ARMv8.0)
+		add(cpu.ARM64.HasASIMDDP, "asimddp")
 	}
 	return f
 }

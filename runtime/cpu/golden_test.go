@@ -408,3 +408,29 @@ func TestBatchMatchesAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestStateBytes checks what a state reports holding against the model's shape: a full-attention
+// layer caches every position of the context, a sliding layer its window plus two passes (a
+// ring), and Gemma 3's cache at a long context is therefore a fraction of a full one.
+func TestStateBytes(t *testing.T) {
+	m, b := open(t, "gemma3-tiny", "f16")
+	c := m.Config
+	const ctx = 4096
+	s, err := runtime.NewSession(m, b, ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var want, full int64
+	for l := 0; l < c.NumHiddenLayers; l++ {
+		positions := ctx
+		if c.Sliding(l) {
+			positions = min(ctx, c.SlidingWindow+2*DefaultBatch)
+		}
+		want += int64(positions) * int64(c.KVDim()) * 2 * 4
+		full += int64(ctx) * int64(c.KVDim()) * 2 * 4
+	}
+	if got := s.StateBytes(); got != want || got >= full {
+		t.Errorf("gemma3-tiny at %d tokens holds %d bytes; want %d (a full cache: %d)", ctx, got, want, full)
+	}
+}

@@ -22,9 +22,14 @@ type output struct {
 // 262144-token vocabulary in 32000-row chunks has 9).
 const maxOutputs = 16
 
-// prefillGrain is the number of weight rows a prefill work item multiplies: a multiple of the
-// kernels' 3-row GEMM tile, small enough that the item's [n, grain] result fits in L2.
+// prefillGrain is the most weight rows a prefill work item multiplies: a multiple of the
+// kernels' GEMM tile heights (3 rows on AVX2, 4 on AVX-512 and NEON), small enough that the
+// item's [n, grain] result fits in L2.
 const prefillGrain = 48
+
+// minPrefillGrain is the fewest rows of a prefill work item (one AVX-512 or NEON panel row
+// block of 3 tiles): on many cores a 896-row projection still splits into enough items.
+const minPrefillGrain = 12
 
 // maxDecodeGrain bounds the rows of one decode work item (a multiple of 4).
 const maxDecodeGrain = 4096
@@ -114,10 +119,14 @@ func (d *dispatch) reset() {
 }
 
 // grain picks the rows per work item: for decode about 8 items per thread (a busy core takes
-// fewer), in multiples of the GEMV's 4-row block; for prefill a fixed tile that bounds scratch.
+// fewer), in multiples of the GEMV's 4-row block; for prefill about 4 items per thread, from
+// minPrefillGrain to prefillGrain rows in multiples of 12 (whole tiles of either height). On 16
+// threads a fixed 48 rows left 19 items for the 896-row projections: a third of the threads
+// idle for the last round of items.
 func (d *dispatch) grain(rows int) int {
 	if d.n > 1 {
-		return prefillGrain
+		g := rows / (4 * d.pool.Threads())
+		return min(max(g, minPrefillGrain), prefillGrain) / 12 * 12
 	}
 	g := rows / (8 * d.pool.Threads())
 	g = min(max(g, 16), maxDecodeGrain)

@@ -16,10 +16,18 @@ import "fmt"
 // Query head h reads KV head h / (heads/kvHeads), as HF's repeat_kv does. The CPU backend and
 // the ANE/sim backend (whose ANE programs stop at the projections) share it. An Attention is
 // not safe for concurrent use; each sequence state owns one.
+//
+// One token (decode) splits the work by query head, a dot product and an axpy per position; a
+// batch (prefill) by KV head and block of tokens, as matrix products (attention_batch.go).
 type Attention struct {
 	pool    *Pool
 	fn      func(lo, hi int)
 	scratch chan []float32 // one [maxTokens] scores buffer per pool thread
+
+	batchFn, prepFn func(lo, hi int)
+	batchScratch    chan *attnScratch // one per pool thread, grown on demand
+	batch           attnBatch         // the batched path's shared state
+	prepChunks      int               // position chunks per KV head in its pre-pass
 
 	heads, kvHeads, headDim, maxTokens int
 	scale                              float32
@@ -30,6 +38,8 @@ type Attention struct {
 	out          []float32 // [n, heads*headDim]
 	keys, values []float32 // one layer's cache, [kvHeads][capacity][headDim]
 	pos          int
+	n            int // tokens in the batch
+	qBlock       int // tokens per work item of the batched path
 	capacity     int // positions per KV head in the cache
 	window       int // 0: attend to every earlier position
 }
@@ -38,11 +48,12 @@ type Attention struct {
 // values over a cache of maxTokens positions; scale is usually headDim^-0.5.
 func NewAttention(pool *Pool, heads, kvHeads, headDim, maxTokens int, scale float32) *Attention {
 	a := &Attention{pool: pool, heads: heads, kvHeads: kvHeads, headDim: headDim, maxTokens: maxTokens,
-		scale: scale, scratch: make(chan []float32, pool.Threads())}
+		scale: scale, scratch: make(chan []float32, pool.Threads()), batchScratch: make(chan *attnScratch, pool.Threads())}
 	for range pool.Threads() {
 		a.scratch <- make([]float32, maxTokens)
+		a.batchScratch <- new(attnScratch)
 	}
-	a.fn = a.run
+	a.fn, a.batchFn, a.prepFn = a.run, a.runBatch, a.prep
 	return a
 }
 
@@ -60,9 +71,13 @@ func (a *Attention) ComputeWindow(out, q []float32, qStride int, keys, values []
 	if capacity <= 0 || capacity > a.maxTokens || (window > 0 && capacity < window+n-1 && capacity < pos+n) {
 		panic(fmt.Sprintf("kernels.Attention: capacity %d for a window of %d and %d tokens (context %d)", capacity, window, n, a.maxTokens))
 	}
-	a.out, a.q, a.qStride, a.keys, a.values, a.pos = out, q, qStride, keys, values, pos
+	a.out, a.q, a.qStride, a.keys, a.values, a.pos, a.n = out, q, qStride, keys, values, pos, n
 	a.capacity, a.window = capacity, window
-	a.pool.Parallel(n*a.heads, 1, a.fn)
+	if n > 1 {
+		a.computeBatch(n)
+	} else {
+		a.pool.Parallel(n*a.heads, 1, a.fn)
+	}
 	a.out, a.q, a.keys, a.values = nil, nil, nil, nil
 }
 

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -71,6 +72,106 @@ func TestAttentionWindowRing(t *testing.T) {
 	for i := range c {
 		if c[i] != b[i] {
 			t.Fatalf("a context-wide window differs from full attention at %d", i)
+		}
+	}
+}
+
+// refAttention is the float64 reference of one (token, head) output: causal attention at
+// position last over the positions [first, last] of a full cache [kvHeads][maxTokens][d].
+func refAttention(q, keys, values []float32, kvHead, maxTokens, d, first, last int, scale float64) []float64 {
+	var scores []float64
+	m := math.Inf(-1)
+	for p := first; p <= last; p++ {
+		var s float64
+		for j := 0; j < d; j++ {
+			s += float64(q[j]) * float64(keys[(kvHead*maxTokens+p)*d+j])
+		}
+		scores = append(scores, s*scale)
+		m = max(m, s*scale)
+	}
+	var sum float64
+	for i := range scores {
+		scores[i] = math.Exp(scores[i] - m)
+		sum += scores[i]
+	}
+	out := make([]float64, d)
+	for i, p := 0, first; p <= last; i, p = i+1, p+1 {
+		for j := range out {
+			out[j] += scores[i] / sum * float64(values[(kvHead*maxTokens+p)*d+j])
+		}
+	}
+	return out
+}
+
+// TestAttentionBatch checks the batched (prefill) path against a float64 reference and
+// against the one-token (decode) path run token by token, over group sizes 1, 2 and 7, head
+// sizes that are and are not multiples of the vector width, windows with full and ring caches,
+// several pool sizes and score budgets (so query blocks of 1 to 32 tokens).
+func TestAttentionBatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	saved := attnScoreBudget
+	defer func() { attnScoreBudget = saved }()
+	for _, c := range []struct{ heads, kvHeads, d, pos, n, window int }{
+		{7, 1, 64, 0, 40, 0}, {14, 2, 64, 9, 37, 0}, {4, 4, 72, 3, 5, 0}, {6, 3, 24, 30, 19, 0},
+		{8, 4, 16, 20, 33, 7}, {4, 2, 40, 0, 70, 16}, {2, 1, 8, 100, 2, 3},
+	} {
+		for _, threads := range []int{1, 3} {
+			for _, budget := range []int{saved, 300} {
+				attnScoreBudget = budget
+				for _, ring := range []bool{false, true} {
+					if ring && c.window == 0 {
+						continue
+					}
+					name := fmt.Sprintf("%+v threads=%d budget=%d ring=%v", c, threads, budget, ring)
+					testAttentionBatch(t, r, name, c.heads, c.kvHeads, c.d, c.pos, c.n, c.window, threads, ring)
+				}
+			}
+		}
+	}
+}
+
+func testAttentionBatch(t *testing.T, r *rand.Rand, name string, heads, kvHeads, d, pos, n, window, threads int, ring bool) {
+	t.Helper()
+	maxTokens := pos + n + 3
+	capacity := maxTokens
+	if ring {
+		capacity = min(window+n, maxTokens) // the decoder's rule, capacity >= window + n - 1
+	}
+	pool := NewPool(threads)
+	defer pool.Close()
+	scale := 1 / math.Sqrt(float64(d))
+	a := NewAttention(pool, heads, kvHeads, d, maxTokens, float32(scale))
+	// The full cache for the reference, and the cache the kernels read (a ring keeps the last
+	// capacity positions, written in order).
+	kFull, vFull := make([]float32, kvHeads*maxTokens*d), make([]float32, kvHeads*maxTokens*d)
+	keys, values := make([]float32, kvHeads*capacity*d), make([]float32, kvHeads*capacity*d)
+	for p := 0; p < pos+n; p++ {
+		for h := 0; h < kvHeads; h++ {
+			k, v := randVec(r, d), randVec(r, d)
+			copy(kFull[(h*maxTokens+p)*d:], k)
+			copy(vFull[(h*maxTokens+p)*d:], v)
+			copy(keys[(h*capacity+p%capacity)*d:], k)
+			copy(values[(h*capacity+p%capacity)*d:], v)
+		}
+	}
+	qStride := heads*d + 5 // rows of q need not be packed
+	q := randVec(r, n*qStride)
+	batch, one := make([]float32, n*heads*d), make([]float32, heads*d)
+	a.ComputeWindow(batch, q, qStride, keys, values, n, pos, capacity, window)
+	for i := 0; i < n; i++ {
+		a.ComputeWindow(one, q[i*qStride:], qStride, keys, values, 1, pos+i, capacity, window)
+		last, first := pos+i, 0
+		if window > 0 {
+			first = max(0, last-window+1)
+		}
+		for h := 0; h < heads; h++ {
+			want := refAttention(q[i*qStride+h*d:], kFull, vFull, h/(heads/kvHeads), maxTokens, d, first, last, scale)
+			for j, w := range want {
+				got, dec := batch[(i*heads+h)*d+j], one[h*d+j]
+				if math.Abs(float64(got)-w) > 1e-5 || math.Abs(float64(dec)-w) > 1e-5 {
+					t.Fatalf("%s: token %d head %d [%d]: batch %v, one token %v, float64 %v", name, i, h, j, got, dec, w)
+				}
+			}
 		}
 	}
 }

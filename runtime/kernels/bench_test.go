@@ -3,6 +3,9 @@ package kernels
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,12 +36,12 @@ func benchWeights(count int, f32 bool) ([][]uint16, [][]float32) {
 	w16 := make([][]uint16, count)
 	var w32 [][]float32
 	for i := range w16 {
-		w16[i] = make([]uint16, benchRows*benchCols)
+		w16[i] = hugeUint16s(benchRows * benchCols)
 		for j := 0; j < len(w16[i]); j += len(block) {
 			copy(w16[i][j:], block)
 		}
 		if f32 {
-			w := make([]float32, len(w16[i]))
+			w := hugeFloats(len(w16[i]))
 			half.F16ToF32(w, w16[i])
 			w32 = append(w32, w)
 		}
@@ -114,15 +117,36 @@ func BenchmarkMatVecF32(b *testing.B) {
 	}
 }
 
+// benchThreads returns the pool sizes the bandwidth benchmarks run with:
+// $KERNELS_BENCH_THREADS (comma-separated, e.g. "1,2,8,16" on a 16-core
+// machine; bench/device_scaling.sh sets it), else 1 and 2.
+func benchThreads(b *testing.B) []int {
+	env := os.Getenv("KERNELS_BENCH_THREADS")
+	if env == "" {
+		return []int{1, 2}
+	}
+	var l []int
+	for _, f := range strings.Split(env, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("KERNELS_BENCH_THREADS=%q: %q is not a positive number", env, f)
+		}
+		l = append(l, n)
+	}
+	return l
+}
+
 // BenchmarkReadBandwidth is the yardstick for the GEMV: a STREAM-like
-// read-only pass (Sum) over 256 MiB, split over the pool like the GEMV.
+// read-only pass (Sum) over 1 GiB (about one decode step of the full-size
+// Qwen2.5-0.5B, and far more than any L3) in huge pages, split over the pool
+// like the GEMV, for each of benchThreads.
 func BenchmarkReadBandwidth(b *testing.B) {
-	buf := make([]float32, 64<<20)
+	buf := hugeFloats(256 << 20)
 	for i := range buf {
 		buf[i] = 1
 	}
-	var sink [64]float32
-	for _, threads := range []int{1, 2} {
+	var sink [256]float32
+	for _, threads := range benchThreads(b) {
 		p := NewPool(threads)
 		body := func(lo, hi int) { sink[lo*len(sink)/len(buf)] = Sum(buf[lo:hi]) }
 		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
@@ -232,7 +256,7 @@ func BenchmarkPoolOverhead(b *testing.B) {
 func BenchmarkDecodeBound(b *testing.B) {
 	w16, _ := benchWeights(benchStream, false)
 	x, y := benchVec(benchCols), make([]float32, benchRows)
-	buf := make([]float32, 64<<20)
+	buf := hugeFloats(64 << 20)
 	for i := range buf {
 		buf[i] = 1
 	}
@@ -259,5 +283,88 @@ func BenchmarkDecodeBound(b *testing.B) {
 			b.ReportMetric(gemv/read, "gemv/read")
 		})
 		p.Close()
+	}
+}
+
+// BenchmarkMatMulLevels compares the instruction-set levels of the fp16
+// GEMM on one thread, alternating them inside one run so that both see the
+// same background load: "avx512" (where the CPU has it), "avx2" and the
+// pure-Go twin ("go", on a smaller batch: it is ~20x slower).
+func BenchmarkMatMulLevels(b *testing.B) {
+	w16, _ := benchWeights(1, false)
+	x := benchVec(benchTokens * benchRows)
+	y := make([]float32, benchTokens*benchRows)
+	for _, s := range []struct{ rows, cols int }{{benchRows, benchCols}, {benchCols, benchRows}} {
+		for _, level := range isaLevels() {
+			b.Run(fmt.Sprintf("%dx%d/%s", s.rows, s.cols, level.name), func(b *testing.B) {
+				defer level.set()()
+				n := benchTokens
+				if level.name == "go" {
+					n = 8
+				}
+				b.SetBytes(int64(2 * s.rows * s.cols))
+				for b.Loop() {
+					MatMulF16(y, x, w16[0], n, s.rows, s.cols)
+				}
+				reportGFLOPS(b, 2*float64(n*s.rows*s.cols))
+			})
+		}
+	}
+}
+
+// BenchmarkMatVecLevels compares the instruction-set levels of the fp16
+// GEMV streaming 24 distinct matrices from DRAM (decode's access pattern) on
+// one and two threads, with the read-bandwidth yardstick in the same run.
+func BenchmarkMatVecLevels(b *testing.B) {
+	w16, _ := benchWeights(benchStream, false)
+	x, y := benchVec(benchCols), make([]float32, benchRows)
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		for _, level := range isaLevels() {
+			if level.name == "go" {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s/threads=%d", level.name, threads), func(b *testing.B) {
+				defer level.set()()
+				b.SetBytes(2 * benchRows * benchCols)
+				i := 0
+				for b.Loop() {
+					p.MatVecF16(y, w16[i%benchStream], x, benchRows, benchCols)
+					i++
+				}
+			})
+		}
+		p.Close()
+	}
+}
+
+// BenchmarkAttentionPrefill measures one layer's attention over a prompt of
+// n tokens from position 0 with Qwen2.5-0.5B's heads (14 query, 2 KV, 64
+// wide), on 2 threads: "batch" is the batched path prefill takes, "pairs"
+// the decode path's (token, head) work items applied to the whole batch,
+// which is what prefill used before.
+func BenchmarkAttentionPrefill(b *testing.B) {
+	const heads, kvHeads, d = 14, 2, 64
+	for _, n := range []int{128, 512, 2048} {
+		pool := NewPool(2)
+		a := NewAttention(pool, heads, kvHeads, d, n, 0.125)
+		keys, values := benchVec(kvHeads*n*d), benchVec(kvHeads*n*d)
+		q, out := benchVec(n*heads*d), make([]float32, n*heads*d)
+		pairs := float64(heads) * float64(n) * float64(n+1) / 2
+		for _, mode := range []string{"batch", "pairs"} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, mode), func(b *testing.B) {
+				for b.Loop() {
+					if mode == "batch" {
+						a.Compute(out, q, heads*d, keys, values, n, 0)
+						continue
+					}
+					a.out, a.q, a.qStride, a.keys, a.values, a.pos, a.n = out, q, heads*d, keys, values, 0, n
+					a.capacity, a.window = n, 0
+					pool.Parallel(n*heads, 1, a.fn)
+				}
+				reportGFLOPS(b, 4*d*pairs)
+			})
+		}
+		pool.Close()
 	}
 }

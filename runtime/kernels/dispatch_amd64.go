@@ -2,13 +2,25 @@
 
 package kernels
 
-import "golang.org/x/sys/cpu"
+import (
+	"fmt"
 
-//go:generate go run -C internal/gen . -pkg kernels -out ../../kernels_amd64.s -stubs ../../stubs_amd64.go -tiles ../../tiles_amd64.go -qtiles ../../qtiles_amd64.go
+	"golang.org/x/sys/cpu"
+)
+
+//go:generate go run -C internal/gen . -pkg kernels -out ../../kernels_amd64.s -stubs ../../stubs_amd64.go -tiles ../../tiles_amd64.go -qtiles ../../qtiles_amd64.go -neon ../../gemm_arm64.s -neon-stubs ../../gemm_stubs_arm64.go
 
 // useAVX2 selects the assembly: AVX2 for 256-bit vectors, FMA for the
 // multiply-adds and F16C for VCVTPH2PS (fp16 weights widened in registers).
+// Tests switch it (and useAVX512) off to run every level this CPU has.
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
+
+// useAVX512 selects the AVX-512 matrix kernels (avx512_amd64.go) over the
+// AVX2 ones: AVX512F for 16-lane VCVTPH2PS and FMAs on ZMM, AVX512VL for the
+// EVEX-encoded 256/128-bit instructions of their horizontal sums. x/sys/cpu
+// also checks that the OS saves the AVX-512 state. They need the AVX2 level
+// too (the vector helpers stay AVX2).
+var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
 
 // HasAsm reports whether the kernels use assembly on this machine.
 func HasAsm() bool { return useAVX2 }
@@ -18,6 +30,9 @@ func HasAsm() bool { return useAVX2 }
 // With no usable assembly they return 0 and the Go twin does everything.
 
 func matVecF16Fast(y []float32, w []uint16, x []float32, rows, cols int) int {
+	if useAVX512 {
+		return matVecF16Z(y, w, x, rows, cols)
+	}
 	k := cols &^ 7
 	if !useAVX2 || k == 0 || rows == 0 {
 		return 0
@@ -27,6 +42,9 @@ func matVecF16Fast(y []float32, w []uint16, x []float32, rows, cols int) int {
 }
 
 func matVecF32Fast(y []float32, w []float32, x []float32, rows, cols int) int {
+	if useAVX512 {
+		return matVecF32Z(y, w, x, rows, cols)
+	}
 	k := cols &^ 7
 	if !useAVX2 || k == 0 || rows == 0 {
 		return 0
@@ -41,6 +59,9 @@ func matVecF32Fast(y []float32, w []float32, x []float32, rows, cols int) int {
 // per 4-token tile, whose activations stay in L1, so each micro-kernel step
 // streams only the 3 weight vectors (48 bytes for fp16) from L2.
 func matMulF16Fast(y, x []float32, w []uint16, n, rows, cols, lo, hi int) int {
+	if useAVX512 {
+		return matMulF16Z(y, x, w, n, rows, cols, lo, hi)
+	}
 	k := cols &^ 7
 	if !useAVX2 || k == 0 {
 		return 0
@@ -70,6 +91,9 @@ func matMulF16Fast(y, x []float32, w []uint16, n, rows, cols, lo, hi int) int {
 
 // matMulF32Fast is matMulF16Fast for float32 weights.
 func matMulF32Fast(y, x, w []float32, n, rows, cols, lo, hi int) int {
+	if useAVX512 {
+		return matMulF32Z(y, x, w, n, rows, cols, lo, hi)
+	}
 	k := cols &^ 7
 	if !useAVX2 || k == 0 {
 		return 0
@@ -98,15 +122,23 @@ func matMulF32Fast(y, x, w []float32, n, rows, cols, lo, hi int) int {
 }
 
 // blockRows returns how many weight rows of rowBytes bytes make a block of
-// about gemmBlockBytes, as a multiple of the tile height.
-func blockRows(rowBytes int) int {
+// about gemmBlockBytes, as a multiple of the AVX2 tile height.
+func blockRows(rowBytes int) int { return blockRowsOf(rowBytes, tileRows) }
+
+// blockRowsOf is blockRows for a tile of height rows.
+func blockRowsOf(rowBytes, height int) int {
 	rb := gemmBlockBytes / max(rowBytes, 1)
-	return max(tileRows, rb/tileRows*tileRows)
+	return max(height, rb/height*height)
 }
 
-// gemmBlockBytes is the weight block kept in L2 (half of a typical 512 KiB
-// to 2 MiB L2, leaving room for the activations).
-var gemmBlockBytes = 96 << 10
+// gemmRowMultiple is the height of the GEMM micro-tile in use: Pool splits
+// GEMM rows in multiples of it so that no chunk ends in a partial panel.
+func gemmRowMultiple() int {
+	if useAVX512 {
+		return zRows
+	}
+	return tileRows
+}
 
 func sumFast(x []float32) (float32, int) {
 	n := len(x) &^ 31
@@ -148,4 +180,32 @@ func axpyFast(y []float32, a float32, x []float32) int {
 	}
 	axpyAVX2(y[:n], x[:n], a)
 	return n
+}
+
+func maxFast(x []float32) (float32, int) {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		return 0, 0
+	}
+	return maxAVX2(x[:n]), n
+}
+
+func scaleFast(x []float32, a float32) int {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		return 0
+	}
+	scaleAVX2(x[:n], a)
+	return n
+}
+
+// chosenImpls names the kernels Kernels reports.
+func chosenImpls() (gemv, gemm, nn, vec string) {
+	switch {
+	case useAVX512:
+		return "avx512", fmt.Sprintf("avx512 %dx%d", zTokens, zRows), fmt.Sprintf("avx512 %dx64", nnRows), "avx2"
+	case useAVX2:
+		return "avx2", fmt.Sprintf("avx2 %dx%d", tileTokens, tileRows), fmt.Sprintf("avx2 %dx16", nnRows), "avx2"
+	}
+	return "go", "go", "go", "go"
 }

@@ -10,12 +10,20 @@
 //
 // Every kernel with an assembly fast path has a pure-Go twin with the same
 // contract, and the tests compare the two on odd shapes:
-//   - amd64: AVX2+FMA+F16C assembly (generated with avo by internal/gen) for
-//     MatVec*, MatMul*, Dot, Sum, Axpy, SwiGLU and Softmax, chosen at run
-//     time with golang.org/x/sys/cpu; CPUs without those features use Go;
-//   - arm64: NEON assembly (kernels_arm64.s) for MatVec*, MatMul* (as
-//     row-blocked matrix-vector products), Dot and Axpy;
+//   - amd64 with AVX-512 (F and VL: Skylake-SP and later Xeons, Zen 4/5):
+//     16-lane MatVec* and a 6-token x 4-row MatMul* (VCVTPH2PS on ZMM, all 32
+//     registers, column blocks that keep a tile's activations in L1), and a
+//     6x64 NN GEMM for attention (avx512.go and nn.go in internal/gen);
+//   - amd64 with AVX2+FMA+F16C: 8-lane MatVec*, a 4x3 MatMul*, a 6x16 NN
+//     GEMM, and Dot, Sum, Max, Scale, Axpy, SwiGLU and Softmax's exp (the
+//     vector helpers stay AVX2 on AVX-512 machines); all generated with avo
+//     by internal/gen and chosen at run time with golang.org/x/sys/cpu, the
+//     best level the CPU has (tests run every level the machine has);
+//   - arm64: NEON MatVec* (kernels_arm64.s), a 4x4 MatMul* and a 6x16 NN
+//     GEMM (gemm_arm64.s, written out by internal/gen/neon.go), Dot and Axpy;
 //   - other CPUs, and any build with -tags noasm: the Go twins only.
+//
+// Kernels names the choice for each operation (anerun doctor prints it).
 //
 // Exactness: the assembly sums products in 8 (or 16) interleaved lanes and
 // reduces them at the end, the Go twins sum in their own order, so results

@@ -182,3 +182,50 @@ func TestShortBuffersPanic(t *testing.T) {
 		}()
 	}
 }
+
+// TestMatMulBlocks covers the cache blocking of the GEMM drivers: columns
+// split into several blocks (wider than the AVX-512 driver's 1024-column
+// block, with a ragged tail), several row blocks per call (a tiny block
+// budget) with leftover rows in each, token tiles with a remainder, and a
+// row range [lo, hi) that starts inside the matrix.
+func TestMatMulBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	saved := gemmBlockBytes
+	defer func() { gemmBlockBytes = saved }()
+	for _, budget := range []int{saved, 4 << 10} {
+		gemmBlockBytes = budget
+		for _, shape := range []struct{ n, rows, cols int }{{13, 37, 2100}, {7, 10, 1041}, {20, 9, 3000}} {
+			for _, integers := range []bool{false, true} {
+				n, rows, cols := shape.n, shape.rows, shape.cols
+				m := newMats(r, n, rows, cols, integers)
+				ref, mag := refMatMul(m.x, m.w32, n, rows, cols)
+				name := fmt.Sprintf("budget=%d n=%d %dx%d int=%v", budget, n, rows, cols, integers)
+				MatMulF16(m.y, m.x, m.w16, n, rows, cols)
+				checkClose(t, "MatMulF16 "+name, m.y, ref, mag, cols, integers)
+				MatMulF32(m.y, m.x, m.w32, n, rows, cols)
+				checkClose(t, "MatMulF32 "+name, m.y, ref, mag, cols, integers)
+
+				// Rows [lo, hi) only: the others must stay untouched.
+				lo, hi := 3, rows-1
+				for i := range m.y {
+					m.y[i] = -7
+				}
+				matMulF16Rows(m.y, m.x, m.w16, n, rows, cols, lo, hi)
+				for tk := 0; tk < n; tk++ {
+					for row := 0; row < rows; row++ {
+						i := tk*rows + row
+						if row < lo || row >= hi {
+							if m.y[i] != -7 {
+								t.Fatalf("%s: matMulF16Rows [%d, %d) wrote row %d of token %d", name, lo, hi, row, tk)
+							}
+							continue
+						}
+						if d, tol := math.Abs(float64(m.y[i])-ref[i]), float64(cols+16)*u*mag[i]; !(d <= tol) && !(integers && d == 0) {
+							t.Fatalf("%s: matMulF16Rows [%d] = %g, want %g", name, i, m.y[i], ref[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}

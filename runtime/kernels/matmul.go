@@ -55,3 +55,9 @@ func zeroRows(y []float32, n, rows, lo, hi int) {
 		clear(y[t*rows+lo : t*rows+hi])
 	}
 }
+
+// gemmBlockBytes is the weight block the assembly GEMMs keep in L2 while
+// every token tile of the batch sweeps it (a fifth of a typical 512 KiB L2,
+// leaving room for the activations; the tests shrink it to force several
+// blocks).
+var gemmBlockBytes = 96 << 10

@@ -261,7 +261,7 @@ func (p *Pool) MatMulF16(y, x []float32, w []uint16, n, rows, cols int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.kind, p.y, p.x, p.w16, p.tokens, p.rows, p.cols = jobMatMulF16, y, x, w, n, rows, cols
-	p.run(rows, p.rowGrain(rows, tileRows, 12))
+	p.run(rows, p.rowGrain(rows, gemmRowMultiple(), 12))
 }
 
 // MatMulF32 is MatMulF32 with the weight rows split over the pool.
@@ -270,5 +270,5 @@ func (p *Pool) MatMulF32(y, x, w []float32, n, rows, cols int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.kind, p.y, p.x, p.w32, p.tokens, p.rows, p.cols = jobMatMulF32, y, x, w, n, rows, cols
-	p.run(rows, p.rowGrain(rows, tileRows, 12))
+	p.run(rows, p.rowGrain(rows, gemmRowMultiple(), 12))
 }

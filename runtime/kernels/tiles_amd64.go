@@ -20,8 +20,54 @@ var gemmF32Tiles = [tileTokens][tileRows]func(y []float32, ldy int, x []float32,
 	{gemmF32T4R1, gemmF32T4R2, gemmF32T4R3},
 }
 
+// gemmF16ZPanels holds the AVX-512 kernels indexed by [tokens-1][0 for 1 row, 1 for zRows rows].
+var gemmF16ZPanels = [zTokens][2]func(y []float32, ldy int, x []float32, w []uint16, cols, k, panels, add int){
+	{gemmF16ZT1R1, gemmF16ZT1R4},
+	{gemmF16ZT2R1, gemmF16ZT2R4},
+	{gemmF16ZT3R1, gemmF16ZT3R4},
+	{gemmF16ZT4R1, gemmF16ZT4R4},
+	{gemmF16ZT5R1, gemmF16ZT5R4},
+	{gemmF16ZT6R1, gemmF16ZT6R4},
+}
+
+// gemmF32ZPanels holds the AVX-512 kernels indexed by [tokens-1][0 for 1 row, 1 for zRows rows].
+var gemmF32ZPanels = [zTokens][2]func(y []float32, ldy int, x []float32, w []float32, cols, k, panels, add int){
+	{gemmF32ZT1R1, gemmF32ZT1R4},
+	{gemmF32ZT2R1, gemmF32ZT2R4},
+	{gemmF32ZT3R1, gemmF32ZT3R4},
+	{gemmF32ZT4R1, gemmF32ZT4R4},
+	{gemmF32ZT5R1, gemmF32ZT5R4},
+	{gemmF32ZT6R1, gemmF32ZT6R4},
+}
+
+// gemmNNZKernels holds the NN kernels indexed by [rows-1][0 for 16 columns, 1 for 64].
+var gemmNNZKernels = [nnRows][2]func(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int){
+	{gemmNNZ1x16, gemmNNZ1x64},
+	{gemmNNZ2x16, gemmNNZ2x64},
+	{gemmNNZ3x16, gemmNNZ3x64},
+	{gemmNNZ4x16, gemmNNZ4x64},
+	{gemmNNZ5x16, gemmNNZ5x64},
+	{gemmNNZ6x16, gemmNNZ6x64},
+}
+
+// gemmNNYKernels holds the NN kernels indexed by [rows-1][0 for 8 columns, 1 for 16].
+var gemmNNYKernels = [nnRows][2]func(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int){
+	{gemmNNY1x8, gemmNNY1x16},
+	{gemmNNY2x8, gemmNNY2x16},
+	{gemmNNY3x8, gemmNNY3x16},
+	{gemmNNY4x8, gemmNNY4x16},
+	{gemmNNY5x8, gemmNNY5x16},
+	{gemmNNY6x8, gemmNNY6x16},
+}
+
+// nnRows is the most rows of one NN kernel.
+const nnRows = 6
+
 const (
-	// tileTokens x tileRows is the GEMM micro-tile of the assembly.
+	// tileTokens x tileRows is the GEMM micro-tile of the AVX2 assembly.
 	tileTokens = 4
 	tileRows   = 3
+	// zTokens x zRows is the GEMM micro-tile of the AVX-512 assembly.
+	zTokens = 6
+	zRows   = 4
 )

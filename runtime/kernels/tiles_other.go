@@ -1,4 +1,4 @@
-//go:build !amd64 || noasm
+//go:build (!amd64 && !arm64) || noasm
 
 package kernels
 
@@ -7,3 +7,6 @@ const (
 	tileTokens = 4
 	tileRows   = 3
 )
+
+// gemmRowMultiple is the row multiple Pool splits GEMM rows in.
+func gemmRowMultiple() int { return tileRows }

@@ -49,9 +49,25 @@ func Axpy(y []float32, a float32, x []float32) {
 
 // Scale multiplies x by a in place.
 func Scale(x []float32, a float32) {
-	for i := range x {
+	for i := scaleFast(x, a); i < len(x); i++ {
 		x[i] *= a
 	}
+}
+
+// Max returns the largest value of x (x must not be empty). NaNs are for the
+// caller to avoid: the Go loop skips them unless x[0] is one, the assembly
+// may return one.
+func Max(x []float32) float32 {
+	m, n := maxFast(x)
+	if n == 0 {
+		m, n = x[0], 1
+	}
+	for _, v := range x[n:] {
+		if v > m { // not the max builtin: its NaN and ±0 rules cost a branch chain
+			m = v
+		}
+	}
+	return m
 }
 
 // Add adds x to y in place: y[i] += x[i] (the residual connections).
@@ -171,12 +187,7 @@ func Softmax(x []float32) {
 	if len(x) == 0 {
 		return
 	}
-	m := x[0]
-	for _, v := range x[1:] {
-		if v > m { // not the max builtin: its NaN and ±0 rules cost a branch chain
-			m = v
-		}
-	}
+	m := Max(x)
 	s, n := expSumFast(x, x, m)
 	for i := n; i < len(x); i++ {
 		e := expf32(x[i] - m)

@@ -368,3 +368,26 @@ func TestGelu(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxScale checks Max and Scale (assembly where there is some) against
+// plain loops on every length up to 70, with the maximum at every position.
+func TestMaxScale(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for n := 1; n <= 70; n++ {
+		x := randVec(r, n)
+		for at := 0; at < n; at++ {
+			y := append([]float32(nil), x...)
+			y[at] = 100 + float32(at)
+			if got := Max(y); got != y[at] {
+				t.Fatalf("Max of %d values with %g at %d = %g", n, y[at], at, got)
+			}
+		}
+		y := append([]float32(nil), x...)
+		Scale(y, 0.37)
+		for i := range y {
+			if want := x[i] * 0.37; y[i] != want {
+				t.Fatalf("Scale n=%d [%d] = %g, want %g", n, i, y[i], want)
+			}
+		}
+	}
+}

@@ -10,3 +10,5 @@ func dotFast(x, y []float32) (float32, int)                 { return 0, 0 }
 func swigluFast(dst, gate, up []float32) int                { return 0 }
 func expSumFast(dst, x []float32, m float32) (float32, int) { return 0, 0 }
 func axpyFast(y []float32, a float32, x []float32) int      { return 0 }
+func maxFast(x []float32) (float32, int)                    { return 0, 0 }
+func scaleFast(x []float32, a float32) int                  { return 0 }

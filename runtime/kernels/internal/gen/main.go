@@ -24,6 +24,8 @@ import (
 
 var tilesOut = flag.String("tiles", "", "write the Go table of GEMM micro-kernels to this file")
 var qtilesOut = flag.String("qtiles", "", "write the Go tables of the quantized kernels to this file")
+var neonOut = flag.String("neon", "", "write the arm64 NEON GEMM kernels to this file")
+var neonStubs = flag.String("neon-stubs", "", "write the Go declarations and tables of the NEON GEMM kernels to this file")
 
 func main() {
 	flag.Parse()
@@ -42,9 +44,13 @@ func main() {
 	}
 	gemmPanels("gemmF16Panels", true)
 	gemmPanels("gemmF32Panels", false)
+	avx512Kernels()
+	nnKernels()
 	sum()
 	dot()
 	axpy()
+	maxf()
+	scale()
 	expConsts()
 	swiglu()
 	expSum()
@@ -55,6 +61,9 @@ func main() {
 	}
 	if *qtilesOut != "" {
 		writeQuantTables(*qtilesOut)
+	}
+	if *neonOut != "" && *neonStubs != "" {
+		writeNEON(*neonOut, *neonStubs)
 	}
 }
 
@@ -75,7 +84,28 @@ func writeTiles(path string) {
 		}
 		b.WriteString("}\n\n")
 	}
-	fmt.Fprintf(&b, "const (\n\t// tileTokens x tileRows is the GEMM micro-tile of the assembly.\n\ttileTokens = %d\n\ttileRows = %d\n)\n", tileTokens, tileRows)
+	for _, dt := range []struct {
+		name, w string
+		f16     bool
+	}{{"F16", "[]uint16", true}, {"F32", "[]float32", false}} {
+		fmt.Fprintf(&b, "// gemm%sZPanels holds the AVX-512 kernels indexed by [tokens-1][0 for 1 row, 1 for zRows rows].\n", dt.name)
+		fmt.Fprintf(&b, "var gemm%sZPanels = [zTokens][2]func(y []float32, ldy int, x []float32, w %s, cols, k, panels, add int){\n", dt.name, dt.w)
+		for t := 1; t <= zTokens; t++ {
+			fmt.Fprintf(&b, "{%s, %s},\n", zGemmName(dt.f16, t, 1), zGemmName(dt.f16, t, zRows))
+		}
+		b.WriteString("}\n\n")
+	}
+	for _, isa := range nnISAs {
+		fmt.Fprintf(&b, "// gemmNN%sKernels holds the NN kernels indexed by [rows-1][0 for %d columns, 1 for %d].\n", isa.name, isa.lanes, isa.wide*isa.lanes)
+		fmt.Fprintf(&b, "var gemmNN%sKernels = [nnRows][2]func(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int){\n", isa.name)
+		for r := 1; r <= nnRows; r++ {
+			fmt.Fprintf(&b, "{%s, %s},\n", nnName(isa, r, 1), nnName(isa, r, isa.wide))
+		}
+		b.WriteString("}\n\n")
+	}
+	fmt.Fprintf(&b, "// nnRows is the most rows of one NN kernel.\nconst nnRows = %d\n\n", nnRows)
+	fmt.Fprintf(&b, "const (\n\t// tileTokens x tileRows is the GEMM micro-tile of the AVX2 assembly.\n\ttileTokens = %d\n\ttileRows = %d\n", tileTokens, tileRows)
+	fmt.Fprintf(&b, "\t// zTokens x zRows is the GEMM micro-tile of the AVX-512 assembly.\n\tzTokens = %d\n\tzRows = %d\n)\n", zTokens, zRows)
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		log.Fatal(err)

@@ -1,0 +1,20 @@
+package kernels
+
+// Kernel names the code one operation runs on this machine.
+type Kernel struct {
+	Op   string `json:"op"`   // the operation
+	Impl string `json:"impl"` // the instruction set, and the micro-tile of a matrix product
+}
+
+// Kernels lists the kernel each operation uses on this machine, as chosen at run time from the
+// CPU's features (always the Go twins in a -tags noasm build). anerun doctor prints it.
+func Kernels() []Kernel {
+	gemv, gemm, nn, vec := chosenImpls()
+	return []Kernel{
+		{"matvec f16/f32 (decode)", gemv},
+		{"matmul f16/f32 (prefill)", gemm},
+		{"attention (prefill)", nn},
+		{"attention (decode), softmax, swiglu", vec},
+		{"matmul q8/q4", QuantKernels()},
+	}
+}
