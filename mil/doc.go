@@ -1,40 +1,9 @@
-// Package mil generates the MIL programs anepack runs on the Apple Neural Engine and executes
-// them on any machine with a MIL interpreter, the "sim". Nothing here needs Apple hardware:
-// the sim runs the very text and weight blobs the ANE compiler would receive.
-//
-// # Generation
-//
-// Programs returns every kernel a bundle carries, for each layer, each of the architecture's
-// fused groups (arch.Family.Groups) and each bucket S (prefill buckets, default 32..512, plus
-// S = 32 which also serves decode):
-//
-//	layers.L.attn_qkv.sS  x [1, H, 1, S] -> y [1, Cq+2Ckv, 1, S] = q | k | v (+ bias)
-//	layers.L.attn_o.sS    x [1, Cq, 1, S] -> y [1, H, 1, S] (+ bias)
-//	layers.L.mlp.sS       x [1, H, 1, S] -> y [1, H, 1, S] = down(silu(gate(x)) · up(x))
-//	lm_head.K.s32         x [1, H, 1, 32] -> y [1, rows of chunk K, 1, 32]
-//
-// The text is pure string building, deterministic, in the syntax of docs/ane.md ("Program text"):
-// program(1.3), func main<ios18>, fp16 I/O without casts, one input x and one output y (the
-// projections of a group are concatenated along channels rather than returned as outputs of
-// unequal sizes), op parameters as named consts, every statement named after its unique
-// variable, 1x1 convs with weights [out, in, 1, 1] from BLOBFILE records.
-//
-// # Weight blobs
-//
-// One blob file per fused group per layer, and one per LM-head chunk (BlobSpecs, GroupRecords):
-//
-//	attn_qkv  q [Cq, H, 1, 1], k [Ckv, H, 1, 1], v [Ckv, H, 1, 1],
-//	          qkv_bias [1, Cq+2Ckv, 1, 1] fp16 = q_proj.bias | k_proj.bias | v_proj.bias (when present)
-//	attn_o    o [H, Cq, 1, 1], o_bias [1, H, 1, 1] (when present)
-//	mlp       gate [I, H, 1, 1], up [I, H, 1, 1], down [H, I, 1, 1], then a bias per biased member
-//	lm_head.K rows [start, end) of lm_head.weight, or of embed_tokens when tied: at most
-//	          Options.MaxLMHeadRows (default 32000) rows per chunk
-//
-// Weights are the checkpoint's row-major [out, in] bytes (the CPU reads the same payloads in
-// place), fp16. The blobs of f32 bundles hold fp32 records for the CPU, and such bundles carry
-// no programs: the ANE computes in fp16 and no runtime has shown it a cast of fp32 weights.
-// Bias records are always fp16: small ANE-only copies (the CPU keeps its F32 bias tensors),
-// each added by one broadcast add. The tied embedding is fp16 like every embedding.
+// Package mil is the MIL language as anepack's ANE programs use it, and its simulator, the
+// "sim": a lexer, parser and AST for the text, the op set with its type rules, a compiler that
+// resolves weights and plans buffers, and an interpreter that executes programs on any
+// machine. Nothing here needs Apple hardware: the sim runs the very text and weight blobs the
+// ANE compiler would receive. The programs themselves come from package milgen (the
+// generator) and the weight layout from package blobplan; runtime/ane runs them.
 //
 // # Simulation
 //
@@ -74,13 +43,4 @@
 // ios18 body, and the iOS16 constexpr ops written with input-style arguments. It also refuses,
 // as unsupported, valid MIL it does not implement (grouped or strided convs, conv bias, ...).
 // Errors wrap ErrANE, ErrUnsupported, ErrType or ErrWeights.
-//
-// # Backends
-//
-// Backend and Loaded are the seam between kernel dispatch and evaluation. SimBackend
-// implements them here; the darwin ANE driver (runtime/ane) implements them by compiling the
-// same MIL text and blobs. Dispatcher, shared by both, picks the smallest bucket for a number
-// of positions (splitting runs longer than the largest bucket), packs token-major float32
-// activations into zero-padded channel-major fp16 rows, evaluates, and unpacks the live
-// columns.
 package mil

@@ -11,24 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/blobfile"
 )
-
-// smallConfigJSON is a Qwen2 config small enough for hand-derived golden files: hidden 96,
-// 4 heads of 16 (Cq = 64), 2 KV heads (Ckv = 32), intermediate 160, vocab 200.
-const smallConfigJSON = `{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 96, "intermediate_size": 160,
- "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 200,
- "max_position_embeddings": 128, "tie_word_embeddings": true}`
-
-func parseConfig(t testing.TB, js string) *arch.Config {
-	t.Helper()
-	cfg, err := arch.ParseConfig([]byte(js), "config.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }
 

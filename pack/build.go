@@ -10,10 +10,11 @@ import (
 
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/blobfile"
+	"github.com/anepack/anepack/blobplan"
 	"github.com/anepack/anepack/convert"
 	"github.com/anepack/anepack/dtype"
 	"github.com/anepack/anepack/format"
-	"github.com/anepack/anepack/mil"
+	"github.com/anepack/anepack/milgen"
 )
 
 // Section names. Linear weights live in one ANE weight blob per fused group per layer; the LM
@@ -40,7 +41,7 @@ type builder struct {
 	views    map[string]*format.Tensor
 	order    []string
 	specs    map[string]arch.Tensor // the architecture's description of each tensor, by name
-	milOpts  mil.Options
+	milOpts  milgen.Options
 	// noKernels skips MIL generation (the blobs are written either way: the CPU reads them).
 	noKernels bool
 	// qbuf holds the buffers of the last quantized weight, which the next one reuses.
@@ -59,7 +60,12 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 		b.specs[t.Name] = t
 	}
 	var params int64
-	blobs, err := mil.BlobSpecs(b.cfg, b.milOpts)
+	// The kernel options are checked whether or not kernels are generated, so that a bundle
+	// packed with --no-ane refuses what one with kernels would.
+	if err := b.milOpts.Check(); err != nil {
+		return nil, err
+	}
+	blobs, err := blobplan.Blobs(b.cfg, b.milOpts.Blobs)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +98,7 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 	if err := b.writeSmallTensors(specs); err != nil {
 		return nil, err
 	}
-	placed := make(map[mil.BlobKey]mil.Placement, len(blobs))
+	placed := make(map[blobplan.Key]blobplan.Placement, len(blobs))
 	for _, spec := range blobs {
 		if err := tok.failed(); err != nil {
 			return nil, err
@@ -116,9 +122,9 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 		if kernels, err = b.writeKernels(placed); err != nil {
 			return nil, err
 		}
-		ane = &format.ANE{LMHeadRows: b.milOpts.MaxLMHeadRows, Seqs: kernelSeqs(kernels)}
+		ane = &format.ANE{LMHeadRows: b.milOpts.Blobs.MaxLMHeadRows, Seqs: kernelSeqs(kernels)}
 		if ane.LMHeadRows == 0 {
-			ane.LMHeadRows = mil.DefaultLMHeadRows
+			ane.LMHeadRows = blobplan.DefaultLMHeadRows
 		}
 	}
 
@@ -153,10 +159,10 @@ func (b *builder) groupSize() int {
 	if b.target != dtype.Q4 {
 		return 0
 	}
-	if b.milOpts.GroupSize == 0 {
-		return mil.DefaultGroupSize
+	if b.milOpts.Blobs.GroupSize == 0 {
+		return blobplan.DefaultGroupSize
 	}
-	return b.milOpts.GroupSize
+	return b.milOpts.Blobs.GroupSize
 }
 
 // storeDType is the dtype a tensor is stored in: norms, biases and other small parameters
@@ -237,7 +243,7 @@ func (b *builder) writeSmallTensors(specs []arch.Tensor) error {
 		off := cw.n
 		if q := b.ckpt.MLX4(t.Name); q != nil {
 			var buf bytes.Buffer
-			if err := b.writeMLXDense(&buf, q, b.milOpts.GroupSize); err != nil {
+			if err := b.writeMLXDense(&buf, q, b.milOpts.Blobs.GroupSize); err != nil {
 				return err
 			}
 			if err := b.writeRaw(cw, buf.Bytes()); err != nil {
@@ -254,15 +260,15 @@ func (b *builder) writeSmallTensors(specs []arch.Tensor) error {
 }
 
 // blobSection names the bundle section holding one ANE weight blob file.
-func blobSection(s mil.BlobSpec) string {
-	if s.Key.Group == mil.GroupLMHead {
+func blobSection(s blobplan.Blob) string {
+	if s.Key.Group == arch.GroupLMHead {
 		return fmt.Sprintf("%slm_head.%d", BlobPrefix, s.Key.Chunk)
 	}
 	return fmt.Sprintf("%slayers.%d.%s", BlobPrefix, s.Key.Layer, s.Key.Group)
 }
 
 // recordSources returns the checkpoint tensors (or row ranges of one) forming a record's payload.
-func (b *builder) recordSources(r mil.RecordSpec) ([]*convert.TensorRef, error) {
+func (b *builder) recordSources(r blobplan.RecordSpec) ([]*convert.TensorRef, error) {
 	var refs []*convert.TensorRef
 	for _, name := range r.Tensors {
 		ref := b.ckpt.Tensor(name)
@@ -284,56 +290,56 @@ func (b *builder) recordSources(r mil.RecordSpec) ([]*convert.TensorRef, error) 
 // writeBlob writes one BLOBFILE section with the records mil laid out for it, and points the
 // tensor views of the weights at their payloads (the CPU reads the same bytes in place). Bias
 // records are ANE-only FP16 copies; the CPU keeps the F32 biases of the tensors section.
-func (b *builder) writeBlob(spec mil.BlobSpec) (mil.Placement, error) {
+func (b *builder) writeBlob(spec blobplan.Blob) (blobplan.Placement, error) {
 	section := blobSection(spec)
 	sources := make([][]*convert.TensorRef, len(spec.Records))
 	for i, r := range spec.Records {
 		refs, err := b.recordSources(r)
 		if err != nil {
-			return mil.Placement{}, err
+			return blobplan.Placement{}, err
 		}
 		sources[i] = refs
 	}
 	sw, err := b.w.Begin(format.KindBlob, section)
 	if err != nil {
-		return mil.Placement{}, err
+		return blobplan.Placement{}, err
 	}
 	bw, err := blobfile.NewWriter(sw, spec.Entries())
 	if err != nil {
-		return mil.Placement{}, err
+		return blobplan.Placement{}, err
 	}
 	var q *quantized // the weight whose parts are being written
 	for i, r := range spec.Records {
 		rec, err := bw.Next()
 		if err != nil {
-			return mil.Placement{}, err
+			return blobplan.Placement{}, err
 		}
 		spec := b.specs[r.Tensors[0]]
 		// LM-head chunks (RowEnd > 0) are row ranges of an embedding, never transposed.
 		transposed := spec.Transposed && r.RowEnd == 0
 		switch {
-		case r.Part == mil.PartData:
+		case r.Part == blobplan.PartData:
 			if mq := b.ckpt.MLX4(r.Tensors[0]); mq != nil {
 				q, err = fromMLX(mq, r.Group, r.RowStart, r.RowEnd) // the checkpoint's own codes
 			} else {
 				q, err = b.quantize(sources[i][0], transposed, r.Quant, r.Group)
 			}
 			if err != nil {
-				return mil.Placement{}, err
+				return blobplan.Placement{}, err
 			}
 			// Written while the rest is quantized; the scale and offset records follow.
 			if err := q.writeData(func(p []byte) error { return b.writeRaw(bw, p) }); err != nil {
-				return mil.Placement{}, err
+				return blobplan.Placement{}, err
 			}
 			b.ckpt.Done(sources[i][0]) // drop the source pages, as writeTensor does
 		case r.Part != "":
 			if err := b.writeRaw(bw, q.part(r.Part)); err != nil {
-				return mil.Placement{}, err
+				return blobplan.Placement{}, err
 			}
 		default:
 			for _, ref := range sources[i] {
 				if err := b.writeTensor(bw, ref, r.DType, transposed); err != nil {
-					return mil.Placement{}, err
+					return blobplan.Placement{}, err
 				}
 			}
 		}
@@ -352,28 +358,28 @@ func (b *builder) writeBlob(spec mil.BlobSpec) (mil.Placement, error) {
 		}
 		part := format.TensorPart{Section: section, Offset: rec.DataOffset, Rows: r.Shape[0], Size: rec.Size}
 		switch r.Part {
-		case mil.PartScale:
+		case blobplan.PartScale:
 			v.Scales = append(v.Scales, part)
-		case mil.PartOffset:
+		case blobplan.PartOffset:
 			v.Offsets = append(v.Offsets, part)
 		default:
 			v.Parts = append(v.Parts, part)
 		}
 	}
 	if err := bw.Close(); err != nil {
-		return mil.Placement{}, err
+		return blobplan.Placement{}, err
 	}
 	if _, err := b.w.End(); err != nil {
-		return mil.Placement{}, err
+		return blobplan.Placement{}, err
 	}
-	return mil.Placement{Section: section, Records: bw.Records()}, nil
+	return blobplan.Placement{Section: section, Records: bw.Records()}, nil
 }
 
 // writeKernels generates the MIL programs for the placed blobs and stores their texts in one
 // MIL section (each program is a byte range of it: one 16 KiB-aligned section per program
 // would add 16 KiB of padding to each of hundreds of small texts).
-func (b *builder) writeKernels(placed map[mil.BlobKey]mil.Placement) ([]format.Kernel, error) {
-	kernels, err := mil.Programs(b.cfg, b.milOpts, placed)
+func (b *builder) writeKernels(placed map[blobplan.Key]blobplan.Placement) ([]format.Kernel, error) {
+	progs, err := milgen.Programs(b.cfg, b.milOpts, placed)
 	if err != nil {
 		return nil, err
 	}
@@ -382,24 +388,15 @@ func (b *builder) writeKernels(placed map[mil.BlobKey]mil.Placement) ([]format.K
 		return nil, err
 	}
 	cw := &countingWriter{w: sw}
-	out := make([]format.Kernel, 0, len(kernels))
-	for _, k := range kernels {
+	out := make([]format.Kernel, 0, len(progs))
+	for _, p := range progs {
 		off := cw.n
-		if _, err := io.WriteString(cw, k.MIL); err != nil {
+		if _, err := io.WriteString(cw, p.Text); err != nil {
 			return nil, err
 		}
-		fk := format.Kernel{Name: k.Name, Kind: k.Kind, Layer: k.Layer, Chunk: k.Chunk, Seq: k.Seq, Decode: k.Decode,
-			MIL: MILSection, MILOffset: off, MILSize: cw.n - off}
-		for _, w := range k.Weights {
-			fk.Weights = append(fk.Weights, format.KernelWeight{Path: w.Path, Section: w.Section})
-		}
-		for _, io := range k.Inputs {
-			fk.Inputs = append(fk.Inputs, format.KernelIO{Name: io.Name, DType: io.DType.String(), Shape: io.Shape})
-		}
-		for _, io := range k.Outputs {
-			fk.Outputs = append(fk.Outputs, format.KernelIO{Name: io.Name, DType: io.DType.String(), Shape: io.Shape})
-		}
-		out = append(out, fk)
+		k := p.Kernel
+		k.MIL, k.MILOffset, k.MILSize = MILSection, off, cw.n-off
+		out = append(out, k)
 	}
 	if _, err := b.w.End(); err != nil {
 		return nil, err
@@ -411,7 +408,7 @@ func (b *builder) writeKernels(placed map[mil.BlobKey]mil.Placement) ([]format.K
 func kernelSeqs(ks []format.Kernel) []int {
 	var seqs []int
 	for _, k := range ks {
-		if k.Kind != mil.GroupLMHead && !slices.Contains(seqs, k.Seq) {
+		if k.Kind != arch.GroupLMHead && !slices.Contains(seqs, k.Seq) {
 			seqs = append(seqs, k.Seq)
 		}
 	}

@@ -136,7 +136,7 @@ func TestQNormWrongLength(t *testing.T) {
 
 // TestQuantizedViews packs int8 and int4 bundles: every linear weight and the tied embedding
 // (the LM head) are quantized, with scales (and offsets) beside their codes; norms stay f32;
-// the manifest records the scheme and the group size; the records are what package mil laid
+// the manifest records the scheme and the group size; the records are what package blobplan laid
 // out, so the ANE programs name the very bytes the CPU reads.
 func TestQuantizedViews(t *testing.T) {
 	dir := synthCheckpoint(t, "qwen2-tiny", 1)

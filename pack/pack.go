@@ -14,10 +14,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/anepack/anepack/blobplan"
 	"github.com/anepack/anepack/convert"
 	"github.com/anepack/anepack/dtype"
 	"github.com/anepack/anepack/format"
-	"github.com/anepack/anepack/mil"
+	"github.com/anepack/anepack/milgen"
 )
 
 // Version is the producer version recorded in every bundle.
@@ -30,7 +31,7 @@ type Options struct {
 	// GroupSize inputs with an fp16 scale and offset each; the LM head stays int8). Untied
 	// embeddings are FP16, norms and biases always F32.
 	DType string
-	// GroupSize is the int4 group size (32, 64 or 128); 0 means mil.DefaultGroupSize.
+	// GroupSize is the int4 group size (32, 64 or 128); 0 means blobplan.DefaultGroupSize.
 	GroupSize int
 	// Output is the bundle path; empty means "<model name>.aneb" in the current directory.
 	Output string
@@ -48,14 +49,14 @@ type Options struct {
 	// Progress, if set, is called as weights are written: bytes done and total.
 	Progress func(done, total int64)
 	// ANESeqs are the sequence-length buckets (multiples of 32) of the ANE prefill kernels;
-	// nil means the mil package's defaults. S = 32 is always generated: it also serves decode.
+	// nil means milgen.DefaultSeqs. S = 32 is always generated: it also serves decode.
 	ANESeqs []int
 	// NoKernels skips generating ANE programs (the weight blobs are written regardless, since
 	// the CPU backend reads them in place). F32 bundles never carry kernels: the ANE computes
 	// in fp16 and is not handed fp32 weights.
 	NoKernels bool
 	// LMHeadRows bounds the rows of one LM-head chunk (the LM head, or the tied embedding, is
-	// stored and run in chunks); 0 means mil.DefaultLMHeadRows.
+	// stored and run in chunks); 0 means blobplan.DefaultLMHeadRows.
 	LMHeadRows int
 	// Warn, if set, receives warnings (values that overflowed in FP16, unused tensors, ...).
 	Warn func(msg string)
@@ -148,8 +149,9 @@ func Pack(ctx context.Context, dir string, opts Options) (*Result, error) {
 	}
 	b := &builder{
 		ctx: ctx, w: w, cfg: src.config, ckpt: ckpt, target: target,
-		progress:  opts.Progress,
-		milOpts:   mil.Options{Seqs: opts.ANESeqs, WeightDType: target, MaxLMHeadRows: opts.LMHeadRows, GroupSize: opts.GroupSize, LMHeadDType: lmHead},
+		progress: opts.Progress,
+		milOpts: milgen.Options{Seqs: opts.ANESeqs, Blobs: blobplan.Options{WeightDType: target, MaxLMHeadRows: opts.LMHeadRows,
+			GroupSize: opts.GroupSize, LMHeadDType: lmHead}},
 		noKernels: opts.NoKernels || target == dtype.F32,
 	}
 	m, err := b.build(src, tok)

@@ -14,7 +14,7 @@ import (
 )
 
 // quantized is one weight quantized in memory, ready to be written as its blob records: data
-// first, then scale (and offset), the layout package mil gives them. One being quantized by
+// first, then scale (and offset), the layout package blobplan gives them. One being quantized by
 // quantize fills in block by block; writeData writes the data record as the blocks complete.
 type quantized struct {
 	data, scale, offset []byte

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/runtime"
 )
@@ -22,8 +23,14 @@ type benchResult struct {
 	DecodeTokensPerS  float64 `json:"decode_tokens_per_s"`
 	TTFTMs            float64 `json:"ttft_ms"`
 	PeakRSSBytes      int64   `json:"peak_rss_bytes"`
-	Backend           string  `json:"backend"`
-	Threads           int     `json:"threads"`
+	// StateBytes is the session's KV cache (and recurrent state) as allocated for the context;
+	// FullKVBytes what a cache holding every position of every attention layer would take
+	// (sliding-window layers keep only their window, so StateBytes can be far less).
+	StateBytes  int64  `json:"state_bytes"`
+	FullKVBytes int64  `json:"full_kv_bytes"`
+	Context     int    `json:"context"`
+	Backend     string `json:"backend"`
+	Threads     int    `json:"threads"`
 	// Each repetition's rates, in order, for medians and spreads (bench/compare_llama.sh).
 	PrefillRuns []float64 `json:"prefill_runs"`
 	DecodeRuns  []float64 `json:"decode_runs"`
@@ -50,9 +57,12 @@ median and range of the repetitions:
   decode tokens/s    generated tokens / decode time
   time to first token  prefill plus choosing the first token, in ms
   peak RSS           the process's peak resident memory (getrusage), mapped weights included
+  KV cache           the session's cache as allocated for --ctx (default: prompt + generated
+                     tokens), against a cache holding every position in every attention layer
 
 --json prints {"prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "peak_rss_bytes",
-"backend", "threads", "prefill_runs", "decode_runs"} (the runs: each repetition's tokens/s).
+"backend", "threads", "prefill_runs", "decode_runs", "state_bytes", "full_kv_bytes",
+"context"} (the runs: each repetition's tokens/s).
 Compare with llama-bench -p 128 -n 64 -t THREADS (bench/compare_llama.sh alternates the two).`,
 		Example: `  anerun bench qwen.aneb --prompt-tokens 128 --gen-tokens 64 --threads 2 --json`,
 		Args:    cli.Args(0, "MODEL"),
@@ -103,6 +113,7 @@ Compare with llama-bench -p 128 -n 64 -t THREADS (bench/compare_llama.sh alterna
 				PrefillTokensPerS: mean(prefill), DecodeTokensPerS: mean(decode), TTFTMs: mean(ttft),
 				PeakRSSBytes: peakRSS(), Backend: l.backend.Name(), Threads: l.threads,
 				PrefillRuns: prefill, DecodeRuns: decode,
+				StateBytes: sess.StateBytes(), FullKVBytes: fullKVBytes(l.model.Config, ctxLen), Context: ctxLen,
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -116,6 +127,8 @@ Compare with llama-bench -p 128 -n 64 -t THREADS (bench/compare_llama.sh alterna
 			fmt.Fprintf(out, "decode: %d tokens, %.2f ± %.2f tokens/s (median %.2f, range %.2f-%.2f)\n", genTokens, res.DecodeTokensPerS, stddev(decode), median(decode), slices.Min(decode), slices.Max(decode))
 			fmt.Fprintf(out, "time to first token: %.1f ms\n", res.TTFTMs)
 			fmt.Fprintf(out, "peak RSS: %.1f MiB\n", float64(res.PeakRSSBytes)/(1<<20))
+			fmt.Fprintf(out, "KV cache: %.1f MiB for %d tokens (every position of every attention layer: %.1f MiB)\n",
+				float64(res.StateBytes)/(1<<20), ctxLen, float64(res.FullKVBytes)/(1<<20))
 			return nil
 		},
 	}
@@ -209,4 +222,17 @@ func stddev(v []float64) float64 {
 		s += (x - m) * (x - m)
 	}
 	return math.Sqrt(s / float64(len(v)-1))
+}
+
+// fullKVBytes is the float32 KV cache of ctx positions in every attention layer (Gated
+// DeltaNet layers have none): what the session's cache would take if no layer were a sliding
+// window.
+func fullKVBytes(c *arch.Config, ctx int) int64 {
+	var n int64
+	for l := range c.NumHiddenLayers {
+		if !c.LinearLayer(l) {
+			n += 2 * int64(c.KVDim()) * int64(ctx) * 4
+		}
+	}
+	return n
 }

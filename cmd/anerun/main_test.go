@@ -235,7 +235,8 @@ func TestBenchJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
 	}
-	keys := []string{"prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "peak_rss_bytes", "backend", "threads", "prefill_runs", "decode_runs"}
+	keys := []string{"prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "peak_rss_bytes", "backend", "threads", "prefill_runs", "decode_runs",
+		"state_bytes", "full_kv_bytes", "context"}
 	if len(raw) != len(keys) {
 		t.Errorf("keys %v; want exactly %v", raw, keys)
 	}
@@ -254,8 +255,22 @@ func TestBenchJSON(t *testing.T) {
 	if len(res.PrefillRuns) != 1 || res.PrefillRuns[0] != res.PrefillTokensPerS || len(res.DecodeRuns) != 1 || res.DecodeRuns[0] != res.DecodeTokensPerS {
 		t.Errorf("one repetition's runs %v, %v differ from its means %v, %v", res.PrefillRuns, res.DecodeRuns, res.PrefillTokensPerS, res.DecodeTokensPerS)
 	}
+	// qwen2-tiny: 2 layers, 2 KV heads of 16; every layer holds every position.
+	if res.Context != 24 || res.FullKVBytes != 2*2*32*24*4 || res.StateBytes != res.FullKVBytes {
+		t.Errorf("context %d, KV cache %d bytes, full %d; want 24 and %d for both", res.Context, res.StateBytes, res.FullKVBytes, 2*2*32*24*4)
+	}
+	// gemma3-tiny: two sliding layers (window 32) and one global, one KV head of 32: the rings
+	// hold their window and two passes, far less than the full cache of 8192 positions.
+	g := anerun(t, "", "bench", testmodel.Bundle(t, "gemma3-tiny", "f16"), "-p", "8", "-n", "4", "-r", "1", "--ctx", "8192", "--json")
+	var gr benchResult
+	if err := json.Unmarshal([]byte(g.stdout), &gr); err != nil {
+		t.Fatalf("gemma3 bench: %v\n%s%s", err, g.stdout, g.stderr)
+	}
+	if full := int64(3 * 2 * 32 * 8192 * 4); gr.Context != 8192 || gr.FullKVBytes != full || gr.StateBytes <= full/3 || gr.StateBytes >= full/2 {
+		t.Errorf("gemma3-tiny at --ctx 8192: KV cache %d bytes, full %d; want full %d and the cache between a third and half of it", gr.StateBytes, gr.FullKVBytes, full)
+	}
 	text := anerun(t, "", "bench", bundle(t), "-p", "8", "-n", "4", "-r", "2")
-	for _, s := range []string{"prefill: 8 tokens", "decode: 4 tokens", "median", "range", "time to first token", "peak RSS"} {
+	for _, s := range []string{"prefill: 8 tokens", "decode: 4 tokens", "median", "range", "time to first token", "peak RSS", "KV cache: "} {
 		if !strings.Contains(text.stdout, s) {
 			t.Errorf("bench output lacks %q:\n%s", s, text.stdout)
 		}

@@ -6,9 +6,9 @@
 //
 // [New] returns a runtime.Backend: the runtime's one forward pass (runtime.Decoder) whose
 // linear layers are the bundle's MIL programs, one per fused group of each layer (QKV with its
-// biases, O, the whole gated MLP) and one per LM-head chunk, run through mil.Dispatcher, which
-// picks the smallest bucket for a run of tokens and packs token-major float32 activations into
-// channel-major fp16 surfaces and back. Embedding, norms (the per-head q/k norms included),
+// biases, O, the whole gated MLP) and one per LM-head chunk, run through the dispatcher of
+// package runtime/ane/internal/dispatch, which picks the smallest bucket for a run of tokens
+// and packs token-major float32 activations into channel-major fp16 surfaces and back. Embedding, norms (the per-head q/k norms included),
 // RoPE, causal attention over a float32 KV cache and the residuals are the decoder's, on the
 // CPU. Only the evaluator differs between the two backends:
 //

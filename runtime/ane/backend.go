@@ -8,6 +8,7 @@ import (
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/mil"
 	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/runtime/ane/internal/dispatch"
 	"github.com/anepack/anepack/runtime/cpu"
 	"github.com/anepack/anepack/runtime/kernels"
 )
@@ -77,7 +78,7 @@ const (
 
 // Backend runs a bundle's ANE kernels for the projections of prefill (and decode), with the
 // rest of the runtime's one forward pass (embedding, norms, RoPE, attention, residuals) on the
-// CPU. It implements runtime.Backend. The evaluator (ANE or sim) sits behind mil.Dispatcher;
+// CPU. It implements runtime.Backend. The evaluator (ANE or sim) sits behind dispatch.Dispatcher;
 // nothing else depends on it.
 type Backend struct {
 	*runtime.Decoder
@@ -89,7 +90,7 @@ type Backend struct {
 	lmSeqs    []int
 	planned   int
 	counter   *countingBackend
-	disp      *mil.Dispatcher
+	disp      *dispatch.Dispatcher
 	proj      *projections
 	pool      *kernels.Pool
 }
@@ -131,10 +132,10 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	if budget == 0 {
 		budget = MaxCompiles
 	}
-	var eval mil.Backend
+	var eval dispatch.Backend
 	switch opts.Eval {
 	case EvalSim:
-		eval = &simBackend{sim: mil.SimBackend{Cache: mil.NewWeightCache(), TrackRange: opts.Check}, budget: budget, layout: opts.BlobLayout, expand: opts.Constexpr == ConstexprExpand}
+		eval = &simBackend{sim: dispatch.SimBackend{Cache: mil.NewWeightCache(), TrackRange: opts.Check}, budget: budget, layout: opts.BlobLayout, expand: opts.Constexpr == ConstexprExpand}
 	case EvalANE:
 		d, err := Open()
 		if err != nil {
@@ -144,7 +145,7 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	}
 	if opts.Check {
 		// No weight cache: each kernel's float32 weights are freed once it has been checked.
-		eval = &checkedBackend{eval: eval, ref: &mil.SimBackend{TrackRange: true}}
+		eval = &checkedBackend{eval: eval, ref: &dispatch.SimBackend{TrackRange: true}}
 	}
 	c := m.Config
 	if opts.LinearInOn == LinearInCPU {
@@ -153,7 +154,10 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	b := &Backend{name: opts.Eval, opts: opts, m: m, ks: ks, counter: &countingBackend{Backend: eval}}
 	b.layerSeqs, b.lmSeqs = ks.plan(budget, opts.DecodeOn == DecodeANE)
 	b.planned = ks.compiles(b.layerSeqs, b.lmSeqs)
-	b.disp, err = mil.NewDispatcher(b.counter, ks.selected(b.layerSeqs, b.lmSeqs), func(section string) ([]byte, error) {
+	b.disp, err = dispatch.NewDispatcher(b.counter, ks.selected(b.layerSeqs, b.lmSeqs), func(section string) ([]byte, error) {
+		if text, ok := ks.texts[section]; ok {
+			return text, nil // read once by readKernels
+		}
 		s, ok := m.Bundle().Section(section)
 		if !ok {
 			return nil, fmt.Errorf("%s: section %q is not in the bundle", m.Name, section)

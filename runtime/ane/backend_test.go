@@ -12,8 +12,8 @@ import (
 
 	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/half"
-	"github.com/anepack/anepack/mil"
 	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/runtime/ane/internal/dispatch"
 	"github.com/anepack/anepack/runtime/testmodel"
 )
 
@@ -398,7 +398,7 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	load := func(layer int) mil.Loaded {
+	load := func(layer int) dispatch.Loaded {
 		for _, k := range ks.kernels {
 			if k.Kind == "attn_qkv" && k.Layer == layer && k.Seq == 32 {
 				w := map[string][]byte{}
@@ -406,7 +406,7 @@ func TestCheck(t *testing.T) {
 					s, _ := m.Bundle().Section(kw.Section)
 					w[kw.Path], _ = m.Bundle().Bytes(s)
 				}
-				l, err := (&mil.SimBackend{}).Load(&k, w)
+				l, err := (&dispatch.SimBackend{}).Load(&k, ks.texts[k.MIL][k.MILOffset:k.MILOffset+k.MILSize], w)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -5,8 +5,9 @@ import (
 	"math"
 	"sync"
 
+	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/half"
-	"github.com/anepack/anepack/mil"
+	"github.com/anepack/anepack/runtime/ane/internal/dispatch"
 )
 
 // checkTol bounds the difference between an evaluator's output and the sim's, relative to the
@@ -21,23 +22,23 @@ const checkTol = 1e-2
 // way to find out on new hardware (or a new OS) which program, if any, the ANE computes
 // differently from the sim that the tests verify.
 type checkedBackend struct {
-	eval   mil.Backend
-	ref    mil.Backend
+	eval   dispatch.Backend
+	ref    dispatch.Backend
 	ranges rangeLog // the reference kernels' fp16 headroom, when the reference tracks it
 }
 
 // Load loads k on the evaluator and in the sim.
-func (b *checkedBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loaded, error) {
-	l, err := b.eval.Load(k, weights)
+func (b *checkedBackend) Load(k *format.Kernel, text []byte, weights map[string][]byte) (dispatch.Loaded, error) {
+	l, err := b.eval.Load(k, text, weights)
 	if err != nil {
 		return nil, err
 	}
-	r, err := b.ref.Load(k, weights)
+	r, err := b.ref.Load(k, text, weights)
 	if err != nil {
 		l.Close()
 		return nil, fmt.Errorf("check: %w", err)
 	}
-	if s, ok := b.ref.(*mil.SimBackend); ok && s.TrackRange {
+	if s, ok := b.ref.(*dispatch.SimBackend); ok && s.TrackRange {
 		b.ranges.add(k.Name, r)
 	}
 	return &checkedLoaded{name: k.Name, eval: l, ref: r, seq: k.Seq}, nil
@@ -46,7 +47,7 @@ func (b *checkedBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loa
 // checkedLoaded is one kernel on both evaluators until its first evaluation was compared.
 type checkedLoaded struct {
 	name      string
-	eval, ref mil.Loaded
+	eval, ref dispatch.Loaded
 	seq       int
 	mu        sync.Mutex
 	checked   bool

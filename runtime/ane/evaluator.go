@@ -5,7 +5,9 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/mil"
+	"github.com/anepack/anepack/runtime/ane/internal/dispatch"
 )
 
 // Evaluators: what turns a kernel into numbers. The dispatch code above them is the same.
@@ -18,8 +20,8 @@ const (
 	EvalSim = "sim"
 )
 
-// driverBackend adapts the driver to mil.Backend, so the ANE runs behind the same
-// mil.Dispatcher as the sim: each Load is one Compile (which the driver counts against
+// driverBackend adapts the driver to dispatch.Backend, so the ANE runs behind the same
+// dispatch.Dispatcher as the sim: each Load is one Compile (which the driver counts against
 // MaxCompiles, or satisfies from the aned daemon's cache).
 type driverBackend struct {
 	d      *Driver
@@ -31,8 +33,8 @@ type driverBackend struct {
 // the bundle, which format.Open maps read-only on darwin and which stays mapped until after
 // Backend.Close has closed every kernel: the framework gets them without a copy
 // (docs/ane.md, "Memory").
-func (b *driverBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loaded, error) {
-	spec := Spec{MIL: []byte(k.MIL), Weights: weights, Layout: b.layout, Expand: b.expand, Borrow: true}
+func (b *driverBackend) Load(k *format.Kernel, text []byte, weights map[string][]byte) (dispatch.Loaded, error) {
+	spec := Spec{MIL: text, Weights: weights, Layout: b.layout, Expand: b.expand, Borrow: true}
 	for _, io := range k.Inputs {
 		spec.Inputs = append(spec.Inputs, IO{Name: io.Name, Bytes: ioBytes(io)})
 	}
@@ -47,7 +49,7 @@ func (b *driverBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Load
 }
 
 // ioBytes is the size of an fp16 [1, C, 1, S] tensor.
-func ioBytes(io mil.KernelIO) int {
+func ioBytes(io format.KernelIO) int {
 	n := 2
 	for _, d := range io.Shape {
 		n *= d
@@ -56,7 +58,7 @@ func ioBytes(io mil.KernelIO) int {
 }
 
 // driverLoaded is a compiled program. Its buffers are reused between evaluations, so an
-// evaluation allocates nothing here (mil.Dispatcher serialises the calls on one kernel).
+// evaluation allocates nothing here (dispatch.Dispatcher serialises the calls on one kernel).
 type driverLoaded struct {
 	p       *Program
 	mu      sync.Mutex
@@ -96,7 +98,7 @@ func u16Bytes(v []uint16) []byte {
 // a faithful rehearsal of a run on the ANE, compile budget included; with the split blob
 // layout it runs the rewritten programs the ANE would receive.
 type simBackend struct {
-	sim    mil.SimBackend
+	sim    dispatch.SimBackend
 	mu     sync.Mutex
 	loads  int
 	budget int    // < 0: no limit
@@ -106,7 +108,7 @@ type simBackend struct {
 }
 
 // Load compiles k in the sim, or refuses with ErrCompileBudget once the budget is used.
-func (b *simBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loaded, error) {
+func (b *simBackend) Load(k *format.Kernel, text []byte, weights map[string][]byte) (dispatch.Loaded, error) {
 	b.mu.Lock()
 	if b.budget >= 0 && b.loads >= b.budget {
 		b.mu.Unlock()
@@ -115,22 +117,20 @@ func (b *simBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loaded,
 	b.loads++
 	b.mu.Unlock()
 	if b.expand {
-		text, w, err := mil.ExpandConstexpr([]byte(k.MIL), weights)
+		t, w, err := mil.ExpandConstexpr(text, weights)
 		if err != nil {
 			return nil, fmt.Errorf("kernel %s: expanding quantized weights: %w", k.Name, err)
 		}
-		expanded := *k
-		expanded.MIL, weights, k = string(text), w, &expanded
+		text, weights = t, w
 	}
 	if b.layout == mil.LayoutSplit {
-		text, w, err := mil.SplitBlobs([]byte(k.MIL), weights)
+		t, w, err := mil.SplitBlobs(text, weights)
 		if err != nil {
 			return nil, fmt.Errorf("kernel %s: blob layout split: %w", k.Name, err)
 		}
-		split := *k
-		split.MIL, weights, k = string(text), w, &split
+		text, weights = t, w
 	}
-	l, err := b.sim.Load(k, weights)
+	l, err := b.sim.Load(k, text, weights)
 	if err == nil && b.sim.TrackRange {
 		b.ranges.add(k.Name, l)
 	}
@@ -141,12 +141,12 @@ func (b *simBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loaded,
 type rangeLog struct {
 	mu      sync.Mutex
 	kernels []KernelRange
-	rangers []mil.Ranger
+	rangers []dispatch.Ranger
 }
 
 // add records a loaded kernel if it reports its range.
-func (l *rangeLog) add(name string, k mil.Loaded) {
-	r, ok := k.(mil.Ranger)
+func (l *rangeLog) add(name string, k dispatch.Loaded) {
+	r, ok := k.(dispatch.Ranger)
 	if !ok {
 		return
 	}
@@ -172,14 +172,14 @@ func (l *rangeLog) list() []KernelRange {
 
 // countingBackend counts the kernels loaded through it, whatever the evaluator.
 type countingBackend struct {
-	mil.Backend
+	dispatch.Backend
 	mu     sync.Mutex
 	loaded int
 }
 
 // Load loads through the wrapped backend and counts successes.
-func (b *countingBackend) Load(k *mil.Kernel, weights map[string][]byte) (mil.Loaded, error) {
-	l, err := b.Backend.Load(k, weights)
+func (b *countingBackend) Load(k *format.Kernel, text []byte, weights map[string][]byte) (dispatch.Loaded, error) {
+	l, err := b.Backend.Load(k, text, weights)
 	if err == nil {
 		b.mu.Lock()
 		b.loaded++

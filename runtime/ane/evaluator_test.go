@@ -7,12 +7,13 @@ import (
 
 	"github.com/anepack/anepack/half"
 	"github.com/anepack/anepack/mil"
+	"github.com/anepack/anepack/runtime/ane/internal/dispatch"
 )
 
 // loadEval loads the probe program p through backend and evaluates it once.
-func loadEval(t *testing.T, backend mil.Backend, p *ProbeProgram) []uint16 {
+func loadEval(t *testing.T, backend dispatch.Backend, p *ProbeProgram) []uint16 {
 	t.Helper()
-	l, err := backend.Load(p.Kernel(), p.Blobs)
+	l, err := backend.Load(p.Kernel(), p.MIL, p.Blobs)
 	if err != nil {
 		t.Fatalf("%s: %v", p.Name, err)
 	}
@@ -70,15 +71,15 @@ func TestHeadroom(t *testing.T) {
 	chain := probeCase(t, "fp16-896-"+mil.LayoutPacked)
 
 	peak := half.F16ToF32Scalar(id.X[7])
-	sim := func() *simBackend { return &simBackend{budget: -1, sim: mil.SimBackend{TrackRange: true}} }
+	sim := func() *simBackend { return &simBackend{budget: -1, sim: dispatch.SimBackend{TrackRange: true}} }
 	d, _ := newFakeDriver(newFakeDaemon(), t.TempDir())
 	for _, c := range []struct {
-		eval   mil.Backend
+		eval   dispatch.Backend
 		covers string
 	}{
 		{sim(), "every evaluation"}, // --backend sim --ane-check without the check's wrapper
-		{&checkedBackend{eval: sim(), ref: &mil.SimBackend{TrackRange: true}}, "every evaluation"},
-		{&checkedBackend{eval: &driverBackend{d: d}, ref: &mil.SimBackend{TrackRange: true}}, "first evaluation"},
+		{&checkedBackend{eval: sim(), ref: &dispatch.SimBackend{TrackRange: true}}, "every evaluation"},
+		{&checkedBackend{eval: &driverBackend{d: d}, ref: &dispatch.SimBackend{TrackRange: true}}, "first evaluation"},
 	} {
 		b := &Backend{counter: &countingBackend{Backend: c.eval}}
 		if r, _ := b.Headroom(); len(r) != 0 {

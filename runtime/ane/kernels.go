@@ -6,9 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/dtype"
 	"github.com/anepack/anepack/format"
-	"github.com/anepack/anepack/mil"
+	"github.com/anepack/anepack/milgen"
 	"github.com/anepack/anepack/runtime"
 )
 
@@ -21,12 +22,13 @@ type kernelSet struct {
 	groups   []string        // the kernel kinds of the family's groups (arch.Family.Groups), by index
 	perLayer [][]string      // the kernel kinds each decoder layer has, in the order they run
 	onCPU    map[string]bool // kinds that run on the CPU instead (Options.LinearInOn): never loaded
-	kernels  []mil.Kernel
-	layerSeq []int // buckets every layer group has, ascending
-	lmSeq    []int // buckets every LM-head chunk has, ascending
-	lmRows   []int // rows of each LM-head chunk, in chunk order
-	lmLayer  int   // the Layer field of the LM-head kernels (-1 as pack writes it)
-	bytes    int64 // MIL text bytes
+	kernels  []format.Kernel
+	texts    map[string][]byte // the MIL sections the kernels name, by name
+	layerSeq []int             // buckets every layer group has, ascending
+	lmSeq    []int             // buckets every LM-head chunk has, ascending
+	lmRows   []int             // rows of each LM-head chunk, in chunk order
+	lmLayer  int               // the Layer field of the LM-head kernels (-1 as pack writes it)
+	bytes    int64             // MIL text bytes
 }
 
 // readKernels reads the manifest's kernel list and the MIL texts it points at, and checks
@@ -63,7 +65,8 @@ func readKernels(m *runtime.Model) (*kernelSet, error) {
 		}
 		ks.perLayer = append(ks.perLayer, names)
 	}
-	texts := map[string][]byte{}
+	ks.texts = map[string][]byte{}
+	texts := ks.texts
 	seqs := map[string][]int{} // "kind/layer/chunk" -> buckets
 	lmRows := map[int]int{}
 	for i := range man.Kernels {
@@ -108,7 +111,7 @@ func readKernels(m *runtime.Model) (*kernelSet, error) {
 			if in.Shape[1] != want[0] || out.Shape[1] != want[1] {
 				return nil, fmt.Errorf("%s: maps %d channels to %d; the config implies %d to %d", where, in.Shape[1], out.Shape[1], want[0], want[1])
 			}
-		case fk.Kind == mil.GroupLMHead:
+		case fk.Kind == arch.GroupLMHead:
 			if fk.Chunk < 0 || fk.Chunk >= len(man.Kernels) {
 				return nil, fmt.Errorf("%s: field chunk is %d", where, fk.Chunk)
 			}
@@ -121,18 +124,11 @@ func readKernels(m *runtime.Model) (*kernelSet, error) {
 			lmRows[fk.Chunk] = out.Shape[1]
 			ks.lmLayer = fk.Layer
 		default:
-			return nil, fmt.Errorf("%s: field kind is %q; expected %s or %s", where, fk.Kind, strings.Join(ks.groups, ", "), mil.GroupLMHead)
+			return nil, fmt.Errorf("%s: field kind is %q; expected %s or %s", where, fk.Kind, strings.Join(ks.groups, ", "), arch.GroupLMHead)
 		}
 		key := fmt.Sprintf("%s/%d/%d", fk.Kind, fk.Layer, fk.Chunk)
 		seqs[key] = append(seqs[key], fk.Seq)
-		k := mil.Kernel{Name: fk.Name, Kind: fk.Kind, Layer: fk.Layer, Chunk: fk.Chunk, Seq: fk.Seq, Decode: fk.Decode,
-			MIL: string(text[fk.MILOffset : fk.MILOffset+fk.MILSize])}
-		for _, w := range fk.Weights {
-			k.Weights = append(k.Weights, mil.KernelWeight{Path: w.Path, Section: w.Section})
-		}
-		k.Inputs = []mil.KernelIO{{Name: in.Name, DType: dtype.F16, Shape: slices.Clone(in.Shape)}}
-		k.Outputs = []mil.KernelIO{{Name: out.Name, DType: dtype.F16, Shape: slices.Clone(out.Shape)}}
-		ks.kernels = append(ks.kernels, k)
+		ks.kernels = append(ks.kernels, *fk)
 		ks.bytes += fk.MILSize
 	}
 
@@ -150,8 +146,8 @@ func readKernels(m *runtime.Model) (*kernelSet, error) {
 			}
 		}
 	}
-	if !slices.Contains(ks.layerSeq, mil.DecodeSeq) {
-		return nil, fmt.Errorf("%s: the layer kernels have buckets %v; the decode bucket %d is missing", m.Name, ks.layerSeq, mil.DecodeSeq)
+	if !slices.Contains(ks.layerSeq, milgen.DecodeSeq) {
+		return nil, fmt.Errorf("%s: the layer kernels have buckets %v; the decode bucket %d is missing", m.Name, ks.layerSeq, milgen.DecodeSeq)
 	}
 	// LM-head chunks 0..n-1, covering the vocabulary, each in the same buckets.
 	total := 0
@@ -160,7 +156,7 @@ func readKernels(m *runtime.Model) (*kernelSet, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: LM-head kernel chunk %d is missing (the manifest has %d chunks)", m.Name, i, len(lmRows))
 		}
-		s := sortedSeqs(seqs[fmt.Sprintf("%s/%d/%d", mil.GroupLMHead, ks.lmLayer, i)])
+		s := sortedSeqs(seqs[fmt.Sprintf("%s/%d/%d", arch.GroupLMHead, ks.lmLayer, i)])
 		if ks.lmSeq == nil {
 			ks.lmSeq = s
 		} else if !slices.Equal(s, ks.lmSeq) {
@@ -206,7 +202,7 @@ func (ks *kernelSet) plan(budget int, decodeOnANE bool) (layerSeqs, lmSeqs []int
 		return ks.layerSeq, ks.lmSeq
 	}
 	if decodeOnANE {
-		layerSeqs = []int{mil.DecodeSeq}
+		layerSeqs = []int{milgen.DecodeSeq}
 	}
 	for i := len(ks.layerSeq) - 1; i >= 0; i-- {
 		s := ks.layerSeq[i]
@@ -227,11 +223,11 @@ func (ks *kernelSet) plan(budget int, decodeOnANE bool) (layerSeqs, lmSeqs []int
 }
 
 // selected returns the kernels of the planned buckets, but for the groups that run on the CPU.
-func (ks *kernelSet) selected(layerSeqs, lmSeqs []int) []mil.Kernel {
-	var out []mil.Kernel
+func (ks *kernelSet) selected(layerSeqs, lmSeqs []int) []format.Kernel {
+	var out []format.Kernel
 	for _, k := range ks.kernels {
 		seqs := layerSeqs
-		if k.Kind == mil.GroupLMHead {
+		if k.Kind == arch.GroupLMHead {
 			seqs = lmSeqs
 		}
 		if slices.Contains(seqs, k.Seq) && !ks.onCPU[k.Kind] {

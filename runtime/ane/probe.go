@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/anepack/anepack/mil"
+	"github.com/anepack/anepack/runtime/ane/internal/dispatch"
 )
 
 // ProbeResult is the outcome of one probe program on one evaluator.
@@ -119,16 +120,16 @@ type simProbe struct{}
 
 func (simProbe) run(p *ProbeProgram) ([]uint16, ProbeResult, error) {
 	var r ProbeResult
-	k, weights := p.Kernel(), p.Blobs
+	k, text, weights := p.Kernel(), p.MIL, p.Blobs
 	if p.Layout == mil.LayoutSplit {
-		text, w, err := mil.SplitBlobs(p.MIL, p.Blobs)
+		t, w, err := mil.SplitBlobs(p.MIL, p.Blobs)
 		if err != nil {
 			return nil, r, err
 		}
-		k.MIL, weights = string(text), w
+		text, weights = t, w
 	}
 	start := time.Now()
-	l, err := (&mil.SimBackend{}).Load(k, weights)
+	l, err := (&dispatch.SimBackend{}).Load(k, text, weights)
 	r.LoadMS = ms(time.Since(start))
 	if err != nil {
 		return nil, r, err

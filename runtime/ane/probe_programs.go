@@ -8,6 +8,7 @@ import (
 
 	"github.com/anepack/anepack/blobfile"
 	"github.com/anepack/anepack/dtype"
+	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/half"
 	"github.com/anepack/anepack/mil"
 )
@@ -34,12 +35,12 @@ func (p *ProbeProgram) Spec() Spec {
 	return Spec{MIL: p.MIL, Weights: p.Blobs, Inputs: []IO{p.In}, Outputs: []IO{p.Out}, Layout: p.Layout, ExactSurfaces: p.ExactSurfaces}
 }
 
-// Kernel describes the program as the simulator's backend takes it.
-func (p *ProbeProgram) Kernel() *mil.Kernel {
-	io := func(x IO) mil.KernelIO {
-		return mil.KernelIO{Name: x.Name, DType: dtype.F16, Shape: []int{1, x.Bytes / 2 / probeSeq, 1, probeSeq}}
+// Kernel describes the program as the simulator's backend takes it (with p.MIL as its text).
+func (p *ProbeProgram) Kernel() *format.Kernel {
+	io := func(x IO) format.KernelIO {
+		return format.KernelIO{Name: x.Name, DType: dtype.F16.String(), Shape: []int{1, x.Bytes / 2 / probeSeq, 1, probeSeq}}
 	}
-	return &mil.Kernel{Name: p.Name, Seq: probeSeq, MIL: string(p.MIL), Inputs: []mil.KernelIO{io(p.In)}, Outputs: []mil.KernelIO{io(p.Out)}}
+	return &format.Kernel{Name: p.Name, Seq: probeSeq, Inputs: []format.KernelIO{io(p.In)}, Outputs: []format.KernelIO{io(p.Out)}}
 }
 
 // Check compares an output with Want and returns the largest difference relative to the

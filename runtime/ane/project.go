@@ -3,21 +3,23 @@ package ane
 import (
 	"slices"
 
-	"github.com/anepack/anepack/mil"
+	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/milgen"
 	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/runtime/ane/internal/dispatch"
 )
 
 // lmPiece is the most positions one LM-head kernel call takes: the LM-head kernels are
-// generated for S = 32 only (mil.Options.LMHeadSeqs), and generation needs the last position's
+// generated for S = 32 only (milgen.Options.LMHeadSeqs), and generation needs the last position's
 // logits.
-const lmPiece = mil.DecodeSeq
+const lmPiece = milgen.DecodeSeq
 
 // projections are the ANE backend's share of the forward pass: the bundle's kernels, run
-// through mil.Dispatcher (which picks the bucket, packs to channel-major fp16 and back, and
+// through dispatch.Dispatcher (which picks the bucket, packs to channel-major fp16 and back, and
 // loads each kernel on first use), and, for decoding on the CPU, the CPU's projections over the
 // same weight bytes. They implement runtime.Projections.
 type projections struct {
-	d       *mil.Dispatcher
+	d       *dispatch.Dispatcher
 	groups  []string // the kernel kind of each of the family's groups, by index
 	onCPU   []bool   // groups that always run on the CPU (Options.LinearInOn), by index
 	lmRows  []int
@@ -76,7 +78,7 @@ func (pr *projector) LMHead(x []float32, n int, logits []float32) error {
 		col := 0
 		for k, rows := range p.lmRows {
 			y := pr.tmp[:m*rows]
-			if err := p.d.Run(mil.GroupLMHead, p.lmLayer, k, x[t0*hidden:t1*hidden], m, y); err != nil {
+			if err := p.d.Run(arch.GroupLMHead, p.lmLayer, k, x[t0*hidden:t1*hidden], m, y); err != nil {
 				return err
 			}
 			for t := 0; t < m; t++ {

@@ -1,21 +1,33 @@
-package mil
+// Package dispatch runs a bundle's ANE kernels on an evaluator: Backend and Loaded are the
+// seam between kernel dispatch and evaluation. SimBackend implements them with package mil's
+// simulator; package ane implements them with the darwin ANE driver, which compiles the same
+// MIL text and blobs. Dispatcher, shared by both, picks the smallest bucket for a number of
+// positions (splitting runs longer than the largest bucket), packs token-major float32
+// activations into zero-padded channel-major fp16 rows, evaluates, and unpacks the live
+// columns. The kernels are the manifest's records (format.Kernel), their texts and weights the
+// bundle's sections.
+package dispatch
 
 import (
-	"github.com/anepack/anepack/dtype"
-
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/anepack/anepack/dtype"
+	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/half"
+	"github.com/anepack/anepack/mil"
 )
 
 // Backend turns kernels into something that evaluates them. The sim (SimBackend) and the ANE
-// driver (runtime/ane, darwin) implement it; Dispatcher, the code that picks kernels, packs
+// driver (package ane, darwin) implement it; Dispatcher, the code that picks kernels, packs
 // activations and reads results, is the same for both.
 type Backend interface {
-	// Load prepares one kernel. weights maps each BLOBFILE path named in k.MIL to the bytes of
-	// the whole blob file (typically a slice of the memory-mapped bundle); the backend may keep
-	// references to them until Close.
-	Load(k *Kernel, weights map[string][]byte) (Loaded, error)
+	// Load prepares one kernel: k is its manifest record and text its MIL program. weights
+	// maps each BLOBFILE path named in the text to the bytes of the whole blob file (typically
+	// a slice of the memory-mapped bundle); the backend may keep references to them until
+	// Close.
+	Load(k *format.Kernel, text []byte, weights map[string][]byte) (Loaded, error)
 }
 
 // Loaded is one kernel ready to evaluate.
@@ -29,10 +41,10 @@ type Loaded interface {
 	Close() error
 }
 
-// SimBackend evaluates kernels with the MIL simulator.
+// SimBackend evaluates kernels with the MIL simulator (package mil).
 type SimBackend struct {
 	// Cache shares decoded weights between the buckets of one blob; nil disables sharing.
-	Cache *WeightCache
+	Cache *mil.WeightCache
 	// TrackRange makes every loaded kernel record its activations' largest magnitude; the
 	// Loaded values then implement Ranger.
 	TrackRange bool
@@ -40,16 +52,16 @@ type SimBackend struct {
 
 // Ranger is implemented by the sim's loaded kernels: the fp16 headroom of what they computed.
 type Ranger interface {
-	Range() Range
+	Range() mil.Range
 }
 
-// Load parses and compiles k.MIL and checks that its inputs and outputs are the kernel's.
-func (b *SimBackend) Load(k *Kernel, weights map[string][]byte) (Loaded, error) {
-	p, err := Parse([]byte(k.MIL))
+// Load parses and compiles text and checks that its inputs and outputs are the kernel's.
+func (b *SimBackend) Load(k *format.Kernel, text []byte, weights map[string][]byte) (Loaded, error) {
+	p, err := mil.Parse(text)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", k.Name, err)
 	}
-	e, err := p.CompileWith(weights, CompileOptions{Cache: b.Cache, TrackRange: b.TrackRange})
+	e, err := p.CompileWith(weights, mil.CompileOptions{Cache: b.Cache, TrackRange: b.TrackRange})
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", k.Name, err)
 	}
@@ -62,7 +74,7 @@ func (b *SimBackend) Load(k *Kernel, weights map[string][]byte) (Loaded, error) 
 	return simLoaded{e}, nil
 }
 
-type simLoaded struct{ e *Executable }
+type simLoaded struct{ e *mil.Executable }
 
 // Eval evaluates the executable; for column-local programs only the live columns.
 func (s simLoaded) Eval(in, out [][]uint16, live int) error { return s.e.EvalColumns(in, out, live) }
@@ -71,30 +83,31 @@ func (s simLoaded) Eval(in, out [][]uint16, live int) error { return s.e.EvalCol
 func (s simLoaded) Close() error { return nil }
 
 // Range returns the largest magnitudes recorded (with SimBackend.TrackRange).
-func (s simLoaded) Range() Range { return s.e.Range() }
+func (s simLoaded) Range() mil.Range { return s.e.Range() }
 
 // matchIO checks a kernel's declared I/O (manifest) against its program's.
-func matchIO(kernel, what string, want []KernelIO, got []IO) error {
+func matchIO(kernel, what string, want []format.KernelIO, got []mil.IO) error {
 	if len(want) != len(got) {
 		return fmt.Errorf("kernel %s: %d %ss listed, the program has %d", kernel, len(want), what, len(got))
 	}
 	for i, w := range want {
 		g := got[i]
-		if w.Name != g.Name || w.DType.MIL() != g.Type.DType.String() || !equalInts(w.Shape, g.Type.Shape) {
+		dt, err := dtype.Parse(w.DType)
+		if w.Name != g.Name || err != nil || dt.MIL() != g.Type.DType.String() || !slices.Equal(w.Shape, g.Type.Shape) {
 			return fmt.Errorf("kernel %s: %s %d listed as %s %s %v, the program has %s %s", kernel, what, i, w.Name, w.DType, w.Shape, g.Name, g.Type)
 		}
 	}
 	return nil
 }
 
-// Dispatcher runs a model's kernels on a backend: it picks the bucket for a number of
+// Dispatcher runs a bundle's kernels on a backend: it picks the bucket for a number of
 // positions, packs token-major float32 activations into the channel-major fp16 layout of the
 // ANE (zero-padded to the bucket), evaluates, and unpacks the live columns. Kernels are loaded
 // on first use, or all at once by LoadAll. Its methods are safe for concurrent use; calls on
 // one kernel are serialised.
 type Dispatcher struct {
 	backend Backend
-	blob    func(section string) ([]byte, error)
+	section func(name string) ([]byte, error)
 	mu      sync.Mutex
 	groups  map[dispatchKey][]*slot // each sorted by Seq
 }
@@ -106,31 +119,33 @@ type dispatchKey struct {
 
 type slot struct {
 	mu      sync.Mutex
-	k       Kernel
+	k       format.Kernel
 	l       Loaded
 	in, out []uint16 // staging buffers, channel-major
 	// ins and outs wrap in and out for Loaded.Eval, built once so a dispatch allocates nothing.
 	ins, outs [1][]uint16
 }
 
-// NewDispatcher prepares to run kernels on backend. blob returns the bytes of a bundle
-// section holding a blob file (Kernel.Weights[i].Section). Every kernel must have one fp16
-// input and one fp16 output of shape [1, C, 1, Seq], as Programs generates them.
-func NewDispatcher(backend Backend, kernels []Kernel, blob func(section string) ([]byte, error)) (*Dispatcher, error) {
-	d := &Dispatcher{backend: backend, blob: blob, groups: map[dispatchKey][]*slot{}}
+// NewDispatcher prepares to run kernels, the manifest records of a bundle's kernels, on
+// backend. section returns the bytes of a bundle section: the MIL section holding a kernel's
+// text (Kernel.MIL, at MILOffset for MILSize bytes) or one holding a blob file
+// (Kernel.Weights[i].Section). Every kernel must have one f16 input and one f16 output of
+// shape [1, C, 1, Seq], as package milgen generates them.
+func NewDispatcher(backend Backend, kernels []format.Kernel, section func(name string) ([]byte, error)) (*Dispatcher, error) {
+	d := &Dispatcher{backend: backend, section: section, groups: map[dispatchKey][]*slot{}}
 	for _, k := range kernels {
 		if len(k.Inputs) != 1 || len(k.Outputs) != 1 {
-			return nil, fmt.Errorf("mil: kernel %s has %d inputs and %d outputs; the dispatcher needs one of each", k.Name, len(k.Inputs), len(k.Outputs))
+			return nil, fmt.Errorf("dispatch: kernel %s has %d inputs and %d outputs; the dispatcher needs one of each", k.Name, len(k.Inputs), len(k.Outputs))
 		}
-		for _, io := range []KernelIO{k.Inputs[0], k.Outputs[0]} {
-			if io.DType != dtype.F16 || len(io.Shape) != 4 || io.Shape[0] != 1 || io.Shape[2] != 1 || io.Shape[3] != k.Seq {
-				return nil, fmt.Errorf("mil: kernel %s: %s is %s %v; expected fp16 [1, C, 1, %d]", k.Name, io.Name, io.DType, io.Shape, k.Seq)
+		for _, io := range []format.KernelIO{k.Inputs[0], k.Outputs[0]} {
+			if dt, err := dtype.Parse(io.DType); err != nil || dt != dtype.F16 || len(io.Shape) != 4 || io.Shape[0] != 1 || io.Shape[2] != 1 || io.Shape[3] != k.Seq {
+				return nil, fmt.Errorf("dispatch: kernel %s: %s is %s %v; expected f16 [1, C, 1, %d]", k.Name, io.Name, io.DType, io.Shape, k.Seq)
 			}
 		}
 		key := dispatchKey{k.Kind, k.Layer, k.Chunk}
 		for _, s := range d.groups[key] {
 			if s.k.Seq == k.Seq {
-				return nil, fmt.Errorf("mil: kernels %s and %s have the same bucket", s.k.Name, k.Name)
+				return nil, fmt.Errorf("dispatch: kernels %s and %s have the same bucket", s.k.Name, k.Name)
 			}
 		}
 		d.groups[key] = append(d.groups[key], &slot{k: k})
@@ -180,15 +195,23 @@ func (d *Dispatcher) load(s *slot) error {
 	if s.l != nil {
 		return nil
 	}
+	sec, err := d.section(s.k.MIL)
+	if err != nil {
+		return fmt.Errorf("dispatch: kernel %s: text %s: %w", s.k.Name, s.k.MIL, err)
+	}
+	if s.k.MILOffset < 0 || s.k.MILSize <= 0 || s.k.MILOffset > int64(len(sec)) || s.k.MILSize > int64(len(sec))-s.k.MILOffset {
+		return fmt.Errorf("dispatch: kernel %s: text at %d for %d bytes is outside section %q of %d bytes", s.k.Name, s.k.MILOffset, s.k.MILSize, s.k.MIL, len(sec))
+	}
+	text := sec[s.k.MILOffset : s.k.MILOffset+s.k.MILSize]
 	w := make(map[string][]byte, len(s.k.Weights))
 	for _, kw := range s.k.Weights {
-		b, err := d.blob(kw.Section)
+		b, err := d.section(kw.Section)
 		if err != nil {
-			return fmt.Errorf("mil: kernel %s: weights %s: %w", s.k.Name, kw.Section, err)
+			return fmt.Errorf("dispatch: kernel %s: weights %s: %w", s.k.Name, kw.Section, err)
 		}
 		w[kw.Path] = b
 	}
-	l, err := d.backend.Load(&s.k, w)
+	l, err := d.backend.Load(&s.k, text, w)
 	if err != nil {
 		return err
 	}
@@ -212,7 +235,7 @@ func (d *Dispatcher) group(kind string, layer, chunk int) ([]*slot, error) {
 	g := d.groups[dispatchKey{kind, layer, chunk}]
 	d.mu.Unlock()
 	if len(g) == 0 {
-		return nil, fmt.Errorf("mil: no %s kernel for layer %d chunk %d", kind, layer, chunk)
+		return nil, fmt.Errorf("dispatch: no %s kernel for layer %d chunk %d", kind, layer, chunk)
 	}
 	return g, nil
 }
@@ -228,7 +251,7 @@ func (d *Dispatcher) Run(kind string, layer, chunk int, x []float32, n int, y []
 	}
 	cin, cout := g[0].k.Inputs[0].Shape[1], g[0].k.Outputs[0].Shape[1]
 	if n < 1 || len(x) != n*cin || len(y) != n*cout {
-		return fmt.Errorf("mil: %s layer %d chunk %d: %d positions need %d inputs and %d outputs; got %d and %d", kind, layer, chunk, n, n*cin, n*cout, len(x), len(y))
+		return fmt.Errorf("dispatch: %s layer %d chunk %d: %d positions need %d inputs and %d outputs; got %d and %d", kind, layer, chunk, n, n*cin, n*cout, len(x), len(y))
 	}
 	maxSeq := g[len(g)-1].k.Seq
 	for done := 0; done < n; {
@@ -258,7 +281,7 @@ func (d *Dispatcher) runSlot(s *slot, x []float32, m int, y []float32) error {
 	PackColumns(s.in, x, m, cin, s.k.Seq)
 	s.ins[0], s.outs[0] = s.in, s.out
 	if err := s.l.Eval(s.ins[:], s.outs[:], m); err != nil {
-		return fmt.Errorf("mil: kernel %s: %w", s.k.Name, err)
+		return fmt.Errorf("dispatch: kernel %s: %w", s.k.Name, err)
 	}
 	UnpackColumns(y, s.out, m, cout, s.k.Seq)
 	return nil
@@ -290,7 +313,7 @@ func PackColumns(dst []uint16, x []float32, n, c, s int) {
 	for ch := 0; ch < c; ch++ {
 		row := dst[ch*s : ch*s+s]
 		for t := 0; t < n; t++ {
-			row[t] = f32ToF16(x[t*c+ch])
+			row[t] = half.F32ToF16Scalar(x[t*c+ch])
 		}
 		clear(row[n:])
 	}
@@ -306,4 +329,20 @@ func UnpackColumns(y []float32, src []uint16, n, c, s int) {
 			y[t*c+ch] = t16[h]
 		}
 	}
+}
+
+var (
+	f16TableOnce sync.Once
+	f16Table     []float32 // fp16 bits -> float32, all 65536 patterns
+)
+
+// f16Lookup returns the float32 value of every fp16 bit pattern (package half's conversion).
+func f16Lookup() []float32 {
+	f16TableOnce.Do(func() {
+		f16Table = make([]float32, 1<<16)
+		for i := range f16Table {
+			f16Table[i] = half.F16ToF32Scalar(uint16(i))
+		}
+	})
+	return f16Table
 }

@@ -1,26 +1,28 @@
-package mil
+package milgen
 
 import (
 	"testing"
 
 	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/blobplan"
 	"github.com/anepack/anepack/dtype"
+	"github.com/anepack/anepack/mil"
 )
 
 // benchKernel compiles the named generated kernel of cfg on random weights.
-func benchKernel(b *testing.B, cfgJSON, name string, opts Options) (*Executable, Kernel) {
+func benchKernel(b *testing.B, cfgJSON, name string, opts Options) (*mil.Executable, Program) {
 	cfg := parseConfig(b, cfgJSON)
-	specs, err := BlobSpecs(cfg, opts)
+	specs, err := blobplan.Blobs(cfg, opts.Blobs)
 	if err != nil {
 		b.Fatal(err)
 	}
-	var keep []BlobSpec
+	var keep []blobplan.Blob
 	for _, s := range specs { // only the blobs of layer 0 and the first LM-head chunk
-		if s.Key.Layer == 0 || (s.Key.Group == GroupLMHead && s.Key.Chunk == 0) {
+		if s.Key.Layer == 0 || (s.Key.Group == arch.GroupLMHead && s.Key.Chunk == 0) {
 			keep = append(keep, s)
 		}
 	}
-	ks, err := Programs(cfg, opts, Place(specs, sectionName))
+	ks, err := Programs(cfg, opts, blobplan.Place(specs, sectionName))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -31,15 +33,15 @@ func benchKernel(b *testing.B, cfgJSON, name string, opts Options) (*Executable,
 		}
 	}
 	b.Fatalf("no kernel %s", name)
-	return nil, Kernel{}
+	return nil, Program{}
 }
 
-func runBench(b *testing.B, e *Executable, k Kernel, flops float64) {
+func runBench(b *testing.B, e *mil.Executable, k Program, flops float64) {
 	runBenchCols(b, e, k, flops, k.Seq)
 }
 
 // runBenchCols reports GFLOP/s of the work done: cols of the kernel's Seq columns.
-func runBenchCols(b *testing.B, e *Executable, k Kernel, flops float64, cols int) {
+func runBenchCols(b *testing.B, e *mil.Executable, k Program, flops float64, cols int) {
 	r := newRand(2)
 	x := randF16(r, arch.Elements(k.Inputs[0].Shape), 1)
 	y := make([]uint16, arch.Elements(k.Outputs[0].Shape))
@@ -59,7 +61,7 @@ func BenchmarkSimFFN(b *testing.B) {
 	const js = `{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 512, "intermediate_size": 1536,
 	 "num_hidden_layers": 1, "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 256,
 	 "max_position_embeddings": 128}`
-	e, k := benchKernel(b, js, "layers.0.mlp.s64", Options{Seqs: []int{64}, WeightDType: dtype.F16})
+	e, k := benchKernel(b, js, "layers.0.mlp.s64", Options{Seqs: []int{64}, Blobs: blobplan.Options{WeightDType: dtype.F16}})
 	runBench(b, e, k, 3*2*512*1536*64)
 }
 
@@ -89,12 +91,12 @@ func BenchmarkPrograms(b *testing.B) {
 	cfg := parseConfig(b, `{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 896, "intermediate_size": 4864,
 	 "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 151936,
 	 "max_position_embeddings": 32768, "tie_word_embeddings": true}`)
-	specs, err := BlobSpecs(cfg, Options{})
+	specs, err := blobplan.Blobs(cfg, blobplan.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	placed := Place(specs, sectionName)
-	var ks []Kernel
+	placed := blobplan.Place(specs, sectionName)
+	var ks []Program
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		if ks, err = Programs(cfg, Options{}, placed); err != nil {
@@ -103,7 +105,7 @@ func BenchmarkPrograms(b *testing.B) {
 	}
 	var size int
 	for _, k := range ks {
-		size += len(k.MIL)
+		size += len(k.Text)
 	}
 	b.ReportMetric(float64(len(ks)), "kernels")
 	b.ReportMetric(float64(size), "MIL-bytes")

@@ -1,4 +1,4 @@
-package mil
+package milgen
 
 import (
 	"math"
@@ -7,18 +7,20 @@ import (
 
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/blobfile"
+	"github.com/anepack/anepack/blobplan"
 	"github.com/anepack/anepack/dtype"
+	"github.com/anepack/anepack/mil"
 )
 
 // modelBlobs holds random weights for every blob of a config, as blob bytes per section and as
 // float64 values per record for the references.
 type modelBlobs struct {
 	sections map[string][]byte
-	values   map[string][]float64 // key: BlobKey.String() + "/" + record name
+	values   map[string][]float64 // key: blobplan.Key.String() + "/" + record name
 	hidden   map[string][]float64 // FFN reference activations per kernel input column
 }
 
-func buildModelBlobs(t testing.TB, specs []BlobSpec, seed uint64) *modelBlobs {
+func buildModelBlobs(t testing.TB, specs []blobplan.Blob, seed uint64) *modelBlobs {
 	t.Helper()
 	r := newRand(seed)
 	mb := &modelBlobs{sections: map[string][]byte{}, values: map[string][]float64{}, hidden: map[string][]float64{}}
@@ -54,17 +56,17 @@ func buildModelBlobs(t testing.TB, specs []BlobSpec, seed uint64) *modelBlobs {
 	return mb
 }
 
-func (mb *modelBlobs) compile(t testing.TB, k Kernel, cache *WeightCache) *Executable {
+func (mb *modelBlobs) compile(t testing.TB, k Program, cache *mil.WeightCache) *mil.Executable {
 	t.Helper()
 	w := map[string][]byte{}
 	for _, kw := range k.Weights {
 		w[kw.Path] = mb.sections[kw.Section]
 	}
-	p, err := Parse([]byte(k.MIL))
+	p, err := mil.Parse([]byte(k.Text))
 	if err != nil {
 		t.Fatalf("%s: %v", k.Name, err)
 	}
-	e, err := p.CompileWith(w, CompileOptions{Cache: cache})
+	e, err := p.CompileWith(w, mil.CompileOptions{Cache: cache})
 	if err != nil {
 		t.Fatalf("%s: %v", k.Name, err)
 	}
@@ -92,12 +94,12 @@ func TestGeneratedKernels(t *testing.T) {
 	for _, dt := range []dtype.DType{dtype.F16} {
 		t.Run(dt.String(), func(t *testing.T) {
 			cfg := parseConfig(t, smallConfigJSON)
-			opts := Options{Seqs: []int{64}, MaxLMHeadRows: 128, WeightDType: dt}
-			specs, err := BlobSpecs(cfg, opts)
+			opts := Options{Seqs: []int{64}, Blobs: blobplan.Options{MaxLMHeadRows: 128, WeightDType: dt}}
+			specs, err := blobplan.Blobs(cfg, opts.Blobs)
 			if err != nil {
 				t.Fatal(err)
 			}
-			kernels, err := Programs(cfg, opts, Place(specs, sectionName))
+			kernels, err := Programs(cfg, opts, blobplan.Place(specs, sectionName))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,7 +126,7 @@ func TestGeneratedKernels(t *testing.T) {
 				}
 				y := evalF16(t, e, x, outC*S)
 				xf := f64s(x)
-				key := BlobKey{Group: k.Kind, Layer: k.Layer, Chunk: k.Chunk}.String() + "/"
+				key := blobplan.Key{Group: k.Kind, Layer: k.Layer, Chunk: k.Chunk}.String() + "/"
 				for s := 0; s < S; s++ {
 					for o := 0; o < outC; o++ {
 						ref, tol := kernelRef(t, k.Kind, mb, key, cfg, xf, S, s, o)
@@ -164,7 +166,7 @@ func kernelRef(t *testing.T, kind string, mb *modelBlobs, key string, cfg *arch.
 	case arch.GroupO:
 		r, mag := projRef(mb.values[key+"o"], q, o, x, S, s)
 		return r, u16*mag + ulp16(r)/2
-	case GroupLMHead:
+	case arch.GroupLMHead:
 		r, mag := projRef(mb.values[key+"lm_head"], h, o, x, S, s)
 		return r, u16*mag + ulp16(r)/2
 	case arch.GroupMLP:

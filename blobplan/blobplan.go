@@ -1,4 +1,4 @@
-package mil
+package blobplan
 
 import (
 	"fmt"
@@ -9,12 +9,8 @@ import (
 	"github.com/anepack/anepack/dtype"
 )
 
-// GroupLMHead is the kernel group of the LM head chunks (the layer groups are the family's,
-// arch.Family.Groups).
-const GroupLMHead = arch.GroupLMHead
-
 // MaxANEDim is the largest channel count one ANE tensor dimension takes (vocabularies above
-// 65536 rows must be split; see docs/ane.md).
+// 65536 rows must be split; see docs/ane.md, "Limits").
 const MaxANEDim = 65536
 
 // DefaultLMHeadRows is the default number of rows of one LM-head chunk: the widest 1x1 conv
@@ -66,32 +62,32 @@ const (
 // Size returns the payload size in bytes.
 func (r RecordSpec) Size() int64 { return r.DType.Bytes(int64(arch.Elements(r.Shape))) }
 
-// BlobKey identifies one blob file of a model.
-type BlobKey struct {
-	Group string // a layer group of the family, or GroupLMHead
+// Key identifies one blob file of a model.
+type Key struct {
+	Group string // a layer group of the family (arch.Family.Groups), or arch.GroupLMHead
 	Layer int    // decoder layer; -1 for the LM head
 	Chunk int    // LM-head chunk; 0 otherwise
 }
 
 // String names the blob as kernel names do: "layers.3.mlp", "lm_head.1".
-func (k BlobKey) String() string {
-	if k.Group == GroupLMHead {
+func (k Key) String() string {
+	if k.Group == arch.GroupLMHead {
 		return fmt.Sprintf("%s.%d", k.Group, k.Chunk)
 	}
 	return fmt.Sprintf("layers.%d.%s", k.Layer, k.Group)
 }
 
-// BlobSpec is one weight blob file: pack writes it (blobfile.NewWriter(w, spec.Entries()),
-// then each record's payload in order) into a bundle section, and every kernel of its group
-// names it by Path.
-type BlobSpec struct {
-	Key     BlobKey
+// Blob is one weight blob file: pack writes it (blobfile.NewWriter(w, blob.Entries()), then
+// each record's payload in order) into a bundle section, and every kernel of its group names
+// it by Path.
+type Blob struct {
+	Key     Key
 	Path    string // the MIL BLOBFILE path, e.g. "@model_path/weights/attn_qkv.bin"
 	Records []RecordSpec
 }
 
 // Entries returns the blobfile entries to write, in record order.
-func (b BlobSpec) Entries() []blobfile.Entry {
+func (b Blob) Entries() []blobfile.Entry {
 	e := make([]blobfile.Entry, len(b.Records))
 	for i, r := range b.Records {
 		e[i] = blobfile.Entry{DType: blobfile.DType(r.DType.BlobCode()), Size: r.Size()}
@@ -106,25 +102,25 @@ func blobPath(group string) string { return "@model_path/weights/" + group + ".b
 // recordName is the short name of a weight slot's record: "q_proj" -> "q".
 func recordName(s arch.Slot) string { return strings.TrimSuffix(s.String(), "_proj") }
 
-// modelOf returns the family of cfg and checks the channel counts one ANE dimension takes.
-func modelOf(cfg *arch.Config) (*arch.Family, error) {
+// familyOf returns the family of cfg and checks the channel counts one ANE dimension takes.
+func familyOf(cfg *arch.Config) (*arch.Family, error) {
 	if cfg == nil {
-		return nil, fmt.Errorf("mil: nil config")
+		return nil, fmt.Errorf("blobplan: nil config")
 	}
 	if err := arch.Validate(cfg); err != nil {
-		return nil, fmt.Errorf("mil: config: %w", err)
+		return nil, fmt.Errorf("blobplan: config: %w", err)
 	}
 	fam, err := arch.Lookup(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("mil: %w", err)
+		return nil, fmt.Errorf("blobplan: %w", err)
 	}
 	for _, g := range fam.Groups(cfg) {
 		if g.In > MaxANEDim || g.Out > MaxANEDim {
-			return nil, fmt.Errorf("mil: group %s maps %d channels to %d; one ANE dimension holds at most %d", g.Name, g.In, g.Out, MaxANEDim)
+			return nil, fmt.Errorf("blobplan: group %s maps %d channels to %d; one ANE dimension holds at most %d", g.Name, g.In, g.Out, MaxANEDim)
 		}
 	}
 	if cfg.IntermediateSize > MaxANEDim {
-		return nil, fmt.Errorf("mil: intermediate_size %d; one ANE dimension holds at most %d", cfg.IntermediateSize, MaxANEDim)
+		return nil, fmt.Errorf("blobplan: intermediate_size %d; one ANE dimension holds at most %d", cfg.IntermediateSize, MaxANEDim)
 	}
 	return fam, nil
 }
@@ -137,7 +133,7 @@ func modelOf(cfg *arch.Config) (*arch.Family, error) {
 //	  [1, Σout, 1, 1] = their biases concatenated
 //	mlp: gate, up, down [out, in, 1, 1], then a bias record [1, out, 1, 1] per biased member
 func GroupRecords(cfg *arch.Config, group string, layer int, dt dtype.DType) ([]RecordSpec, error) {
-	fam, err := modelOf(cfg)
+	fam, err := familyOf(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -146,10 +142,10 @@ func GroupRecords(cfg *arch.Config, group string, layer int, dt dtype.DType) ([]
 
 func groupRecords(fam *arch.Family, cfg *arch.Config, group string, layer int, dt dtype.DType, gsize int) ([]RecordSpec, error) {
 	if dt != dtype.F16 && dt != dtype.F32 && !dt.Quantized() {
-		return nil, fmt.Errorf("mil: weight dtype %s; expected f16, f32, q8 or q4", dt)
+		return nil, fmt.Errorf("blobplan: weight dtype %s; expected f16, f32, q8 or q4", dt)
 	}
 	if layer < 0 || layer >= cfg.NumHiddenLayers {
-		return nil, fmt.Errorf("mil: layer %d out of range [0, %d)", layer, cfg.NumHiddenLayers)
+		return nil, fmt.Errorf("blobplan: layer %d out of range [0, %d)", layer, cfg.NumHiddenLayers)
 	}
 	g, ok := fam.Group(cfg, group)
 	if !ok || !fam.LayerHasGroup(cfg, layer, g) {
@@ -157,7 +153,7 @@ func groupRecords(fam *arch.Family, cfg *arch.Config, group string, layer int, d
 		for _, g := range fam.LayerGroups(cfg, layer) {
 			names = append(names, g.Name)
 		}
-		return nil, fmt.Errorf("mil: unknown group %q; layer %d of %s has %s", group, layer, cfg.Architecture, strings.Join(names, ", "))
+		return nil, fmt.Errorf("blobplan: unknown group %q; layer %d of %s has %s", group, layer, cfg.Architecture, strings.Join(names, ", "))
 	}
 	var recs []RecordSpec
 	for _, s := range g.Linears {
@@ -166,7 +162,7 @@ func groupRecords(fam *arch.Family, cfg *arch.Config, group string, layer int, d
 			Shape: []int{shape[0], shape[1], 1, 1}, DType: dt}
 		parts, err := weightRecords(w, dt, gsize)
 		if err != nil {
-			return nil, fmt.Errorf("mil: %s of layer %d: %w", fam.TensorName(s, layer), layer, err)
+			return nil, fmt.Errorf("blobplan: %s of layer %d: %w", fam.TensorName(s, layer), layer, err)
 		}
 		recs = append(recs, parts...)
 	}
@@ -185,7 +181,7 @@ func groupRecords(fam *arch.Family, cfg *arch.Config, group string, layer int, d
 	bias := RecordSpec{Name: strings.TrimPrefix(g.Name, "attn_") + "_bias", Bias: true, Shape: []int{1, g.Out, 1, 1}, DType: dtype.F16}
 	for i, b := range g.Biases {
 		if b == arch.SlotNone {
-			return nil, fmt.Errorf("mil: group %s: %s has a bias but %s has none; a concatenated bias needs all or none", g.Name, g.Biases[0], g.Linears[i])
+			return nil, fmt.Errorf("blobplan: group %s: %s has a bias but %s has none; a concatenated bias needs all or none", g.Name, g.Biases[0], g.Linears[i])
 		}
 		bias.Tensors = append(bias.Tensors, fam.TensorName(b, layer))
 	}
@@ -228,7 +224,7 @@ func LMHeadChunks(vocab, maxRows int) ([][2]int, error) {
 		maxRows = DefaultLMHeadRows
 	}
 	if vocab <= 0 || maxRows <= 0 || maxRows > MaxANEDim {
-		return nil, fmt.Errorf("mil: cannot split %d rows into chunks of at most %d (limit %d)", vocab, maxRows, MaxANEDim)
+		return nil, fmt.Errorf("blobplan: cannot split %d rows into chunks of at most %d (limit %d)", vocab, maxRows, MaxANEDim)
 	}
 	n := (vocab + maxRows - 1) / maxRows
 	rows := (vocab + n - 1) / n
@@ -260,25 +256,25 @@ func lmHeadSource(fam *arch.Family, cfg *arch.Config, dt dtype.DType) (string, d
 	return fam.TensorName(arch.LMHead, -1), dt
 }
 
-// BlobSpecs lists every blob file of a model in a stable order: per layer the groups it runs
+// Blobs lists every blob file of a model in a stable order: per layer the groups it runs
 // (those of its token mixer, then the MLP); then the LM-head chunks.
-func BlobSpecs(cfg *arch.Config, opts Options) ([]BlobSpec, error) {
-	opts, err := opts.normalize()
+func Blobs(cfg *arch.Config, opts Options) ([]Blob, error) {
+	opts, err := opts.Normalize()
 	if err != nil {
 		return nil, err
 	}
-	fam, err := modelOf(cfg)
+	fam, err := familyOf(cfg)
 	if err != nil {
 		return nil, err
 	}
-	var out []BlobSpec
+	var out []Blob
 	for l := 0; l < cfg.NumHiddenLayers; l++ {
 		for _, g := range fam.LayerGroups(cfg, l) {
 			recs, err := groupRecords(fam, cfg, g.Name, l, opts.WeightDType, opts.GroupSize)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, BlobSpec{Key: BlobKey{Group: g.Name, Layer: l}, Path: blobPath(g.Name), Records: recs})
+			out = append(out, Blob{Key: Key{Group: g.Name, Layer: l}, Path: blobPath(g.Name), Records: recs})
 		}
 	}
 	chunks, err := LMHeadChunks(cfg.VocabSize, opts.MaxLMHeadRows)
@@ -293,9 +289,9 @@ func BlobSpecs(cfg *arch.Config, opts Options) ([]BlobSpec, error) {
 		recs, err := weightRecords(RecordSpec{Name: "lm_head", Slot: arch.LMHead, Tensors: []string{src}, RowStart: ch[0], RowEnd: ch[1],
 			Shape: []int{ch[1] - ch[0], cfg.HiddenSize, 1, 1}, DType: dt}, dt, opts.GroupSize)
 		if err != nil {
-			return nil, fmt.Errorf("mil: LM head: %w", err)
+			return nil, fmt.Errorf("blobplan: LM head: %w", err)
 		}
-		out = append(out, BlobSpec{Key: BlobKey{Group: GroupLMHead, Layer: -1, Chunk: i}, Path: blobPath(GroupLMHead), Records: recs})
+		out = append(out, Blob{Key: Key{Group: arch.GroupLMHead, Layer: -1, Chunk: i}, Path: blobPath(arch.GroupLMHead), Records: recs})
 	}
 	return out, nil
 }
@@ -308,11 +304,11 @@ type Placement struct {
 }
 
 // Place computes the placement of every blob written alone into its own section, named by
-// section; record offsets follow blobfile.Layout. Pack uses it when it writes each blob file
-// as one section, which is the layout Programs expects by default.
-func Place(specs []BlobSpec, section func(BlobSpec) string) map[BlobKey]Placement {
-	m := make(map[BlobKey]Placement, len(specs))
-	for _, s := range specs {
+// section; record offsets follow blobfile.Layout. It is what pack's placements are when each
+// blob file is one section, for callers that generate programs without writing a bundle.
+func Place(blobs []Blob, section func(Blob) string) map[Key]Placement {
+	m := make(map[Key]Placement, len(blobs))
+	for _, s := range blobs {
 		recs, _ := blobfile.Layout(s.Entries())
 		m[s.Key] = Placement{Section: section(s), Records: recs}
 	}

@@ -1,10 +1,11 @@
-package mil
+package milgen
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/blobplan"
 	"github.com/anepack/anepack/dtype"
 )
 
@@ -24,17 +25,17 @@ const qwen35Config = `{"architectures":["Qwen3_5ForCausalLM"],"hidden_size":64,"
 func TestQwen35Programs(t *testing.T) {
 	cfg := parseConfig(t, qwen35Config)
 	opts := Options{Seqs: []int{64}}
-	specs, err := BlobSpecs(cfg, opts)
+	specs, err := blobplan.Blobs(cfg, opts.Blobs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks, err := Programs(cfg, opts, Place(specs, sectionName))
+	ks, err := Programs(cfg, opts, blobplan.Place(specs, sectionName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, k := range ks {
-		if k.Seq == 64 && k.Kind != GroupLMHead {
+		if k.Seq == 64 && k.Kind != arch.GroupLMHead {
 			names = append(names, k.Name)
 		}
 	}
@@ -50,7 +51,7 @@ func TestQwen35Programs(t *testing.T) {
 		t.Errorf("linear_attn_in maps %v to %v", in.Inputs[0].Shape, in.Outputs[0].Shape)
 	}
 	for _, v := range []string{"w_linear_qkv", "w_linear_z", "w_linear_b", "w_linear_a", "concat"} {
-		if !strings.Contains(in.MIL, v) {
+		if !strings.Contains(in.Text, v) {
 			t.Errorf("linear_attn_in's program lacks %s", v)
 		}
 	}
@@ -58,14 +59,14 @@ func TestQwen35Programs(t *testing.T) {
 	if qkv.Outputs[0].Shape[1] != 2*128+2*64 {
 		t.Errorf("gated attn_qkv gives %d channels; want q_proj's 256 (queries and gates) + k 64 + v 64", qkv.Outputs[0].Shape[1])
 	}
-	recs, err := GroupRecords(cfg, arch.GroupLinearIn, 2, dtype.F16)
+	recs, err := blobplan.GroupRecords(cfg, arch.GroupLinearIn, 2, dtype.F16)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(recs) != 4 || recs[0].Tensors[0] != "model.layers.2.linear_attn.in_proj_qkv.weight" || recs[3].Shape[0] != 4 {
 		t.Errorf("linear_attn_in records %+v", recs)
 	}
-	if _, err := GroupRecords(cfg, arch.GroupQKV, 0, dtype.F16); err == nil || !strings.Contains(err.Error(), "layer 0 of Qwen3_5ForCausalLM has linear_attn_in, linear_attn_out, mlp") {
+	if _, err := blobplan.GroupRecords(cfg, arch.GroupQKV, 0, dtype.F16); err == nil || !strings.Contains(err.Error(), "layer 0 of Qwen3_5ForCausalLM has linear_attn_in, linear_attn_out, mlp") {
 		t.Errorf("attn_qkv of a DeltaNet layer: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package mil
+package milgen
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/anepack/anepack/dtype"
+	"github.com/anepack/anepack/mil"
 )
 
 // The header every generated program starts with (docs/ane.md), byte for byte what MDX,
@@ -30,7 +31,7 @@ func newMILWriter() *milWriter {
 }
 
 // open writes `func main<ios18>(<inputs>) {`.
-func (w *milWriter) open(inputs ...IO) {
+func (w *milWriter) open(inputs ...mil.IO) {
 	w.b.WriteString("    func main<ios18>(")
 	for i, in := range inputs {
 		if i > 0 {
@@ -50,20 +51,20 @@ func (w *milWriter) close(outputs ...string) string {
 
 func (w *milWriter) define(name string) {
 	if w.seen[name] {
-		panic("mil: generator defines " + name + " twice") // a bug in this package, not bad input
+		panic("milgen: generator defines " + name + " twice") // a bug in this package, not bad input
 	}
 	w.seen[name] = true
 }
 
 // constant writes `<type> <name> = const()[name = string("<name>"), val = <literal>];`.
-func (w *milWriter) constant(t Type, name, literal string) {
+func (w *milWriter) constant(t mil.Type, name, literal string) {
 	w.define(name)
 	fmt.Fprintf(&w.b, "        %s %s = const()[name = string(%q), val = %s];\n", t, name, name, literal)
 }
 
 // op writes `<type> <name> = <op>(<k> = <v>, ...)[name = string("<name>")];`; args alternate
 // parameter names and values, in the order given (callers pass them alphabetically).
-func (w *milWriter) op(t Type, name, op string, args ...string) {
+func (w *milWriter) op(t mil.Type, name, op string, args ...string) {
 	w.define(name)
 	fmt.Fprintf(&w.b, "        %s %s = %s(", t, name, op)
 	for i := 0; i+1 < len(args); i += 2 {
@@ -77,16 +78,16 @@ func (w *milWriter) op(t Type, name, op string, args ...string) {
 
 // convConsts writes the five conv parameters of a 1x1 linear layer.
 func (w *milWriter) convConsts() {
-	w.constant(TensorType(String), "c_pad_type", `string("valid")`)
-	w.constant(TensorType(Int32, 2), "c_strides", intsLiteral(1, 1))
-	w.constant(TensorType(Int32, 4), "c_pad", intsLiteral(0, 0, 0, 0))
-	w.constant(TensorType(Int32, 2), "c_dilations", intsLiteral(1, 1))
-	w.constant(TensorType(Int32), "c_groups", "int32(1)")
+	w.constant(mil.TensorType(mil.String), "c_pad_type", `string("valid")`)
+	w.constant(mil.TensorType(mil.Int32, 2), "c_strides", intsLiteral(1, 1))
+	w.constant(mil.TensorType(mil.Int32, 4), "c_pad", intsLiteral(0, 0, 0, 0))
+	w.constant(mil.TensorType(mil.Int32, 2), "c_dilations", intsLiteral(1, 1))
+	w.constant(mil.TensorType(mil.Int32), "c_groups", "int32(1)")
 }
 
 // conv writes a 1x1 convolution of x by weight into an [1, out, 1, seq] fp16 tensor.
 func (w *milWriter) conv(name, weight, x string, out, seq int) {
-	w.op(TensorType(FP16, 1, out, 1, seq), name, "conv",
+	w.op(mil.TensorType(mil.FP16, 1, out, 1, seq), name, "conv",
 		"dilations", "c_dilations", "groups", "c_groups", "pad", "c_pad", "pad_type", "c_pad_type",
 		"strides", "c_strides", "weight", weight, "x", x)
 }
@@ -100,18 +101,18 @@ func (w *milWriter) conv(name, weight, x string, out, seq int) {
 //	q4: constexpr_blockwise_shift_scale, the iOS18 form with its inputs bound inline:
 //	    scale[o, g]·(q[o, i] − offset[o, g]) over groups g of inputs, uint4 data
 func (w *milWriter) weight(name string, r weightRec) {
-	t := TensorType(FP16, r.spec.Shape...)
+	t := mil.TensorType(mil.FP16, r.spec.Shape...)
 	switch r.spec.Quant {
 	case dtype.Q8:
 		w.define(name)
-		data := TensorType(Int8, r.spec.Shape...)
-		scale := TensorType(FP16, r.scaleRec.spec.Shape...)
+		data := mil.TensorType(mil.Int8, r.spec.Shape...)
+		scale := mil.TensorType(mil.FP16, r.scaleRec.spec.Shape...)
 		fmt.Fprintf(&w.b, "        %s %s = constexpr_affine_dequantize()[axis = int32(0), name = string(%q), quantized_data = %s, scale = %s, zero_point = int8(0)];\n",
 			t, name, name, blobLiteral(data, r.path, r.offset), blobLiteral(scale, r.scaleRec.path, r.scaleRec.offset))
 	case dtype.Q4:
 		w.define(name)
-		data := TensorType(UInt4, r.spec.Shape...)
-		side := TensorType(FP16, r.scaleRec.spec.Shape...)
+		data := mil.TensorType(mil.UInt4, r.spec.Shape...)
+		side := mil.TensorType(mil.FP16, r.scaleRec.spec.Shape...)
 		fmt.Fprintf(&w.b, "        %s %s = constexpr_blockwise_shift_scale(data = %s, offset = %s, scale = %s)[name = string(%q)];\n",
 			t, name, blobLiteral(data, r.path, r.offset), blobLiteral(side, r.offsetRec.path, r.offsetRec.offset),
 			blobLiteral(side, r.scaleRec.path, r.scaleRec.offset), name)
@@ -128,6 +129,6 @@ func intsLiteral(v ...int) string {
 	return fmt.Sprintf("tensor<int32, [%d]>([%s])", len(v), strings.Join(s, ", "))
 }
 
-func blobLiteral(t Type, path string, offset int64) string {
+func blobLiteral(t mil.Type, path string, offset int64) string {
 	return fmt.Sprintf("%s(BLOBFILE(path = string(%q), offset = uint64(%d)))", t, path, offset)
 }

@@ -1,4 +1,4 @@
-package mil
+package milgen
 
 import (
 	"bytes"
@@ -9,26 +9,29 @@ import (
 
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/blobfile"
+	"github.com/anepack/anepack/blobplan"
 	"github.com/anepack/anepack/dtype"
+	"github.com/anepack/anepack/half"
+	"github.com/anepack/anepack/mil"
 )
 
-func sectionName(b BlobSpec) string { return "blob/" + b.Key.String() }
+func sectionName(b blobplan.Blob) string { return "blob/" + b.Key.String() }
 
-func smallKernels(t *testing.T, opts Options) (*arch.Config, []BlobSpec, []Kernel) {
+func smallKernels(t *testing.T, opts Options) (*arch.Config, []blobplan.Blob, []Program) {
 	t.Helper()
 	cfg := parseConfig(t, smallConfigJSON)
-	specs, err := BlobSpecs(cfg, opts)
+	specs, err := blobplan.Blobs(cfg, opts.Blobs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks, err := Programs(cfg, opts, Place(specs, sectionName))
+	ks, err := Programs(cfg, opts, blobplan.Place(specs, sectionName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cfg, specs, ks
 }
 
-func findKernel(t *testing.T, ks []Kernel, name string) Kernel {
+func findKernel(t *testing.T, ks []Program, name string) Program {
 	t.Helper()
 	for _, k := range ks {
 		if k.Name == name {
@@ -36,7 +39,7 @@ func findKernel(t *testing.T, ks []Kernel, name string) Kernel {
 		}
 	}
 	t.Fatalf("no kernel %s", name)
-	return Kernel{}
+	return Program{}
 }
 
 // TestGoldenMIL compares generated programs with hand-written files in testdata. The files
@@ -44,9 +47,9 @@ func findKernel(t *testing.T, ks []Kernel, name string) Kernel {
 // order and spelling, BLOBFILE offsets pointing at records: 64, then 64 + Σ(64 + padded
 // payload)), not from this generator's output.
 func TestGoldenMIL(t *testing.T) {
-	_, _, ks := smallKernels(t, Options{MaxLMHeadRows: 128})
+	_, _, ks := smallKernels(t, Options{Blobs: blobplan.Options{MaxLMHeadRows: 128}})
 	for _, c := range []struct {
-		kernels []Kernel
+		kernels []Program
 		name    string
 		file    string
 	}{
@@ -55,10 +58,10 @@ func TestGoldenMIL(t *testing.T) {
 		{ks, "layers.0.mlp.s32", "gen_mlp_s32.mil"},
 		{ks, "lm_head.1.s32", "gen_lm_head_1_s32.mil"},
 	} {
-		got := findKernel(t, c.kernels, c.name).MIL
+		got := findKernel(t, c.kernels, c.name).Text
 		want := string(readTestdata(t, c.file))
 		if got != want {
-			t.Errorf("%s differs from testdata/%s at %s", c.name, c.file, firstDiff(got, want))
+			t.Errorf("%s differs from mil/testdata/%s at %s", c.name, c.file, firstDiff(got, want))
 		}
 	}
 }
@@ -68,7 +71,7 @@ func TestGeneratedDeterministic(t *testing.T) {
 	_, _, a := smallKernels(t, Options{})
 	_, _, b := smallKernels(t, Options{})
 	for i := range a {
-		if a[i].MIL != b[i].MIL || a[i].Name != b[i].Name {
+		if a[i].Text != b[i].Text || a[i].Name != b[i].Name {
 			t.Fatalf("kernel %d differs between runs", i)
 		}
 	}
@@ -78,15 +81,15 @@ func TestGeneratedDeterministic(t *testing.T) {
 // no runtime has shown the ANE a cast of fp32 weights, and M1/M2 refuse cast.
 func TestNoFP32Kernels(t *testing.T) {
 	cfg := parseConfig(t, smallConfigJSON)
-	opts := Options{WeightDType: dtype.F32}
-	specs, err := BlobSpecs(cfg, opts)
+	opts := Options{Blobs: blobplan.Options{WeightDType: dtype.F32}}
+	specs, err := blobplan.Blobs(cfg, opts.Blobs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if specs[0].Records[0].DType != dtype.F32 || specs[0].Records[0].Size() != 64*96*4 {
 		t.Errorf("f32 record %+v", specs[0].Records[0])
 	}
-	if _, err := Programs(cfg, opts, Place(specs, sectionName)); err == nil || !strings.Contains(err.Error(), "for the CPU") {
+	if _, err := Programs(cfg, opts, blobplan.Place(specs, sectionName)); err == nil || !strings.Contains(err.Error(), "for the CPU") {
 		t.Errorf("Programs with f32 weights: %v", err)
 	}
 }
@@ -94,7 +97,7 @@ func TestNoFP32Kernels(t *testing.T) {
 // TestProgramsList checks the kernel list: every layer × group × bucket, the LM head chunks
 // at S = 32 only, names unique, Decode exactly at S = 32, shapes and weight bindings.
 func TestProgramsList(t *testing.T) {
-	_, specs, ks := smallKernels(t, Options{Seqs: []int{64, 128}, MaxLMHeadRows: 128})
+	_, specs, ks := smallKernels(t, Options{Seqs: []int{64, 128}, Blobs: blobplan.Options{MaxLMHeadRows: 128}})
 	// Buckets become 32 (decode, always), 64, 128; 2 layers × 3 groups × 3 + 2 chunks × 1.
 	if len(ks) != 2*3*3+2 {
 		t.Fatalf("%d kernels; want 20", len(ks))
@@ -111,7 +114,7 @@ func TestProgramsList(t *testing.T) {
 		if len(k.Weights) != 1 || k.Weights[0].Path != "@model_path/weights/"+k.Kind+".bin" {
 			t.Errorf("%s: weights %+v", k.Name, k.Weights)
 		}
-		if !strings.Contains(k.MIL, k.Weights[0].Path) {
+		if !strings.Contains(k.Text, k.Weights[0].Path) {
 			t.Errorf("%s: MIL does not name %s", k.Name, k.Weights[0].Path)
 		}
 		in, out := k.Inputs[0].Shape, k.Outputs[0].Shape
@@ -121,7 +124,7 @@ func TestProgramsList(t *testing.T) {
 		wantIn, wantOut := map[string][2]int{
 			arch.GroupQKV: {96, 128}, arch.GroupO: {64, 96}, arch.GroupMLP: {96, 96},
 		}[k.Kind][0], map[string][2]int{arch.GroupQKV: {96, 128}, arch.GroupO: {64, 96}, arch.GroupMLP: {96, 96}}[k.Kind][1]
-		if k.Kind == GroupLMHead {
+		if k.Kind == arch.GroupLMHead {
 			wantIn, wantOut = 96, []int{128, 72}[k.Chunk]
 			if k.Seq != 32 || k.Layer != -1 {
 				t.Errorf("%s: LM head kernel at S = %d, layer %d", k.Name, k.Seq, k.Layer)
@@ -139,95 +142,15 @@ func TestProgramsList(t *testing.T) {
 	}
 }
 
-// TestGroupRecords checks the record layout pack must write.
-func TestGroupRecords(t *testing.T) {
-	cfg := parseConfig(t, smallConfigJSON)
-	recs, err := GroupRecords(cfg, arch.GroupQKV, 1, dtype.F32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []struct {
-		name  string
-		shape []int
-		dt    dtype.DType
-		n     int
-	}{
-		{"q", []int{64, 96, 1, 1}, dtype.F32, 1},
-		{"k", []int{32, 96, 1, 1}, dtype.F32, 1},
-		{"v", []int{32, 96, 1, 1}, dtype.F32, 1},
-		{"qkv_bias", []int{1, 128, 1, 1}, dtype.F16, 3},
-	}
-	if len(recs) != len(want) {
-		t.Fatalf("%d records; want %d", len(recs), len(want))
-	}
-	for i, w := range want {
-		r := recs[i]
-		if r.Name != w.name || !equalInts(r.Shape, w.shape) || r.DType != w.dt || len(r.Tensors) != w.n {
-			t.Errorf("record %d = %+v; want %s %v %s", i, r, w.name, w.shape, w.dt)
-		}
-	}
-	if recs[3].Tensors[1] != "model.layers.1.self_attn.k_proj.bias" || recs[0].Tensors[0] != "model.layers.1.self_attn.q_proj.weight" {
-		t.Errorf("tensor names %v %v", recs[0].Tensors, recs[3].Tensors)
-	}
-	if recs[3].Size() != 256 || recs[0].Size() != 64*96*4 {
-		t.Errorf("sizes %d %d", recs[3].Size(), recs[0].Size())
-	}
-	mlp, _ := GroupRecords(cfg, arch.GroupMLP, 0, dtype.F16)
-	if len(mlp) != 3 || mlp[2].Name != "down" || !equalInts(mlp[2].Shape, []int{96, 160, 1, 1}) {
-		t.Errorf("mlp records %+v", mlp)
-	}
-	if _, err := GroupRecords(cfg, "attn", 0, dtype.F16); err == nil {
-		t.Error("unknown group accepted")
-	}
-	if _, err := GroupRecords(cfg, arch.GroupO, 2, dtype.F16); err == nil {
-		t.Error("layer 2 of 2 accepted")
-	}
-	if _, err := GroupRecords(cfg, arch.GroupO, 0, dtype.I8); err == nil {
-		t.Error("int8 weights accepted")
-	}
-}
-
-func TestLMHeadChunks(t *testing.T) {
-	for _, c := range []struct {
-		vocab, max int
-		want       [][2]int
-	}{
-		{151936, 0, [][2]int{{0, 30400}, {30400, 60800}, {60800, 91200}, {91200, 121600}, {121600, 151936}}},
-		{151936, 65536, [][2]int{{0, 50688}, {50688, 101376}, {101376, 151936}}},
-		{200, 128, [][2]int{{0, 128}, {128, 200}}},
-		{32000, 0, [][2]int{{0, 32000}}},
-		{65536, 65536, [][2]int{{0, 65536}}},
-		{65537, 65536, [][2]int{{0, 32832}, {32832, 65537}}},
-		{100, 30, [][2]int{{0, 25}, {25, 50}, {50, 75}, {75, 100}}},
-	} {
-		got, err := LMHeadChunks(c.vocab, c.max)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != len(c.want) {
-			t.Errorf("LMHeadChunks(%d, %d) = %v; want %v", c.vocab, c.max, got, c.want)
-			continue
-		}
-		for i := range got {
-			if got[i] != c.want[i] {
-				t.Errorf("LMHeadChunks(%d, %d) = %v; want %v", c.vocab, c.max, got, c.want)
-			}
-		}
-	}
-	for _, bad := range [][2]int{{0, 10}, {100, 65537}, {100, -1}} {
-		if _, err := LMHeadChunks(bad[0], bad[1]); err == nil {
-			t.Errorf("LMHeadChunks(%d, %d) accepted", bad[0], bad[1])
-		}
-	}
-}
-
 func TestOptionsRefused(t *testing.T) {
 	cfg := parseConfig(t, smallConfigJSON)
-	for _, o := range []Options{{Seqs: []int{48}}, {Seqs: []int{0}}, {LMHeadSeqs: []int{16}}, {WeightDType: dtype.BF16}, {MaxLMHeadRows: 70000}, {MaxLMHeadRows: 32}} {
-		if _, err := BlobSpecs(cfg, o); err == nil {
-			if _, err := Programs(cfg, o, nil); err == nil {
-				t.Errorf("options %+v accepted", o)
-			}
+	for _, o := range []Options{{Seqs: []int{48}}, {Seqs: []int{0}}, {LMHeadSeqs: []int{16}}, {Blobs: blobplan.Options{WeightDType: dtype.BF16}},
+		{Blobs: blobplan.Options{MaxLMHeadRows: 70000}}, {Blobs: blobplan.Options{MaxLMHeadRows: 32}}} {
+		if o.Check() == nil {
+			t.Errorf("options %+v: Check accepts them", o)
+		}
+		if _, err := Programs(cfg, o, nil); err == nil {
+			t.Errorf("options %+v accepted", o)
 		}
 	}
 }
@@ -235,16 +158,16 @@ func TestOptionsRefused(t *testing.T) {
 // TestPlacementChecked refuses placements that disagree with the record specs.
 func TestPlacementChecked(t *testing.T) {
 	cfg := parseConfig(t, smallConfigJSON)
-	specs, _ := BlobSpecs(cfg, Options{})
-	key := BlobKey{Group: arch.GroupMLP, Layer: 1}
-	for name, mutate := range map[string]func(p *Placement){
+	specs, _ := blobplan.Blobs(cfg, blobplan.Options{})
+	key := blobplan.Key{Group: arch.GroupMLP, Layer: 1}
+	for name, mutate := range map[string]func(p *blobplan.Placement){
 		"missing": nil,
-		"count":   func(p *Placement) { p.Records = p.Records[:2] },
-		"dtype":   func(p *Placement) { p.Records[1].DType = blobfile.FP32 },
-		"size":    func(p *Placement) { p.Records[2].Size-- },
-		"offset":  func(p *Placement) { p.Records[0].Offset = 32 },
+		"count":   func(p *blobplan.Placement) { p.Records = p.Records[:2] },
+		"dtype":   func(p *blobplan.Placement) { p.Records[1].DType = blobfile.FP32 },
+		"size":    func(p *blobplan.Placement) { p.Records[2].Size-- },
+		"offset":  func(p *blobplan.Placement) { p.Records[0].Offset = 32 },
 	} {
-		placed := Place(specs, sectionName)
+		placed := blobplan.Place(specs, sectionName)
 		if mutate == nil {
 			delete(placed, key)
 		} else {
@@ -266,11 +189,11 @@ func TestPlacementChecked(t *testing.T) {
 // (already a multiple of 64). Then the golden MIL runs on it in the sim.
 func TestProjectionBlobBytes(t *testing.T) {
 	cfg := parseConfig(t, smallConfigJSON)
-	recs, err := GroupRecords(cfg, arch.GroupO, 0, dtype.F16)
+	recs, err := blobplan.GroupRecords(cfg, arch.GroupO, 0, dtype.F16)
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := BlobSpec{Records: recs}
+	spec := blobplan.Blob{Records: recs}
 	r := newRand(1)
 	w := randF16(r, 96*64, 0.25)
 	var buf bytes.Buffer
@@ -331,12 +254,12 @@ func TestProjectionBlobBytes(t *testing.T) {
 				mag += abs(wf[o*64+i] * xf[i*32+s])
 			}
 			// One rounding of the result to fp16 (half an ulp) plus float32 accumulation.
-			if got := float64(f16ToF32(y[o*32+s])); abs(got-ref) > ulp16(ref)/2+mag*1e-6 {
+			if got := float64(half.F16ToF32Scalar(y[o*32+s])); abs(got-ref) > ulp16(ref)/2+mag*1e-6 {
 				t.Fatalf("y[%d,%d] = %g; float64 reference %g", o, s, got, ref)
 			}
 		}
 	}
-	if _, err := Programs(cfg, Options{}, map[BlobKey]Placement{}); err == nil || errors.Is(err, ErrANE) {
+	if _, err := Programs(cfg, Options{}, map[blobplan.Key]blobplan.Placement{}); err == nil || errors.Is(err, mil.ErrANE) {
 		t.Errorf("empty placement: %v", err)
 	}
 }

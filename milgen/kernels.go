@@ -1,16 +1,18 @@
-package mil
+package milgen
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/blobplan"
+	"github.com/anepack/anepack/mil"
 )
 
 // The program bodies. Each takes its weights as placed records and writes one input x and one
 // output y, fp16 [1, C, 1, S], so that no multi-I/O binding order question arises.
 
-func ioType(c, seq int) Type { return TensorType(FP16, 1, c, 1, seq) }
+func ioType(c, seq int) mil.Type { return mil.TensorType(mil.FP16, 1, c, 1, seq) }
 
 // splitRecords separates a group's weight records from its bias records. A quantized weight's
 // scale and offset records become its parts.
@@ -19,9 +21,9 @@ func splitRecords(recs []placedRecord) (weights []weightRec, biases []placedReco
 		switch {
 		case r.spec.Bias:
 			biases = append(biases, r)
-		case r.spec.Part == PartScale:
+		case r.spec.Part == blobplan.PartScale:
 			weights[len(weights)-1].scaleRec = r
-		case r.spec.Part == PartOffset:
+		case r.spec.Part == blobplan.PartOffset:
 			weights[len(weights)-1].offsetRec = r
 		default:
 			weights = append(weights, weightRec{placedRecord: r})
@@ -41,7 +43,7 @@ type weightRec struct {
 // "_bias"> and returns that name.
 func (m *milWriter) biasConst(b placedRecord) string {
 	name := "b_" + strings.TrimSuffix(b.spec.Name, "_bias")
-	t := TensorType(FP16, b.spec.Shape...)
+	t := mil.TensorType(mil.FP16, b.spec.Shape...)
 	m.constant(t, name, blobLiteral(t, b.path, b.offset))
 	return name
 }
@@ -53,7 +55,7 @@ func (m *milWriter) biasConst(b placedRecord) string {
 func genConcat(in, out, seq int, recs []placedRecord) string {
 	ws, bs := splitRecords(recs)
 	m := newMILWriter()
-	m.open(IO{Name: "x", Type: ioType(in, seq)})
+	m.open(mil.IO{Name: "x", Type: ioType(in, seq)})
 	m.convConsts()
 	names := make([]string, len(ws))
 	for i, w := range ws {
@@ -75,8 +77,8 @@ func genConcat(in, out, seq int, recs []placedRecord) string {
 		for _, w := range ws {
 			m.conv(w.spec.Name, "w_"+w.spec.Name, "x", w.spec.Shape[0], seq)
 		}
-		m.constant(TensorType(Int32), "c_axis", "int32(1)")
-		m.constant(TensorType(Bool), "c_interleave", "bool(false)")
+		m.constant(mil.TensorType(mil.Int32), "c_axis", "int32(1)")
+		m.constant(mil.TensorType(mil.Bool), "c_interleave", "bool(false)")
 		m.op(ioType(out, seq), result, "concat", "axis", "c_axis", "interleave", "c_interleave", "values", "("+strings.Join(names, ", ")+")")
 	}
 	if bias != "" {
@@ -102,7 +104,7 @@ func genFFN(hidden, seq int, recs []placedRecord, act string) (string, error) {
 	}
 	inter := ws[0].spec.Shape[0]
 	m := newMILWriter()
-	m.open(IO{Name: "x", Type: ioType(hidden, seq)})
+	m.open(mil.IO{Name: "x", Type: ioType(hidden, seq)})
 	m.convConsts()
 	for _, w := range ws {
 		m.weight("w_"+w.spec.Name, w)
@@ -130,8 +132,8 @@ func genFFN(hidden, seq int, recs []placedRecord, act string) (string, error) {
 			m.op(t, v+"_silu", "mul", "x", v, "y", v+"_sigmoid")
 			return v + "_silu"
 		}
-		m.constant(TensorType(FP16), "c_gelu_kappa", "fp16(0.044715)")
-		m.constant(TensorType(FP16), "c_gelu_2beta", "fp16(1.5957692)") // 2·√(2/π)
+		m.constant(mil.TensorType(mil.FP16), "c_gelu_kappa", "fp16(0.044715)")
+		m.constant(mil.TensorType(mil.FP16), "c_gelu_2beta", "fp16(1.5957692)") // 2·√(2/π)
 		m.op(t, v+"_sq", "mul", "x", v, "y", v)
 		m.op(t, v+"_cube", "mul", "x", v+"_sq", "y", v)
 		m.op(t, v+"_kcube", "mul", "x", v+"_cube", "y", "c_gelu_kappa")
