@@ -39,19 +39,28 @@ func (l *Linear) Quantized() bool { return l.DType.Quantized() }
 // from its fp16 twin; docs/quantization.md). Prepare builds only the forms the weights at hand
 // need, each once; the kernels only read them, so work items on different rows share one
 // QuantInput. The zero value is ready to use.
+//
+// A batch of q8 products (kernels.Q8FloatActs(n): prefill, several decoding streams) reads the
+// float input itself (kernels.MatMulQ8Float, faster there than W8A16 and exact in the
+// activations): Prepare then only keeps x, which must stay unchanged until the products are
+// done.
 type QuantInput struct {
 	a8          kernels.Int8Acts
 	a16         kernels.Int16Acts
 	has8, has16 bool
+	xf          []float32 // the float input of batched q8 products ([nf, len(xf)/nf]), or nil
+	nf          int
 }
 
 // Reset forgets the forms held (their buffers stay for the next input).
-func (q *QuantInput) Reset() { q.has8, q.has16 = false, false }
+func (q *QuantInput) Reset() { q.has8, q.has16, q.xf, q.nf = false, false, nil, 0 }
 
 // Prepare quantizes x ([n, w.Cols]) into the form w multiplies, unless q already holds it. A
-// float weight needs none.
+// float weight needs none, nor a batch of q8 products (kernels.Q8FloatActs), which reads x.
 func (q *QuantInput) Prepare(w *Linear, x []float32, n int) {
 	switch {
+	case w.DType == dtype.Q8 && kernels.Q8FloatActs(n):
+		q.xf, q.nf = x[:n*w.Cols], n
 	case w.DType == dtype.Q8 && !q.has16:
 		q.a16.Quantize(x, n, w.Cols)
 		q.has16 = true
@@ -68,14 +77,16 @@ func (q *QuantInput) Prepare(w *Linear, x []float32, n int) {
 func (l *Linear) MulActs(y []float32, ldy int, in *QuantInput, r0, r1 int) {
 	c := l.Cols
 	switch {
+	case l.DType == dtype.Q8 && in.nf > 0 && len(in.xf) == in.nf*c:
+		kernels.MatMulQ8Float(y, ldy, in.xf, in.nf, l.q8[r0*c:r1*c], l.scale[r0:r1], r1-r0, c)
 	case l.DType == dtype.Q8 && in.has16 && in.a16.Cols() == c:
 		kernels.MatMulQ8Acts(y, ldy, &in.a16, l.q8[r0*c:r1*c], l.scale[r0:r1], r1-r0)
 	case l.DType == dtype.Q4 && in.has8 && in.a8.Cols() == c:
 		g := c / l.Group
 		kernels.MatMulQ4Acts(y, ldy, &in.a8, l.q4[r0*c/2:r1*c/2], l.scale[r0*g:r1*g], l.offset[r0*g:r1*g], l.Group, r1-r0)
 	default:
-		panic(fmt.Sprintf("runtime.Linear.MulActs: a %s weight of %d columns and an input prepared as int8 %v (%d columns), int16 %v (%d columns)",
-			l.DType, c, in.has8, in.a8.Cols(), in.has16, in.a16.Cols()))
+		panic(fmt.Sprintf("runtime.Linear.MulActs: a %s weight of %d columns and an input prepared as int8 %v (%d columns), int16 %v (%d columns), float32 %d values of %d tokens",
+			l.DType, c, in.has8, in.a8.Cols(), in.has16, in.a16.Cols(), len(in.xf), in.nf))
 	}
 }
 

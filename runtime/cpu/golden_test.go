@@ -389,7 +389,12 @@ func TestSlidingWindowResume(t *testing.T) {
 // each sequence gets alone and exactly the same greedy tokens. The f16 products of a batch and
 // of one token round differently (2.4e-6 at most measured); the Gated DeltaNet amplifies such
 // differences about a hundredfold (its heads' outputs nearly cancel before a norm), hence
-// Qwen3.5's wider bound. The int8 kernels are exact integer sums: there the logits are equal.
+// Qwen3.5's wider bound. In int8 bundles a sequence decoding alone multiplies its one token's
+// activations quantized to int16 per block of 32 (W8A16, relative step 1/32258), while a pass of
+// two or more tokens (a prompt chunk, or several sequences' decode steps) multiplies the float32
+// activations (kernels.Q8FloatActs): the two differ by that rounding, about 200 times float32's,
+// and measured up to 4.2e-4 (8.2e-3 for Qwen3.5), hence the int8 bounds. The greedy tokens must
+// still be the same.
 func TestBatchMatchesAlone(t *testing.T) {
 	for _, name := range testmodel.Models {
 		for _, dtype := range []string{"f16", "int8"} {
@@ -398,6 +403,12 @@ func TestBatchMatchesAlone(t *testing.T) {
 				tol := 1e-5
 				if name == "qwen3.5-tiny" {
 					tol = 1e-3
+				}
+				if dtype == "int8" {
+					tol *= 200 // the int16 activations of decode against the float ones of a batch
+					if name == "qwen3.5-tiny" {
+						tol = 4e-2
+					}
 				}
 				worst, err := testmodel.CheckBatch(m, b, testmodel.LoadGolden(t, name), tol)
 				if err != nil {

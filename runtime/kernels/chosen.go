@@ -16,5 +16,6 @@ func Kernels() []Kernel {
 		{"attention (prefill)", nn},
 		{"attention (decode), softmax, swiglu", vec},
 		{"matmul q8/q4", QuantKernels()},
+		{"matmul q8, batched (float activations)", q8FloatImpl()},
 	}
 }

@@ -5253,6 +5253,2517 @@ set5:
 	VZEROUPPER
 	RET
 
+// func gemmQ8ZT1R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL, F16C
+TEXT ·gemmQ8ZT1R1(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000001, DX, DX
+	MOVQ   DX, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, DX
+	VPXORD Z0, Z0, Z0
+
+loop:
+	VPMOVSXBD     (CX)(DX*1), Z1
+	VCVTDQ2PS     Z1, Z1
+	VMOVUPS       (AX)(DX*4), Z2
+	VFMADD231PS   Z1, Z2, Z0
+	ADDQ          $0x10, DX
+	JNZ           loop
+	MOVQ          24(SP), DX
+	MOVWLZX       (DX), DX
+	VMOVD         DX, X1
+	VCVTPH2PS     X1, X1
+	MOVQ          (SP), DX
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VADDPS        Y2, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y2
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y2, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y2
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y2, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VADDPS        X2, X0, X0
+	VMULPS        X1, X0, X0
+	CMPQ          add+128(FP), $0x00
+	JE            set0
+	VADDSS        (DX), X0, X0
+
+set0:
+	VMOVSS X0, (DX)
+	ADDQ   $0x04, (SP)
+	ADDQ   $0x02, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+120(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8ZT1R4(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL, F16C
+TEXT ·gemmQ8ZT1R4(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000004, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DI
+	LEAQ   (DI)(DX*1), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+loop:
+	VPMOVSXBD     (CX)(R8*1), Z4
+	VCVTDQ2PS     Z4, Z4
+	VPMOVSXBD     (SI)(R8*1), Z5
+	VCVTDQ2PS     Z5, Z5
+	VPMOVSXBD     (DI)(R8*1), Z6
+	VCVTDQ2PS     Z6, Z6
+	VPMOVSXBD     (DX)(R8*1), Z7
+	VCVTDQ2PS     Z7, Z7
+	VMOVUPS       (AX)(R8*4), Z8
+	VFMADD231PS   Z4, Z8, Z0
+	VFMADD231PS   Z5, Z8, Z1
+	VFMADD231PS   Z6, Z8, Z2
+	VFMADD231PS   Z7, Z8, Z3
+	ADDQ          $0x10, R8
+	JNZ           loop
+	MOVQ          24(SP), R8
+	VCVTPH2PS     (R8), X4
+	MOVQ          (SP), R8
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y5
+	VADDPS        Y5, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y5
+	VADDPS        Y5, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y5
+	VADDPS        Y5, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y5
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y5, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y5
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y5, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y5
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y5, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X5, X0, X0
+	VMULPS        X4, X0, X0
+	CMPQ          add+128(FP), $0x00
+	JE            set0
+	VADDPS        (R8), X0, X0
+
+set0:
+	VMOVUPS X0, (R8)
+	ADDQ    $0x10, (SP)
+	ADDQ    $0x08, 24(SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), SI
+	ADDQ    16(SP), DI
+	ADDQ    16(SP), DX
+	DECQ    panels+120(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8ZT2R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL, F16C
+TEXT ·gemmQ8ZT2R1(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000001, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+
+loop:
+	VPMOVSXBD     (CX)(SI*1), Z2
+	VCVTDQ2PS     Z2, Z2
+	VMOVUPS       (AX)(SI*4), Z3
+	VFMADD231PS   Z2, Z3, Z0
+	VMOVUPS       (DX)(SI*4), Z3
+	VFMADD231PS   Z2, Z3, Z1
+	ADDQ          $0x10, SI
+	JNZ           loop
+	MOVQ          24(SP), SI
+	MOVWLZX       (SI), SI
+	VMOVD         SI, X2
+	VCVTPH2PS     X2, X2
+	MOVQ          (SP), SI
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y3
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y3, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y3
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y3, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X3, X0, X0
+	VMULPS        X2, X0, X0
+	CMPQ          add+128(FP), $0x00
+	JE            set0
+	VADDSS        (SI), X0, X0
+
+set0:
+	VMOVSS        X0, (SI)
+	ADDQ          8(SP), SI
+	VEXTRACTF64X4 $0x01, Z1, Y3
+	VADDPS        Y3, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y3
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y3, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y3
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y3, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X3
+	VADDPS        X3, X1, X1
+	VMULPS        X2, X1, X1
+	CMPQ          add+128(FP), $0x00
+	JE            set1
+	VADDSS        (SI), X1, X1
+
+set1:
+	VMOVSS X1, (SI)
+	ADDQ   $0x04, (SP)
+	ADDQ   $0x02, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+120(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8ZT2R4(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL, F16C
+TEXT ·gemmQ8ZT2R4(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000004, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(DX*1), DI
+	LEAQ   (DI)(DX*1), R8
+	LEAQ   (R8)(DX*1), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R9
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+loop:
+	VPMOVSXBD     (CX)(R9*1), Z8
+	VCVTDQ2PS     Z8, Z8
+	VPMOVSXBD     (DI)(R9*1), Z9
+	VCVTDQ2PS     Z9, Z9
+	VPMOVSXBD     (R8)(R9*1), Z10
+	VCVTDQ2PS     Z10, Z10
+	VPMOVSXBD     (DX)(R9*1), Z11
+	VCVTDQ2PS     Z11, Z11
+	VMOVUPS       (AX)(R9*4), Z12
+	VFMADD231PS   Z8, Z12, Z0
+	VFMADD231PS   Z9, Z12, Z1
+	VFMADD231PS   Z10, Z12, Z2
+	VFMADD231PS   Z11, Z12, Z3
+	VMOVUPS       (SI)(R9*4), Z12
+	VFMADD231PS   Z8, Z12, Z4
+	VFMADD231PS   Z9, Z12, Z5
+	VFMADD231PS   Z10, Z12, Z6
+	VFMADD231PS   Z11, Z12, Z7
+	ADDQ          $0x10, R9
+	JNZ           loop
+	MOVQ          24(SP), R9
+	VCVTPH2PS     (R9), X8
+	MOVQ          (SP), R9
+	VEXTRACTF64X4 $0x01, Z0, Y9
+	VADDPS        Y9, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y9
+	VADDPS        Y9, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y9
+	VADDPS        Y9, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y9
+	VADDPS        Y9, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y9
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y9, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y9
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y9, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y9
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y9, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X9
+	VADDPS        X9, X0, X0
+	VMULPS        X8, X0, X0
+	CMPQ          add+128(FP), $0x00
+	JE            set0
+	VADDPS        (R9), X0, X0
+
+set0:
+	VMOVUPS       X0, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z4, Y9
+	VADDPS        Y9, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y9
+	VADDPS        Y9, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y9
+	VADDPS        Y9, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y9
+	VADDPS        Y9, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y9
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y9, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y9
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y9, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y9
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y9, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X9
+	VADDPS        X9, X4, X4
+	VMULPS        X8, X4, X4
+	CMPQ          add+128(FP), $0x00
+	JE            set1
+	VADDPS        (R9), X4, X4
+
+set1:
+	VMOVUPS X4, (R9)
+	ADDQ    $0x10, (SP)
+	ADDQ    $0x08, 24(SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), DI
+	ADDQ    16(SP), R8
+	ADDQ    16(SP), DX
+	DECQ    panels+120(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8ZT3R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL, F16C
+TEXT ·gemmQ8ZT3R1(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000001, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, DI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+
+loop:
+	VPMOVSXBD     (CX)(DI*1), Z3
+	VCVTDQ2PS     Z3, Z3
+	VMOVUPS       (AX)(DI*4), Z4
+	VFMADD231PS   Z3, Z4, Z0
+	VMOVUPS       (SI)(DI*4), Z4
+	VFMADD231PS   Z3, Z4, Z1
+	VMOVUPS       (DX)(DI*4), Z4
+	VFMADD231PS   Z3, Z4, Z2
+	ADDQ          $0x10, DI
+	JNZ           loop
+	MOVQ          24(SP), DI
+	MOVWLZX       (DI), DI
+	VMOVD         DI, X3
+	VCVTPH2PS     X3, X3
+	MOVQ          (SP), DI
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y4
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y4, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y4
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y4, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X4, X0, X0
+	VMULPS        X3, X0, X0
+	CMPQ          add+128(FP), $0x00
+	JE            set0
+	VADDSS        (DI), X0, X0
+
+set0:
+	VMOVSS        X0, (DI)
+	ADDQ          8(SP), DI
+	VEXTRACTF64X4 $0x01, Z1, Y4
+	VADDPS        Y4, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y4
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y4, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y4
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y4, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X4
+	VADDPS        X4, X1, X1
+	VMULPS        X3, X1, X1
+	CMPQ          add+128(FP), $0x00
+	JE            set1
+	VADDSS        (DI), X1, X1
+
+set1:
+	VMOVSS        X1, (DI)
+	ADDQ          8(SP), DI
+	VEXTRACTF64X4 $0x01, Z2, Y4
+	VADDPS        Y4, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y4
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y4, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y4
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y4, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X4
+	VADDPS        X4, X2, X2
+	VMULPS        X3, X2, X2
+	CMPQ          add+128(FP), $0x00
+	JE            set2
+	VADDSS        (DI), X2, X2
+
+set2:
+	VMOVSS X2, (DI)
+	ADDQ   $0x04, (SP)
+	ADDQ   $0x02, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+120(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8ZT3R4(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL, F16C
+TEXT ·gemmQ8ZT3R4(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000004, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(DX*1), R8
+	LEAQ   (R8)(DX*1), R9
+	LEAQ   (R9)(DX*1), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+
+loop:
+	VPMOVSXBD     (CX)(R10*1), Z12
+	VCVTDQ2PS     Z12, Z12
+	VPMOVSXBD     (R8)(R10*1), Z13
+	VCVTDQ2PS     Z13, Z13
+	VPMOVSXBD     (R9)(R10*1), Z14
+	VCVTDQ2PS     Z14, Z14
+	VPMOVSXBD     (DX)(R10*1), Z15
+	VCVTDQ2PS     Z15, Z15
+	VMOVUPS       (AX)(R10*4), Z16
+	VFMADD231PS   Z12, Z16, Z0
+	VFMADD231PS   Z13, Z16, Z1
+	VFMADD231PS   Z14, Z16, Z2
+	VFMADD231PS   Z15, Z16, Z3
+	VMOVUPS       (SI)(R10*4), Z16
+	VFMADD231PS   Z12, Z16, Z4
+	VFMADD231PS   Z13, Z16, Z5
+	VFMADD231PS   Z14, Z16, Z6
+	VFMADD231PS   Z15, Z16, Z7
+	VMOVUPS       (DI)(R10*4), Z16
+	VFMADD231PS   Z12, Z16, Z8
+	VFMADD231PS   Z13, Z16, Z9
+	VFMADD231PS   Z14, Z16, Z10
+	VFMADD231PS   Z15, Z16, Z11
+	ADDQ          $0x10, R10
+	JNZ           loop
+	MOVQ          24(SP), R10
+	VCVTPH2PS     (R10), X12
+	MOVQ          (SP), R10
+	VEXTRACTF64X4 $0x01, Z0, Y13
+	VADDPS        Y13, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y13
+	VADDPS        Y13, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y13
+	VADDPS        Y13, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y13
+	VADDPS        Y13, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y13
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y13, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y13
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y13, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y13
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y13, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X13
+	VADDPS        X13, X0, X0
+	VMULPS        X12, X0, X0
+	CMPQ          add+128(FP), $0x00
+	JE            set0
+	VADDPS        (R10), X0, X0
+
+set0:
+	VMOVUPS       X0, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z4, Y13
+	VADDPS        Y13, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y13
+	VADDPS        Y13, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y13
+	VADDPS        Y13, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y13
+	VADDPS        Y13, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y13
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y13, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y13
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y13, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y13
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y13, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X13
+	VADDPS        X13, X4, X4
+	VMULPS        X12, X4, X4
+	CMPQ          add+128(FP), $0x00
+	JE            set1
+	VADDPS        (R10), X4, X4
+
+set1:
+	VMOVUPS       X4, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z8, Y13
+	VADDPS        Y13, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y13
+	VADDPS        Y13, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z10, Y13
+	VADDPS        Y13, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y13
+	VADDPS        Y13, Y11, Y11
+	VSHUFPS       $0x88, Y9, Y8, Y13
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y13, Y8, Y8
+	VSHUFPS       $0x88, Y11, Y10, Y13
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y13, Y10, Y10
+	VSHUFPS       $0x88, Y10, Y8, Y13
+	VSHUFPS       $0xdd, Y10, Y8, Y8
+	VADDPS        Y13, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X13
+	VADDPS        X13, X8, X8
+	VMULPS        X12, X8, X8
+	CMPQ          add+128(FP), $0x00
+	JE            set2
+	VADDPS        (R10), X8, X8
+
+set2:
+	VMOVUPS X8, (R10)
+	ADDQ    $0x10, (SP)
+	ADDQ    $0x08, 24(SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), R8
+	ADDQ    16(SP), R9
+	ADDQ    16(SP), DX
+	DECQ    panels+120(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8ZT4R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL, F16C
+TEXT ·gemmQ8ZT4R1(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000001, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), DX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+loop:
+	VPMOVSXBD     (CX)(R8*1), Z4
+	VCVTDQ2PS     Z4, Z4
+	VMOVUPS       (AX)(R8*4), Z5
+	VFMADD231PS   Z4, Z5, Z0
+	VMOVUPS       (SI)(R8*4), Z5
+	VFMADD231PS   Z4, Z5, Z1
+	VMOVUPS       (DI)(R8*4), Z5
+	VFMADD231PS   Z4, Z5, Z2
+	VMOVUPS       (DX)(R8*4), Z5
+	VFMADD231PS   Z4, Z5, Z3
+	ADDQ          $0x10, R8
+	JNZ           loop
+	MOVQ          24(SP), R8
+	MOVWLZX       (R8), R8
+	VMOVD         R8, X4
+	VCVTPH2PS     X4, X4
+	MOVQ          (SP), R8
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y5
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y5, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y5
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y5, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X5, X0, X0
+	VMULPS        X4, X0, X0
+	CMPQ          add+128(FP), $0x00
+	JE            set0
+	VADDSS        (R8), X0, X0
+
+set0:
+	VMOVSS        X0, (R8)
+	ADDQ          8(SP), R8
+	VEXTRACTF64X4 $0x01, Z1, Y5
+	VADDPS        Y5, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y5
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y5, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y5
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y5, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X5
+	VADDPS        X5, X1, X1
+	VMULPS        X4, X1, X1
+	CMPQ          add+128(FP), $0x00
+	JE            set1
+	VADDSS        (R8), X1, X1
+
+set1:
+	VMOVSS        X1, (R8)
+	ADDQ          8(SP), R8
+	VEXTRACTF64X4 $0x01, Z2, Y5
+	VADDPS        Y5, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y5
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y5, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y5
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y5, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X5
+	VADDPS        X5, X2, X2
+	VMULPS        X4, X2, X2
+	CMPQ          add+128(FP), $0x00
+	JE            set2
+	VADDSS        (R8), X2, X2
+
+set2:
+	VMOVSS        X2, (R8)
+	ADDQ          8(SP), R8
+	VEXTRACTF64X4 $0x01, Z3, Y5
+	VADDPS        Y5, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y5
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y5, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y5
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y5, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X5
+	VADDPS        X5, X3, X3
+	VMULPS        X4, X3, X3
+	CMPQ          add+128(FP), $0x00
+	JE            set3
+	VADDSS        (R8), X3, X3
+
+set3:
+	VMOVSS X3, (R8)
+	ADDQ   $0x04, (SP)
+	ADDQ   $0x02, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+120(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8ZT4R4(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL, F16C
+TEXT ·gemmQ8ZT4R4(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000004, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(DX*1), R9
+	LEAQ   (R9)(DX*1), R10
+	LEAQ   (R10)(DX*1), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R11
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+loop:
+	VPMOVSXBD     (CX)(R11*1), Z16
+	VCVTDQ2PS     Z16, Z16
+	VPMOVSXBD     (R9)(R11*1), Z17
+	VCVTDQ2PS     Z17, Z17
+	VPMOVSXBD     (R10)(R11*1), Z18
+	VCVTDQ2PS     Z18, Z18
+	VPMOVSXBD     (DX)(R11*1), Z19
+	VCVTDQ2PS     Z19, Z19
+	VMOVUPS       (AX)(R11*4), Z20
+	VFMADD231PS   Z16, Z20, Z0
+	VFMADD231PS   Z17, Z20, Z1
+	VFMADD231PS   Z18, Z20, Z2
+	VFMADD231PS   Z19, Z20, Z3
+	VMOVUPS       (SI)(R11*4), Z20
+	VFMADD231PS   Z16, Z20, Z4
+	VFMADD231PS   Z17, Z20, Z5
+	VFMADD231PS   Z18, Z20, Z6
+	VFMADD231PS   Z19, Z20, Z7
+	VMOVUPS       (DI)(R11*4), Z20
+	VFMADD231PS   Z16, Z20, Z8
+	VFMADD231PS   Z17, Z20, Z9
+	VFMADD231PS   Z18, Z20, Z10
+	VFMADD231PS   Z19, Z20, Z11
+	VMOVUPS       (R8)(R11*4), Z20
+	VFMADD231PS   Z16, Z20, Z12
+	VFMADD231PS   Z17, Z20, Z13
+	VFMADD231PS   Z18, Z20, Z14
+	VFMADD231PS   Z19, Z20, Z15
+	ADDQ          $0x10, R11
+	JNZ           loop
+	MOVQ          24(SP), R11
+	VCVTPH2PS     (R11), X16
+	MOVQ          (SP), R11
+	VEXTRACTF64X4 $0x01, Z0, Y17
+	VADDPS        Y17, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y17
+	VADDPS        Y17, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y17
+	VADDPS        Y17, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y17
+	VADDPS        Y17, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y17
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y17, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y17
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y17, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y17
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y17, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X17
+	VADDPS        X17, X0, X0
+	VMULPS        X16, X0, X0
+	CMPQ          add+128(FP), $0x00
+	JE            set0
+	VADDPS        (R11), X0, X0
+
+set0:
+	VMOVUPS       X0, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z4, Y17
+	VADDPS        Y17, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y17
+	VADDPS        Y17, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y17
+	VADDPS        Y17, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y17
+	VADDPS        Y17, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y17
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y17, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y17
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y17, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y17
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y17, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X17
+	VADDPS        X17, X4, X4
+	VMULPS        X16, X4, X4
+	CMPQ          add+128(FP), $0x00
+	JE            set1
+	VADDPS        (R11), X4, X4
+
+set1:
+	VMOVUPS       X4, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z8, Y17
+	VADDPS        Y17, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y17
+	VADDPS        Y17, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z10, Y17
+	VADDPS        Y17, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y17
+	VADDPS        Y17, Y11, Y11
+	VSHUFPS       $0x88, Y9, Y8, Y17
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y17, Y8, Y8
+	VSHUFPS       $0x88, Y11, Y10, Y17
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y17, Y10, Y10
+	VSHUFPS       $0x88, Y10, Y8, Y17
+	VSHUFPS       $0xdd, Y10, Y8, Y8
+	VADDPS        Y17, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X17
+	VADDPS        X17, X8, X8
+	VMULPS        X16, X8, X8
+	CMPQ          add+128(FP), $0x00
+	JE            set2
+	VADDPS        (R11), X8, X8
+
+set2:
+	VMOVUPS       X8, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z12, Y17
+	VADDPS        Y17, Y12, Y12
+	VEXTRACTF64X4 $0x01, Z13, Y17
+	VADDPS        Y17, Y13, Y13
+	VEXTRACTF64X4 $0x01, Z14, Y17
+	VADDPS        Y17, Y14, Y14
+	VEXTRACTF64X4 $0x01, Z15, Y17
+	VADDPS        Y17, Y15, Y15
+	VSHUFPS       $0x88, Y13, Y12, Y17
+	VSHUFPS       $0xdd, Y13, Y12, Y12
+	VADDPS        Y17, Y12, Y12
+	VSHUFPS       $0x88, Y15, Y14, Y17
+	VSHUFPS       $0xdd, Y15, Y14, Y14
+	VADDPS        Y17, Y14, Y14
+	VSHUFPS       $0x88, Y14, Y12, Y17
+	VSHUFPS       $0xdd, Y14, Y12, Y12
+	VADDPS        Y17, Y12, Y12
+	VEXTRACTF32X4 $0x01, Y12, X17
+	VADDPS        X17, X12, X12
+	VMULPS        X16, X12, X12
+	CMPQ          add+128(FP), $0x00
+	JE            set3
+	VADDPS        (R11), X12, X12
+
+set3:
+	VMOVUPS X12, (R11)
+	ADDQ    $0x10, (SP)
+	ADDQ    $0x08, 24(SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), R9
+	ADDQ    16(SP), R10
+	ADDQ    16(SP), DX
+	DECQ    panels+120(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8ZT5R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL, F16C
+TEXT ·gemmQ8ZT5R1(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000001, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), DX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R9
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+
+loop:
+	VPMOVSXBD     (CX)(R9*1), Z5
+	VCVTDQ2PS     Z5, Z5
+	VMOVUPS       (AX)(R9*4), Z6
+	VFMADD231PS   Z5, Z6, Z0
+	VMOVUPS       (SI)(R9*4), Z6
+	VFMADD231PS   Z5, Z6, Z1
+	VMOVUPS       (DI)(R9*4), Z6
+	VFMADD231PS   Z5, Z6, Z2
+	VMOVUPS       (R8)(R9*4), Z6
+	VFMADD231PS   Z5, Z6, Z3
+	VMOVUPS       (DX)(R9*4), Z6
+	VFMADD231PS   Z5, Z6, Z4
+	ADDQ          $0x10, R9
+	JNZ           loop
+	MOVQ          24(SP), R9
+	MOVWLZX       (R9), R9
+	VMOVD         R9, X5
+	VCVTPH2PS     X5, X5
+	MOVQ          (SP), R9
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y6
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y6, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y6
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y6, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X6, X0, X0
+	VMULPS        X5, X0, X0
+	CMPQ          add+128(FP), $0x00
+	JE            set0
+	VADDSS        (R9), X0, X0
+
+set0:
+	VMOVSS        X0, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z1, Y6
+	VADDPS        Y6, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y6
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y6, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y6
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y6, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X6
+	VADDPS        X6, X1, X1
+	VMULPS        X5, X1, X1
+	CMPQ          add+128(FP), $0x00
+	JE            set1
+	VADDSS        (R9), X1, X1
+
+set1:
+	VMOVSS        X1, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z2, Y6
+	VADDPS        Y6, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y6
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y6, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y6
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y6, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X6
+	VADDPS        X6, X2, X2
+	VMULPS        X5, X2, X2
+	CMPQ          add+128(FP), $0x00
+	JE            set2
+	VADDSS        (R9), X2, X2
+
+set2:
+	VMOVSS        X2, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z3, Y6
+	VADDPS        Y6, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y6
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y6, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y6
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y6, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X6
+	VADDPS        X6, X3, X3
+	VMULPS        X5, X3, X3
+	CMPQ          add+128(FP), $0x00
+	JE            set3
+	VADDSS        (R9), X3, X3
+
+set3:
+	VMOVSS        X3, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z4, Y6
+	VADDPS        Y6, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y6
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y6, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y6
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y6, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X6
+	VADDPS        X6, X4, X4
+	VMULPS        X5, X4, X4
+	CMPQ          add+128(FP), $0x00
+	JE            set4
+	VADDSS        (R9), X4, X4
+
+set4:
+	VMOVSS X4, (R9)
+	ADDQ   $0x04, (SP)
+	ADDQ   $0x02, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+120(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8ZT5R4(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL, F16C
+TEXT ·gemmQ8ZT5R4(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000004, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(DX*1), R10
+	LEAQ   (R10)(DX*1), R11
+	LEAQ   (R11)(DX*1), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R12
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+
+loop:
+	VPMOVSXBD     (CX)(R12*1), Z20
+	VCVTDQ2PS     Z20, Z20
+	VPMOVSXBD     (R10)(R12*1), Z21
+	VCVTDQ2PS     Z21, Z21
+	VPMOVSXBD     (R11)(R12*1), Z22
+	VCVTDQ2PS     Z22, Z22
+	VPMOVSXBD     (DX)(R12*1), Z23
+	VCVTDQ2PS     Z23, Z23
+	VMOVUPS       (AX)(R12*4), Z24
+	VFMADD231PS   Z20, Z24, Z0
+	VFMADD231PS   Z21, Z24, Z1
+	VFMADD231PS   Z22, Z24, Z2
+	VFMADD231PS   Z23, Z24, Z3
+	VMOVUPS       (SI)(R12*4), Z24
+	VFMADD231PS   Z20, Z24, Z4
+	VFMADD231PS   Z21, Z24, Z5
+	VFMADD231PS   Z22, Z24, Z6
+	VFMADD231PS   Z23, Z24, Z7
+	VMOVUPS       (DI)(R12*4), Z24
+	VFMADD231PS   Z20, Z24, Z8
+	VFMADD231PS   Z21, Z24, Z9
+	VFMADD231PS   Z22, Z24, Z10
+	VFMADD231PS   Z23, Z24, Z11
+	VMOVUPS       (R8)(R12*4), Z24
+	VFMADD231PS   Z20, Z24, Z12
+	VFMADD231PS   Z21, Z24, Z13
+	VFMADD231PS   Z22, Z24, Z14
+	VFMADD231PS   Z23, Z24, Z15
+	VMOVUPS       (R9)(R12*4), Z24
+	VFMADD231PS   Z20, Z24, Z16
+	VFMADD231PS   Z21, Z24, Z17
+	VFMADD231PS   Z22, Z24, Z18
+	VFMADD231PS   Z23, Z24, Z19
+	ADDQ          $0x10, R12
+	JNZ           loop
+	MOVQ          24(SP), R12
+	VCVTPH2PS     (R12), X20
+	MOVQ          (SP), R12
+	VEXTRACTF64X4 $0x01, Z0, Y21
+	VADDPS        Y21, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y21
+	VADDPS        Y21, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y21
+	VADDPS        Y21, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y21
+	VADDPS        Y21, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y21
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y21, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y21
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y21, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y21
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y21, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X21
+	VADDPS        X21, X0, X0
+	VMULPS        X20, X0, X0
+	CMPQ          add+128(FP), $0x00
+	JE            set0
+	VADDPS        (R12), X0, X0
+
+set0:
+	VMOVUPS       X0, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z4, Y21
+	VADDPS        Y21, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y21
+	VADDPS        Y21, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y21
+	VADDPS        Y21, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y21
+	VADDPS        Y21, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y21
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y21, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y21
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y21, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y21
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y21, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X21
+	VADDPS        X21, X4, X4
+	VMULPS        X20, X4, X4
+	CMPQ          add+128(FP), $0x00
+	JE            set1
+	VADDPS        (R12), X4, X4
+
+set1:
+	VMOVUPS       X4, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z8, Y21
+	VADDPS        Y21, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y21
+	VADDPS        Y21, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z10, Y21
+	VADDPS        Y21, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y21
+	VADDPS        Y21, Y11, Y11
+	VSHUFPS       $0x88, Y9, Y8, Y21
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y21, Y8, Y8
+	VSHUFPS       $0x88, Y11, Y10, Y21
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y21, Y10, Y10
+	VSHUFPS       $0x88, Y10, Y8, Y21
+	VSHUFPS       $0xdd, Y10, Y8, Y8
+	VADDPS        Y21, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X21
+	VADDPS        X21, X8, X8
+	VMULPS        X20, X8, X8
+	CMPQ          add+128(FP), $0x00
+	JE            set2
+	VADDPS        (R12), X8, X8
+
+set2:
+	VMOVUPS       X8, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z12, Y21
+	VADDPS        Y21, Y12, Y12
+	VEXTRACTF64X4 $0x01, Z13, Y21
+	VADDPS        Y21, Y13, Y13
+	VEXTRACTF64X4 $0x01, Z14, Y21
+	VADDPS        Y21, Y14, Y14
+	VEXTRACTF64X4 $0x01, Z15, Y21
+	VADDPS        Y21, Y15, Y15
+	VSHUFPS       $0x88, Y13, Y12, Y21
+	VSHUFPS       $0xdd, Y13, Y12, Y12
+	VADDPS        Y21, Y12, Y12
+	VSHUFPS       $0x88, Y15, Y14, Y21
+	VSHUFPS       $0xdd, Y15, Y14, Y14
+	VADDPS        Y21, Y14, Y14
+	VSHUFPS       $0x88, Y14, Y12, Y21
+	VSHUFPS       $0xdd, Y14, Y12, Y12
+	VADDPS        Y21, Y12, Y12
+	VEXTRACTF32X4 $0x01, Y12, X21
+	VADDPS        X21, X12, X12
+	VMULPS        X20, X12, X12
+	CMPQ          add+128(FP), $0x00
+	JE            set3
+	VADDPS        (R12), X12, X12
+
+set3:
+	VMOVUPS       X12, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z16, Y21
+	VADDPS        Y21, Y16, Y16
+	VEXTRACTF64X4 $0x01, Z17, Y21
+	VADDPS        Y21, Y17, Y17
+	VEXTRACTF64X4 $0x01, Z18, Y21
+	VADDPS        Y21, Y18, Y18
+	VEXTRACTF64X4 $0x01, Z19, Y21
+	VADDPS        Y21, Y19, Y19
+	VSHUFPS       $0x88, Y17, Y16, Y21
+	VSHUFPS       $0xdd, Y17, Y16, Y16
+	VADDPS        Y21, Y16, Y16
+	VSHUFPS       $0x88, Y19, Y18, Y21
+	VSHUFPS       $0xdd, Y19, Y18, Y18
+	VADDPS        Y21, Y18, Y18
+	VSHUFPS       $0x88, Y18, Y16, Y21
+	VSHUFPS       $0xdd, Y18, Y16, Y16
+	VADDPS        Y21, Y16, Y16
+	VEXTRACTF32X4 $0x01, Y16, X21
+	VADDPS        X21, X16, X16
+	VMULPS        X20, X16, X16
+	CMPQ          add+128(FP), $0x00
+	JE            set4
+	VADDPS        (R12), X16, X16
+
+set4:
+	VMOVUPS X16, (R12)
+	ADDQ    $0x10, (SP)
+	ADDQ    $0x08, 24(SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), R10
+	ADDQ    16(SP), R11
+	ADDQ    16(SP), DX
+	DECQ    panels+120(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8ZT6R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL, F16C
+TEXT ·gemmQ8ZT6R1(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000001, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	LEAQ   (R9)(DX*4), DX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+loop:
+	VPMOVSXBD     (CX)(R10*1), Z6
+	VCVTDQ2PS     Z6, Z6
+	VMOVUPS       (AX)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z0
+	VMOVUPS       (SI)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z1
+	VMOVUPS       (DI)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z2
+	VMOVUPS       (R8)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z3
+	VMOVUPS       (R9)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z4
+	VMOVUPS       (DX)(R10*4), Z7
+	VFMADD231PS   Z6, Z7, Z5
+	ADDQ          $0x10, R10
+	JNZ           loop
+	MOVQ          24(SP), R10
+	MOVWLZX       (R10), R10
+	VMOVD         R10, X6
+	VCVTPH2PS     X6, X6
+	MOVQ          (SP), R10
+	VEXTRACTF64X4 $0x01, Z0, Y7
+	VADDPS        Y7, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y7
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y7, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y7
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y7, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X7
+	VADDPS        X7, X0, X0
+	VMULPS        X6, X0, X0
+	CMPQ          add+128(FP), $0x00
+	JE            set0
+	VADDSS        (R10), X0, X0
+
+set0:
+	VMOVSS        X0, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z1, Y7
+	VADDPS        Y7, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y7
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y7, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y7
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y7, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X7
+	VADDPS        X7, X1, X1
+	VMULPS        X6, X1, X1
+	CMPQ          add+128(FP), $0x00
+	JE            set1
+	VADDSS        (R10), X1, X1
+
+set1:
+	VMOVSS        X1, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z2, Y7
+	VADDPS        Y7, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y7
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y7, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y7
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y7, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X7
+	VADDPS        X7, X2, X2
+	VMULPS        X6, X2, X2
+	CMPQ          add+128(FP), $0x00
+	JE            set2
+	VADDSS        (R10), X2, X2
+
+set2:
+	VMOVSS        X2, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z3, Y7
+	VADDPS        Y7, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y7
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y7, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y7
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y7, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X7
+	VADDPS        X7, X3, X3
+	VMULPS        X6, X3, X3
+	CMPQ          add+128(FP), $0x00
+	JE            set3
+	VADDSS        (R10), X3, X3
+
+set3:
+	VMOVSS        X3, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z4, Y7
+	VADDPS        Y7, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y7
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y7, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y7
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y7, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X7
+	VADDPS        X7, X4, X4
+	VMULPS        X6, X4, X4
+	CMPQ          add+128(FP), $0x00
+	JE            set4
+	VADDSS        (R10), X4, X4
+
+set4:
+	VMOVSS        X4, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z5, Y7
+	VADDPS        Y7, Y5, Y5
+	VSHUFPS       $0x88, Y5, Y5, Y7
+	VSHUFPS       $0xdd, Y5, Y5, Y5
+	VADDPS        Y7, Y5, Y5
+	VSHUFPS       $0x88, Y5, Y5, Y7
+	VSHUFPS       $0xdd, Y5, Y5, Y5
+	VADDPS        Y7, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X7
+	VADDPS        X7, X5, X5
+	VMULPS        X6, X5, X5
+	CMPQ          add+128(FP), $0x00
+	JE            set5
+	VADDSS        (R10), X5, X5
+
+set5:
+	VMOVSS X5, (R10)
+	ADDQ   $0x04, (SP)
+	ADDQ   $0x02, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+120(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8ZT6R4(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL, F16C
+TEXT ·gemmQ8ZT6R4(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000004, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	LEAQ   (R9)(DX*4), R10
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(DX*1), R11
+	LEAQ   (R11)(DX*1), R12
+	LEAQ   (R12)(DX*1), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R13
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+loop:
+	VPMOVSXBD     (CX)(R13*1), Z24
+	VCVTDQ2PS     Z24, Z24
+	VPMOVSXBD     (R11)(R13*1), Z25
+	VCVTDQ2PS     Z25, Z25
+	VPMOVSXBD     (R12)(R13*1), Z26
+	VCVTDQ2PS     Z26, Z26
+	VPMOVSXBD     (DX)(R13*1), Z27
+	VCVTDQ2PS     Z27, Z27
+	VMOVUPS       (AX)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z0
+	VFMADD231PS   Z25, Z28, Z1
+	VFMADD231PS   Z26, Z28, Z2
+	VFMADD231PS   Z27, Z28, Z3
+	VMOVUPS       (SI)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z4
+	VFMADD231PS   Z25, Z28, Z5
+	VFMADD231PS   Z26, Z28, Z6
+	VFMADD231PS   Z27, Z28, Z7
+	VMOVUPS       (DI)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z8
+	VFMADD231PS   Z25, Z28, Z9
+	VFMADD231PS   Z26, Z28, Z10
+	VFMADD231PS   Z27, Z28, Z11
+	VMOVUPS       (R8)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z12
+	VFMADD231PS   Z25, Z28, Z13
+	VFMADD231PS   Z26, Z28, Z14
+	VFMADD231PS   Z27, Z28, Z15
+	VMOVUPS       (R9)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z16
+	VFMADD231PS   Z25, Z28, Z17
+	VFMADD231PS   Z26, Z28, Z18
+	VFMADD231PS   Z27, Z28, Z19
+	VMOVUPS       (R10)(R13*4), Z28
+	VFMADD231PS   Z24, Z28, Z20
+	VFMADD231PS   Z25, Z28, Z21
+	VFMADD231PS   Z26, Z28, Z22
+	VFMADD231PS   Z27, Z28, Z23
+	ADDQ          $0x10, R13
+	JNZ           loop
+	MOVQ          24(SP), R13
+	VCVTPH2PS     (R13), X24
+	MOVQ          (SP), R13
+	VEXTRACTF64X4 $0x01, Z0, Y25
+	VADDPS        Y25, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y25
+	VADDPS        Y25, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y25
+	VADDPS        Y25, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y25
+	VADDPS        Y25, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y25
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y25, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y25
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y25, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y25
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y25, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X25
+	VADDPS        X25, X0, X0
+	VMULPS        X24, X0, X0
+	CMPQ          add+128(FP), $0x00
+	JE            set0
+	VADDPS        (R13), X0, X0
+
+set0:
+	VMOVUPS       X0, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z4, Y25
+	VADDPS        Y25, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y25
+	VADDPS        Y25, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y25
+	VADDPS        Y25, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y25
+	VADDPS        Y25, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y25
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y25, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y25
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y25, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y25
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y25, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X25
+	VADDPS        X25, X4, X4
+	VMULPS        X24, X4, X4
+	CMPQ          add+128(FP), $0x00
+	JE            set1
+	VADDPS        (R13), X4, X4
+
+set1:
+	VMOVUPS       X4, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z8, Y25
+	VADDPS        Y25, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y25
+	VADDPS        Y25, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z10, Y25
+	VADDPS        Y25, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y25
+	VADDPS        Y25, Y11, Y11
+	VSHUFPS       $0x88, Y9, Y8, Y25
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y25, Y8, Y8
+	VSHUFPS       $0x88, Y11, Y10, Y25
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y25, Y10, Y10
+	VSHUFPS       $0x88, Y10, Y8, Y25
+	VSHUFPS       $0xdd, Y10, Y8, Y8
+	VADDPS        Y25, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X25
+	VADDPS        X25, X8, X8
+	VMULPS        X24, X8, X8
+	CMPQ          add+128(FP), $0x00
+	JE            set2
+	VADDPS        (R13), X8, X8
+
+set2:
+	VMOVUPS       X8, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z12, Y25
+	VADDPS        Y25, Y12, Y12
+	VEXTRACTF64X4 $0x01, Z13, Y25
+	VADDPS        Y25, Y13, Y13
+	VEXTRACTF64X4 $0x01, Z14, Y25
+	VADDPS        Y25, Y14, Y14
+	VEXTRACTF64X4 $0x01, Z15, Y25
+	VADDPS        Y25, Y15, Y15
+	VSHUFPS       $0x88, Y13, Y12, Y25
+	VSHUFPS       $0xdd, Y13, Y12, Y12
+	VADDPS        Y25, Y12, Y12
+	VSHUFPS       $0x88, Y15, Y14, Y25
+	VSHUFPS       $0xdd, Y15, Y14, Y14
+	VADDPS        Y25, Y14, Y14
+	VSHUFPS       $0x88, Y14, Y12, Y25
+	VSHUFPS       $0xdd, Y14, Y12, Y12
+	VADDPS        Y25, Y12, Y12
+	VEXTRACTF32X4 $0x01, Y12, X25
+	VADDPS        X25, X12, X12
+	VMULPS        X24, X12, X12
+	CMPQ          add+128(FP), $0x00
+	JE            set3
+	VADDPS        (R13), X12, X12
+
+set3:
+	VMOVUPS       X12, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z16, Y25
+	VADDPS        Y25, Y16, Y16
+	VEXTRACTF64X4 $0x01, Z17, Y25
+	VADDPS        Y25, Y17, Y17
+	VEXTRACTF64X4 $0x01, Z18, Y25
+	VADDPS        Y25, Y18, Y18
+	VEXTRACTF64X4 $0x01, Z19, Y25
+	VADDPS        Y25, Y19, Y19
+	VSHUFPS       $0x88, Y17, Y16, Y25
+	VSHUFPS       $0xdd, Y17, Y16, Y16
+	VADDPS        Y25, Y16, Y16
+	VSHUFPS       $0x88, Y19, Y18, Y25
+	VSHUFPS       $0xdd, Y19, Y18, Y18
+	VADDPS        Y25, Y18, Y18
+	VSHUFPS       $0x88, Y18, Y16, Y25
+	VSHUFPS       $0xdd, Y18, Y16, Y16
+	VADDPS        Y25, Y16, Y16
+	VEXTRACTF32X4 $0x01, Y16, X25
+	VADDPS        X25, X16, X16
+	VMULPS        X24, X16, X16
+	CMPQ          add+128(FP), $0x00
+	JE            set4
+	VADDPS        (R13), X16, X16
+
+set4:
+	VMOVUPS       X16, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z20, Y25
+	VADDPS        Y25, Y20, Y20
+	VEXTRACTF64X4 $0x01, Z21, Y25
+	VADDPS        Y25, Y21, Y21
+	VEXTRACTF64X4 $0x01, Z22, Y25
+	VADDPS        Y25, Y22, Y22
+	VEXTRACTF64X4 $0x01, Z23, Y25
+	VADDPS        Y25, Y23, Y23
+	VSHUFPS       $0x88, Y21, Y20, Y25
+	VSHUFPS       $0xdd, Y21, Y20, Y20
+	VADDPS        Y25, Y20, Y20
+	VSHUFPS       $0x88, Y23, Y22, Y25
+	VSHUFPS       $0xdd, Y23, Y22, Y22
+	VADDPS        Y25, Y22, Y22
+	VSHUFPS       $0x88, Y22, Y20, Y25
+	VSHUFPS       $0xdd, Y22, Y20, Y20
+	VADDPS        Y25, Y20, Y20
+	VEXTRACTF32X4 $0x01, Y20, X25
+	VADDPS        X25, X20, X20
+	VMULPS        X24, X20, X20
+	CMPQ          add+128(FP), $0x00
+	JE            set5
+	VADDPS        (R13), X20, X20
+
+set5:
+	VMOVUPS X20, (R13)
+	ADDQ    $0x10, (SP)
+	ADDQ    $0x08, 24(SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), R11
+	ADDQ    16(SP), R12
+	ADDQ    16(SP), DX
+	DECQ    panels+120(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8YT1R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemmQ8YT1R1(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000001, DX, DX
+	MOVQ   DX, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, DX
+	VXORPS Y0, Y0, Y0
+
+loop:
+	VPMOVSXBD    (CX)(DX*1), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMOVUPS      (AX)(DX*4), Y2
+	VFMADD231PS  Y1, Y2, Y0
+	ADDQ         $0x08, DX
+	JNZ          loop
+	MOVQ         24(SP), DX
+	MOVWLZX      (DX), DX
+	VMOVD        DX, X1
+	VCVTPH2PS    X1, X1
+	MOVQ         (SP), DX
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X2
+	VMULPS       X1, X2, X2
+	CMPQ         add+128(FP), $0x00
+	JE           set0
+	VADDSS       (DX), X2, X2
+
+set0:
+	VMOVSS X2, (DX)
+	ADDQ   $0x04, (SP)
+	ADDQ   $0x02, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+120(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8YT1R3(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemmQ8YT1R3(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000003, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+loop:
+	VPMOVSXBD    (CX)(DI*1), Y3
+	VCVTDQ2PS    Y3, Y3
+	VPMOVSXBD    (SI)(DI*1), Y4
+	VCVTDQ2PS    Y4, Y4
+	VPMOVSXBD    (DX)(DI*1), Y5
+	VCVTDQ2PS    Y5, Y5
+	VMOVUPS      (AX)(DI*4), Y6
+	VFMADD231PS  Y3, Y6, Y0
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y2
+	ADDQ         $0x08, DI
+	JNZ          loop
+	MOVQ         24(SP), DI
+	VMOVD        (DI), X3
+	VPINSRW      $0x02, 4(DI), X3, X3
+	VCVTPH2PS    X3, X3
+	MOVQ         (SP), DI
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	VMULPS       X3, X1, X1
+	CMPQ         add+128(FP), $0x00
+	JE           set0
+	VMOVSD       (DI), X0
+	VINSERTPS    $0x20, 8(DI), X0, X0
+	VADDPS       X0, X1, X1
+
+set0:
+	VMOVLPS    X1, (DI)
+	VEXTRACTPS $0x02, X1, 8(DI)
+	ADDQ       $0x0c, (SP)
+	ADDQ       $0x06, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), SI
+	ADDQ       16(SP), DX
+	DECQ       panels+120(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8YT2R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemmQ8YT2R1(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000001, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, SI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+loop:
+	VPMOVSXBD    (CX)(SI*1), Y2
+	VCVTDQ2PS    Y2, Y2
+	VMOVUPS      (AX)(SI*4), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VMOVUPS      (DX)(SI*4), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	ADDQ         $0x08, SI
+	JNZ          loop
+	MOVQ         24(SP), SI
+	MOVWLZX      (SI), SI
+	VMOVD        SI, X2
+	VCVTPH2PS    X2, X2
+	MOVQ         (SP), SI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X3, X0, X3
+	VMULPS       X2, X3, X3
+	CMPQ         add+128(FP), $0x00
+	JE           set0
+	VADDSS       (SI), X3, X3
+
+set0:
+	VMOVSS       X3, (SI)
+	ADDQ         8(SP), SI
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	VMULPS       X2, X0, X0
+	CMPQ         add+128(FP), $0x00
+	JE           set1
+	VADDSS       (SI), X0, X0
+
+set1:
+	VMOVSS X0, (SI)
+	ADDQ   $0x04, (SP)
+	ADDQ   $0x02, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+120(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8YT2R3(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemmQ8YT2R3(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000003, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(DX*1), DI
+	LEAQ   (DI)(DX*1), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+loop:
+	VPMOVSXBD    (CX)(R8*1), Y6
+	VCVTDQ2PS    Y6, Y6
+	VPMOVSXBD    (DI)(R8*1), Y7
+	VCVTDQ2PS    Y7, Y7
+	VPMOVSXBD    (DX)(R8*1), Y8
+	VCVTDQ2PS    Y8, Y8
+	VMOVUPS      (AX)(R8*4), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y1
+	VFMADD231PS  Y8, Y9, Y2
+	VMOVUPS      (SI)(R8*4), Y9
+	VFMADD231PS  Y6, Y9, Y3
+	VFMADD231PS  Y7, Y9, Y4
+	VFMADD231PS  Y8, Y9, Y5
+	ADDQ         $0x08, R8
+	JNZ          loop
+	MOVQ         24(SP), R8
+	VMOVD        (R8), X6
+	VPINSRW      $0x02, 4(R8), X6, X6
+	VCVTPH2PS    X6, X6
+	MOVQ         (SP), R8
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	VMULPS       X6, X1, X1
+	CMPQ         add+128(FP), $0x00
+	JE           set0
+	VMOVSD       (R8), X0
+	VINSERTPS    $0x20, 8(R8), X0, X0
+	VADDPS       X0, X1, X1
+
+set0:
+	VMOVLPS      X1, (R8)
+	VEXTRACTPS   $0x02, X1, 8(R8)
+	ADDQ         8(SP), R8
+	VHADDPS      Y4, Y3, Y3
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	VMULPS       X6, X0, X0
+	CMPQ         add+128(FP), $0x00
+	JE           set1
+	VMOVSD       (R8), X1
+	VINSERTPS    $0x20, 8(R8), X1, X1
+	VADDPS       X1, X0, X0
+
+set1:
+	VMOVLPS    X0, (R8)
+	VEXTRACTPS $0x02, X0, 8(R8)
+	ADDQ       $0x0c, (SP)
+	ADDQ       $0x06, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), DI
+	ADDQ       16(SP), DX
+	DECQ       panels+120(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8YT3R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemmQ8YT3R1(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000001, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+loop:
+	VPMOVSXBD    (CX)(DI*1), Y3
+	VCVTDQ2PS    Y3, Y3
+	VMOVUPS      (AX)(DI*4), Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VMOVUPS      (SI)(DI*4), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VMOVUPS      (DX)(DI*4), Y4
+	VFMADD231PS  Y3, Y4, Y2
+	ADDQ         $0x08, DI
+	JNZ          loop
+	MOVQ         24(SP), DI
+	MOVWLZX      (DI), DI
+	VMOVD        DI, X3
+	VCVTPH2PS    X3, X3
+	MOVQ         (SP), DI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X4, X0, X4
+	VMULPS       X3, X4, X4
+	CMPQ         add+128(FP), $0x00
+	JE           set0
+	VADDSS       (DI), X4, X4
+
+set0:
+	VMOVSS       X4, (DI)
+	ADDQ         8(SP), DI
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	VMULPS       X3, X0, X0
+	CMPQ         add+128(FP), $0x00
+	JE           set1
+	VADDSS       (DI), X0, X0
+
+set1:
+	VMOVSS       X0, (DI)
+	ADDQ         8(SP), DI
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	VMULPS       X3, X0, X0
+	CMPQ         add+128(FP), $0x00
+	JE           set2
+	VADDSS       (DI), X0, X0
+
+set2:
+	VMOVSS X0, (DI)
+	ADDQ   $0x04, (SP)
+	ADDQ   $0x02, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+120(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8YT3R3(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemmQ8YT3R3(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000003, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(DX*1), R8
+	LEAQ   (R8)(DX*1), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+
+loop:
+	VPMOVSXBD    (CX)(R9*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VPMOVSXBD    (R8)(R9*1), Y10
+	VCVTDQ2PS    Y10, Y10
+	VPMOVSXBD    (DX)(R9*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMOVUPS      (AX)(R9*4), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y1
+	VFMADD231PS  Y11, Y12, Y2
+	VMOVUPS      (SI)(R9*4), Y12
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y5
+	VMOVUPS      (DI)(R9*4), Y12
+	VFMADD231PS  Y9, Y12, Y6
+	VFMADD231PS  Y10, Y12, Y7
+	VFMADD231PS  Y11, Y12, Y8
+	ADDQ         $0x08, R9
+	JNZ          loop
+	MOVQ         24(SP), R9
+	VMOVD        (R9), X9
+	VPINSRW      $0x02, 4(R9), X9, X9
+	VCVTPH2PS    X9, X9
+	MOVQ         (SP), R9
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	VMULPS       X9, X1, X1
+	CMPQ         add+128(FP), $0x00
+	JE           set0
+	VMOVSD       (R9), X0
+	VINSERTPS    $0x20, 8(R9), X0, X0
+	VADDPS       X0, X1, X1
+
+set0:
+	VMOVLPS      X1, (R9)
+	VEXTRACTPS   $0x02, X1, 8(R9)
+	ADDQ         8(SP), R9
+	VHADDPS      Y4, Y3, Y3
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	VMULPS       X9, X0, X0
+	CMPQ         add+128(FP), $0x00
+	JE           set1
+	VMOVSD       (R9), X1
+	VINSERTPS    $0x20, 8(R9), X1, X1
+	VADDPS       X1, X0, X0
+
+set1:
+	VMOVLPS      X0, (R9)
+	VEXTRACTPS   $0x02, X0, 8(R9)
+	ADDQ         8(SP), R9
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y8, Y8, Y8
+	VHADDPS      Y8, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X0
+	VMULPS       X9, X0, X0
+	CMPQ         add+128(FP), $0x00
+	JE           set2
+	VMOVSD       (R9), X1
+	VINSERTPS    $0x20, 8(R9), X1, X1
+	VADDPS       X1, X0, X0
+
+set2:
+	VMOVLPS    X0, (R9)
+	VEXTRACTPS $0x02, X0, 8(R9)
+	ADDQ       $0x0c, (SP)
+	ADDQ       $0x06, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), R8
+	ADDQ       16(SP), DX
+	DECQ       panels+120(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8YT4R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemmQ8YT4R1(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000001, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), DX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+loop:
+	VPMOVSXBD    (CX)(R8*1), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMOVUPS      (AX)(R8*4), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VMOVUPS      (SI)(R8*4), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VMOVUPS      (DI)(R8*4), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VMOVUPS      (DX)(R8*4), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         $0x08, R8
+	JNZ          loop
+	MOVQ         24(SP), R8
+	MOVWLZX      (R8), R8
+	VMOVD        R8, X4
+	VCVTPH2PS    X4, X4
+	MOVQ         (SP), R8
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X5
+	VADDPS       X5, X0, X5
+	VMULPS       X4, X5, X5
+	CMPQ         add+128(FP), $0x00
+	JE           set0
+	VADDSS       (R8), X5, X5
+
+set0:
+	VMOVSS       X5, (R8)
+	ADDQ         8(SP), R8
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	VMULPS       X4, X0, X0
+	CMPQ         add+128(FP), $0x00
+	JE           set1
+	VADDSS       (R8), X0, X0
+
+set1:
+	VMOVSS       X0, (R8)
+	ADDQ         8(SP), R8
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	VMULPS       X4, X0, X0
+	CMPQ         add+128(FP), $0x00
+	JE           set2
+	VADDSS       (R8), X0, X0
+
+set2:
+	VMOVSS       X0, (R8)
+	ADDQ         8(SP), R8
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	VMULPS       X4, X0, X0
+	CMPQ         add+128(FP), $0x00
+	JE           set3
+	VADDSS       (R8), X0, X0
+
+set3:
+	VMOVSS X0, (R8)
+	ADDQ   $0x04, (SP)
+	ADDQ   $0x02, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+120(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ8YT4R3(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemmQ8YT4R3(SB), NOSPLIT, $32-136
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   scale_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	IMUL3Q $0x00000003, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(DX*1), R9
+	LEAQ   (R9)(DX*1), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+loop:
+	VPMOVSXBD    (CX)(R10*1), Y12
+	VCVTDQ2PS    Y12, Y12
+	VPMOVSXBD    (R9)(R10*1), Y13
+	VCVTDQ2PS    Y13, Y13
+	VPMOVSXBD    (DX)(R10*1), Y14
+	VCVTDQ2PS    Y14, Y14
+	VMOVUPS      (AX)(R10*4), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y1
+	VFMADD231PS  Y14, Y15, Y2
+	VMOVUPS      (SI)(R10*4), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y5
+	VMOVUPS      (DI)(R10*4), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y8
+	VMOVUPS      (R8)(R10*4), Y15
+	VFMADD231PS  Y12, Y15, Y9
+	VFMADD231PS  Y13, Y15, Y10
+	VFMADD231PS  Y14, Y15, Y11
+	ADDQ         $0x08, R10
+	JNZ          loop
+	MOVQ         24(SP), R10
+	VMOVD        (R10), X12
+	VPINSRW      $0x02, 4(R10), X12, X12
+	VCVTPH2PS    X12, X12
+	MOVQ         (SP), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	VMULPS       X12, X1, X1
+	CMPQ         add+128(FP), $0x00
+	JE           set0
+	VMOVSD       (R10), X0
+	VINSERTPS    $0x20, 8(R10), X0, X0
+	VADDPS       X0, X1, X1
+
+set0:
+	VMOVLPS      X1, (R10)
+	VEXTRACTPS   $0x02, X1, 8(R10)
+	ADDQ         8(SP), R10
+	VHADDPS      Y4, Y3, Y3
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	VMULPS       X12, X0, X0
+	CMPQ         add+128(FP), $0x00
+	JE           set1
+	VMOVSD       (R10), X1
+	VINSERTPS    $0x20, 8(R10), X1, X1
+	VADDPS       X1, X0, X0
+
+set1:
+	VMOVLPS      X0, (R10)
+	VEXTRACTPS   $0x02, X0, 8(R10)
+	ADDQ         8(SP), R10
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y8, Y8, Y8
+	VHADDPS      Y8, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X0
+	VMULPS       X12, X0, X0
+	CMPQ         add+128(FP), $0x00
+	JE           set2
+	VMOVSD       (R10), X1
+	VINSERTPS    $0x20, 8(R10), X1, X1
+	VADDPS       X1, X0, X0
+
+set2:
+	VMOVLPS      X0, (R10)
+	VEXTRACTPS   $0x02, X0, 8(R10)
+	ADDQ         8(SP), R10
+	VHADDPS      Y10, Y9, Y9
+	VHADDPS      Y11, Y11, Y11
+	VHADDPS      Y11, Y9, Y9
+	VEXTRACTF128 $0x01, Y9, X0
+	VADDPS       X0, X9, X0
+	VMULPS       X12, X0, X0
+	CMPQ         add+128(FP), $0x00
+	JE           set3
+	VMOVSD       (R10), X1
+	VINSERTPS    $0x20, 8(R10), X1, X1
+	VADDPS       X1, X0, X0
+
+set3:
+	VMOVLPS    X0, (R10)
+	VEXTRACTPS $0x02, X0, 8(R10)
+	ADDQ       $0x0c, (SP)
+	ADDQ       $0x06, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), R9
+	ADDQ       16(SP), DX
+	DECQ       panels+120(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
 // func gemmNNZ1x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
 // Requires: AVX, AVX512F
 TEXT ·gemmNNZ1x16(SB), NOSPLIT, $16-120

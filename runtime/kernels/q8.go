@@ -23,9 +23,15 @@ func MatVecQ8(y []float32, w []int8, scale []uint16, x []float32, rows, cols int
 //
 //	y[t*rows+r] = scale[r] * sum_c x[t*cols+c] * w[r*cols+c]   for t < n, r < rows
 //
-// that is Y[n, rows] = X[n, cols] · Wᵀ, with x quantized as in MatVecQ8.
+// that is Y[n, rows] = X[n, cols] · Wᵀ, with x quantized as in MatVecQ8,
+// or, for the batches where Q8FloatActs(n) holds, multiplied as float32 by
+// MatMulQ8Float.
 func MatMulQ8(y, x []float32, w []int8, scale []uint16, n, rows, cols int) {
 	checkMat("MatMulQ8", len(y), len(w), len(x), n, rows, cols)
+	if Q8FloatActs(n) {
+		MatMulQ8Float(y, rows, x, n, w, scale, rows, cols)
+		return
+	}
 	a := acts16Pool.Get().(*Int16Acts)
 	a.Quantize(x, n, cols)
 	MatMulQ8Acts(y, rows, a, w, scale, rows)

@@ -37,6 +37,16 @@ func dequantActs16(a *Int16Acts) []float32 {
 	return x
 }
 
+// q8Ref is the reference of MatMulQ8: the float64 product of the
+// dequantized weights with the activations it multiplies, x itself where
+// it takes float activations (Q8FloatActs), a's dequantized ones otherwise.
+func q8Ref(m qMat, a *Int16Acts, x []float32, n int) (ref, mag []float64) {
+	if Q8FloatActs(n) {
+		return qRef(m, x, n)
+	}
+	return qRef(m, dequantActs16(a), n)
+}
+
 // checkQ8 runs every entry point of the q8 kernels on one shape and holds
 // each to the float64 product of the dequantized weights and activations:
 // within checkQClose's float32 rounding bound, or bit-exact on integer data.
@@ -52,7 +62,8 @@ func checkQ8(t *testing.T, r *rand.Rand, a *Int16Acts, n, rows, cols int, intege
 
 	y := nanSlice(n * rows)
 	MatMulQ8(y, x, m.w8, m.scale, n, rows, cols)
-	checkQClose(t, "MatMulQ8 "+name, y, rows, ref, mag, n, rows, cols, integers)
+	refF, magF := q8Ref(m, a, x, n)
+	checkQClose(t, "MatMulQ8 "+name, y, rows, refF, magF, n, rows, cols, integers)
 	if n == 1 {
 		y = nanSlice(rows)
 		MatVecQ8(y, m.w8, m.scale, x, rows, cols)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/anepack/anepack/half"
 	"github.com/anepack/anepack/quant"
@@ -24,11 +25,13 @@ var qBenchShapes = []struct {
 const benchStreamBytes = 192 << 20
 
 // qBenchFormats are the weight formats compared: fp16 (the existing
-// MatVecF16/MatMulF16), q8, and q4 with groups of 32 and 64.
+// MatVecF16/MatMulF16), q8 (times int16 activations, MatMulQ8Acts), q8f
+// (q8 times float activations, MatMulQ8Float: the GEMM only), and q4 with
+// groups of 32 and 64.
 var qBenchFormats = []struct {
 	name  string
-	group int // 0: q8; -1: fp16
-}{{"f16", -1}, {"q8", 0}, {"q4g32", 32}, {"q4g64", 64}}
+	group int // 0: q8; -1: fp16; -2: q8 with float activations
+}{{"f16", -1}, {"q8", 0}, {"q8f", -2}, {"q4g32", 32}, {"q4g64", 64}}
 
 // benchMatrix is one weight matrix in one format.
 type benchMatrix struct {
@@ -49,10 +52,10 @@ func benchMatrices(rows, cols, group, count int) []benchMatrix {
 	w := randW(r, min(rows, 256), cols) // one block of rows, repeated
 	var proto benchMatrix
 	switch {
-	case group < 0:
+	case group == -1:
 		proto.f16 = make([]uint16, len(w))
 		half.F32ToF16(proto.f16, w)
-	case group == 0:
+	case group == 0 || group == -2:
 		proto.w8, proto.scale = make([]int8, len(w)), make([]uint16, len(w)/cols)
 		if err := quant.QuantizeQ8(proto.w8, proto.scale, w, len(w)/cols, cols); err != nil {
 			panic(err)
@@ -74,9 +77,9 @@ func benchMatrices(rows, cols, group, count int) []benchMatrix {
 	for i := range ms {
 		m := &ms[i]
 		switch {
-		case group < 0:
+		case group == -1:
 			m.f16 = tile(make([]uint16, rows*cols), proto.f16)
-		case group == 0:
+		case group == 0 || group == -2:
 			m.w8 = make([]int8, rows*cols)
 			for j := 0; j < len(m.w8); j += len(proto.w8) {
 				copy(m.w8[j:], proto.w8)
@@ -99,7 +102,9 @@ func benchMatrices(rows, cols, group, count int) []benchMatrix {
 // the way a caller splits a product over a Pool: by slicing the row range.
 func runRows(y []float32, ldy int, m benchMatrix, a *Int8Acts, a16 *Int16Acts, xf []float32, group, n, rows, cols, lo, hi int) {
 	switch {
-	case group < 0:
+	case group == -2:
+		MatMulQ8Float(y[lo:], ldy, xf, n, m.w8[lo*cols:hi*cols], m.scale[lo:hi], hi-lo, cols)
+	case group == -1:
 		if n == 1 {
 			MatVecF16(y[lo:hi], m.f16[lo*cols:hi*cols], xf, hi-lo, cols)
 		} else {
@@ -126,6 +131,9 @@ func BenchmarkQuantGEMV(b *testing.B) {
 		a.Quantize(x[:s.cols], 1, s.cols)
 		a16.Quantize(x[:s.cols], 1, s.cols)
 		for _, f := range qBenchFormats {
+			if f.group == -2 {
+				continue // a GEMM kernel
+			}
 			one := benchMatrices(s.rows, s.cols, f.group, 1)
 			count := max(1, int(benchStreamBytes/one[0].bytes()))
 			ms := append(one, benchMatrices(s.rows, s.cols, f.group, count-1)...)
@@ -207,5 +215,49 @@ func BenchmarkQuantizeActs(b *testing.B) {
 				a16.Quantize(x[:c.n*c.cols], c.n, c.cols)
 			}
 		})
+	}
+}
+
+// BenchmarkQ8Batch finds the token count from which the q8 float-activation
+// GEMM (q8f, MatMulQ8Float) beats the W8A16 kernels (q8, Int16Acts.Quantize
+// + MatMulQ8Acts, the quantization timed too as a model does it once per
+// input): n = 1..8 tokens, 2 threads, weights streamed from DRAM as a
+// model's layers are (rotating through benchStreamBytes of copies). Each
+// kernel alternates with the other within one benchmark run so that the
+// load of a shared machine hits both alike; it reports rows/s of each.
+func BenchmarkQ8Batch(b *testing.B) {
+	x := benchVec(8 * 4864)
+	y := make([]float32, 8*4864)
+	var a16 Int16Acts
+	p := NewPool(2)
+	defer p.Close()
+	for _, s := range qBenchShapes[:4] {
+		one := benchMatrices(s.rows, s.cols, 0, 1)
+		ms := append(one, benchMatrices(s.rows, s.cols, 0, max(1, int(benchStreamBytes/one[0].bytes()))-1)...)
+		for n := 1; n <= 8; n++ {
+			b.Run(fmt.Sprintf("%s/n=%d", s.name, n), func(b *testing.B) {
+				var cur benchMatrix
+				xs := x[:n*s.cols]
+				q8 := func(lo, hi int) { runRows(y, s.rows, cur, nil, &a16, xs, 0, n, s.rows, s.cols, lo, hi) }
+				q8f := func(lo, hi int) { runRows(y, s.rows, cur, nil, nil, xs, -2, n, s.rows, s.cols, lo, hi) }
+				var tq, tf time.Duration
+				i := 0
+				for b.Loop() {
+					cur = ms[i%len(ms)]
+					i++
+					t0 := time.Now()
+					a16.Quantize(xs, n, s.cols)
+					p.Parallel(s.rows, p.rowGrain(s.rows, 12, 12), q8)
+					t1 := time.Now()
+					cur = ms[i%len(ms)]
+					i++
+					p.Parallel(s.rows, p.rowGrain(s.rows, 12, 12), q8f)
+					tq, tf = tq+t1.Sub(t0), tf+time.Since(t1)
+				}
+				b.ReportMetric(float64(s.rows)*float64(b.N)/tq.Seconds(), "q8-rows/s")
+				b.ReportMetric(float64(s.rows)*float64(b.N)/tf.Seconds(), "q8f-rows/s")
+				b.ReportMetric(tq.Seconds()/tf.Seconds(), "q8/q8f-time")
+			})
+		}
 	}
 }

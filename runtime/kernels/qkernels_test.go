@@ -316,7 +316,7 @@ func TestQuantRowBlocks(t *testing.T) {
 	var a16 Int16Acts
 	a16.Quantize(x, n, cols)
 	m8 := newQ8(r, rows, cols, false, 0)
-	ref, mag := qRef(m8, dequantActs16(&a16), n)
+	ref, mag := q8Ref(m8, &a16, x, n)
 	y := nanSlice(n * rows)
 	MatMulQ8(y, x, m8.w8, m8.scale, n, rows, cols)
 	checkQClose(t, "MatMulQ8 501x512", y, rows, ref, mag, n, rows, cols, false)

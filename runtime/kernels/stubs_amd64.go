@@ -274,6 +274,106 @@ func gemmF16ZT6R4(y []float32, ldy int, x []float32, w []uint16, cols int, k int
 //go:noescape
 func gemmF32ZT6R4(y []float32, ldy int, x []float32, w []float32, cols int, k int, panels int, add int)
 
+// gemmQ8ZT1R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the scale[p*1+r] * sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 1, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmQ8ZT1R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8ZT1R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the scale[p*4+r] * sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 1, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmQ8ZT1R4(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8ZT2R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the scale[p*1+r] * sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 2, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmQ8ZT2R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8ZT2R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the scale[p*4+r] * sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 2, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmQ8ZT2R4(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8ZT3R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the scale[p*1+r] * sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 3, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmQ8ZT3R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8ZT3R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the scale[p*4+r] * sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 3, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmQ8ZT3R4(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8ZT4R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the scale[p*1+r] * sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 4, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmQ8ZT4R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8ZT4R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the scale[p*4+r] * sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 4, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmQ8ZT4R4(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8ZT5R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the scale[p*1+r] * sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 5, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmQ8ZT5R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8ZT5R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the scale[p*4+r] * sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 5, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmQ8ZT5R4(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8ZT6R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the scale[p*1+r] * sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 6, r < 1, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmQ8ZT6R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8ZT6R4 sets (add == 0) or adds to (add != 0) y[t*ldy+p*4+r] the scale[p*4+r] * sum_{c<k} x[t*cols+c]*w[(p*4+r)*cols+c] for t < 6, r < 4, p < panels; k is a positive multiple of 16.
+//
+//go:noescape
+func gemmQ8ZT6R4(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8YT1R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the scale[p*1+r] * sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 1, r < 1, p < panels; k is a positive multiple of 8.
+//
+//go:noescape
+func gemmQ8YT1R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8YT1R3 sets (add == 0) or adds to (add != 0) y[t*ldy+p*3+r] the scale[p*3+r] * sum_{c<k} x[t*cols+c]*w[(p*3+r)*cols+c] for t < 1, r < 3, p < panels; k is a positive multiple of 8.
+//
+//go:noescape
+func gemmQ8YT1R3(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8YT2R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the scale[p*1+r] * sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 2, r < 1, p < panels; k is a positive multiple of 8.
+//
+//go:noescape
+func gemmQ8YT2R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8YT2R3 sets (add == 0) or adds to (add != 0) y[t*ldy+p*3+r] the scale[p*3+r] * sum_{c<k} x[t*cols+c]*w[(p*3+r)*cols+c] for t < 2, r < 3, p < panels; k is a positive multiple of 8.
+//
+//go:noescape
+func gemmQ8YT2R3(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8YT3R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the scale[p*1+r] * sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 3, r < 1, p < panels; k is a positive multiple of 8.
+//
+//go:noescape
+func gemmQ8YT3R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8YT3R3 sets (add == 0) or adds to (add != 0) y[t*ldy+p*3+r] the scale[p*3+r] * sum_{c<k} x[t*cols+c]*w[(p*3+r)*cols+c] for t < 3, r < 3, p < panels; k is a positive multiple of 8.
+//
+//go:noescape
+func gemmQ8YT3R3(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8YT4R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the scale[p*1+r] * sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 4, r < 1, p < panels; k is a positive multiple of 8.
+//
+//go:noescape
+func gemmQ8YT4R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
+// gemmQ8YT4R3 sets (add == 0) or adds to (add != 0) y[t*ldy+p*3+r] the scale[p*3+r] * sum_{c<k} x[t*cols+c]*w[(p*3+r)*cols+c] for t < 4, r < 3, p < panels; k is a positive multiple of 8.
+//
+//go:noescape
+func gemmQ8YT4R3(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
+
 // gemmNNZ1x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 1, j < 16, p < panels; k > 0.
 //
 //go:noescape

@@ -40,6 +40,27 @@ var gemmF32ZPanels = [zTokens][2]func(y []float32, ldy int, x []float32, w []flo
 	{gemmF32ZT6R1, gemmF32ZT6R4},
 }
 
+// q8fPanelFunc is the signature of the q8 float-activation GEMM kernels (internal/gen/q8f.go).
+type q8fPanelFunc = func(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols, k, panels, add int)
+
+// gemmQ8ZPanels holds the AVX-512 q8 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for zRows rows].
+var gemmQ8ZPanels = [zTokens][2]q8fPanelFunc{
+	{gemmQ8ZT1R1, gemmQ8ZT1R4},
+	{gemmQ8ZT2R1, gemmQ8ZT2R4},
+	{gemmQ8ZT3R1, gemmQ8ZT3R4},
+	{gemmQ8ZT4R1, gemmQ8ZT4R4},
+	{gemmQ8ZT5R1, gemmQ8ZT5R4},
+	{gemmQ8ZT6R1, gemmQ8ZT6R4},
+}
+
+// gemmQ8YPanels holds the AVX2 q8 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for tileRows rows].
+var gemmQ8YPanels = [tileTokens][2]q8fPanelFunc{
+	{gemmQ8YT1R1, gemmQ8YT1R3},
+	{gemmQ8YT2R1, gemmQ8YT2R3},
+	{gemmQ8YT3R1, gemmQ8YT3R3},
+	{gemmQ8YT4R1, gemmQ8YT4R3},
+}
+
 // gemmNNZKernels holds the NN kernels indexed by [rows-1][0 for 16 columns, 1 for 64].
 var gemmNNZKernels = [nnRows][2]func(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int){
 	{gemmNNZ1x16, gemmNNZ1x64},

@@ -24,7 +24,7 @@ import (
 
 var tilesOut = flag.String("tiles", "", "write the Go table of GEMM micro-kernels to this file")
 var qtilesOut = flag.String("qtiles", "", "write the Go tables of the quantized kernels to this file")
-var neonOut = flag.String("neon", "", "write the arm64 NEON GEMM kernels to this file")
+var neonOut = flag.String("neon", "", "write the arm64 NEON GEMM kernels (with -set q16: the arm64 q8 kernels) to this file")
 var neonStubs = flag.String("neon-stubs", "", "write the Go declarations and tables of the NEON GEMM kernels to this file")
 
 func main() {
@@ -45,6 +45,7 @@ func main() {
 	gemmPanels("gemmF16Panels", true)
 	gemmPanels("gemmF32Panels", false)
 	avx512Kernels()
+	q8fKernels()
 	nnKernels()
 	sum()
 	dot()
@@ -95,6 +96,20 @@ func writeTiles(path string) {
 		}
 		b.WriteString("}\n\n")
 	}
+	fmt.Fprintf(&b, "// q8fPanelFunc is the signature of the q8 float-activation GEMM kernels (internal/gen/q8f.go).\n")
+	fmt.Fprintf(&b, "type q8fPanelFunc = func(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols, k, panels, add int)\n\n")
+	fmt.Fprintf(&b, "// gemmQ8ZPanels holds the AVX-512 q8 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for zRows rows].\n")
+	fmt.Fprintf(&b, "var gemmQ8ZPanels = [zTokens][2]q8fPanelFunc{\n")
+	for t := 1; t <= zTokens; t++ {
+		fmt.Fprintf(&b, "{%s, %s},\n", q8fName(true, t, 1), q8fName(true, t, zRows))
+	}
+	b.WriteString("}\n\n")
+	fmt.Fprintf(&b, "// gemmQ8YPanels holds the AVX2 q8 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for tileRows rows].\n")
+	fmt.Fprintf(&b, "var gemmQ8YPanels = [tileTokens][2]q8fPanelFunc{\n")
+	for t := 1; t <= tileTokens; t++ {
+		fmt.Fprintf(&b, "{%s, %s},\n", q8fName(false, t, 1), q8fName(false, t, tileRows))
+	}
+	b.WriteString("}\n\n")
 	for _, isa := range nnISAs {
 		fmt.Fprintf(&b, "// gemmNN%sKernels holds the NN kernels indexed by [rows-1][0 for %d columns, 1 for %d].\n", isa.name, isa.lanes, isa.wide*isa.lanes)
 		fmt.Fprintf(&b, "var gemmNN%sKernels = [nnRows][2]func(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int){\n", isa.name)

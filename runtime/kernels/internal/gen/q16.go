@@ -50,7 +50,6 @@ import (
 var (
 	kernelSet   = flag.String("set", "", `"q16": write only the q8 x int16-activation kernels (see q16.go)`)
 	q16TilesOut = flag.String("q16tiles", "", "with -set q16, write the Go tables of the amd64 kernels to this file")
-	neonOut     = flag.String("neon", "", "with -set q16, write the arm64 kernels to this .s file")
 	neonGoOut   = flag.String("neongo", "", "with -set q16, write the Go declarations and tables of the arm64 kernels to this file")
 )
 
@@ -80,7 +79,7 @@ func q16Main() {
 		writeGo(*q16TilesOut, q16Tables("AVX2", "VNNI"))
 	}
 	if *neonOut != "" {
-		writeNEON(*neonOut)
+		writeNEON16(*neonOut)
 	}
 	if *neonGoOut != "" {
 		writeGo(*neonGoOut, neonDecls()+q16Tables("NEON"))
