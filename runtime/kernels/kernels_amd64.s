@@ -7764,6 +7764,2923 @@ set3:
 	VZEROUPPER
 	RET
 
+DATA q4fnibbles<>+0(SB)/4, $0x0f0f0f0f
+DATA q4fnibbles<>+4(SB)/4, $0x0f0f0f0f
+DATA q4fnibbles<>+8(SB)/4, $0x0f0f0f0f
+DATA q4fnibbles<>+12(SB)/4, $0x0f0f0f0f
+GLOBL q4fnibbles<>(SB), RODATA|NOPTR, $16
+
+// func gemmQ4ZT1R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmQ4ZT1R1(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	SHRQ   $0x01, DX
+	IMUL3Q $0x00000001, DX, DX
+	MOVQ   DX, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, DX
+	MOVQ   24(SP), SI
+	VPXORD Z0, Z0, Z0
+
+loop:
+	VPMOVZXBW       (CX)(DX*1), X2
+	VPSLLW          $0x04, X2, X1
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X1, X2
+	VPMOVZXBD       X2, Z2
+	VCVTDQ2PS       Z2, Z2
+	VSUBPS.BCST     4(SI), Z2, Z2
+	VMULPS.BCST     (SI), Z2, Z2
+	VMOVUPS         (AX)(DX*8), Z1
+	VFMADD231PS     Z2, Z1, Z0
+	ADDQ            $0x08, DX
+	JZ              reduce
+	TESTQ           DX, gmask+120(FP)
+	JNZ             loop
+	ADDQ            $0x08, SI
+	JMP             loop
+
+reduce:
+	MOVQ          (SP), DX
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y1
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y1, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y1
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDSS        (DX), X0, X0
+
+set0:
+	VMOVSS X0, (DX)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), SI
+	ADDQ   sstep+128(FP), SI
+	MOVQ   SI, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT1R4(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmQ4ZT1R4(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	SHRQ   $0x01, DX
+	IMUL3Q $0x00000004, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DI
+	LEAQ   (DI)(DX*1), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R8
+	MOVQ   24(SP), R9
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+loop:
+	VPMOVZXBW       (CX)(R8*1), X5
+	VPSLLW          $0x04, X5, X4
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X4, X5
+	VPMOVZXBD       X5, Z5
+	VCVTDQ2PS       Z5, Z5
+	VSUBPS.BCST     16(R9), Z5, Z5
+	VMULPS.BCST     (R9), Z5, Z5
+	VPMOVZXBW       (SI)(R8*1), X6
+	VPSLLW          $0x04, X6, X4
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X4, X6
+	VPMOVZXBD       X6, Z6
+	VCVTDQ2PS       Z6, Z6
+	VSUBPS.BCST     20(R9), Z6, Z6
+	VMULPS.BCST     4(R9), Z6, Z6
+	VPMOVZXBW       (DI)(R8*1), X7
+	VPSLLW          $0x04, X7, X4
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X4, X7
+	VPMOVZXBD       X7, Z7
+	VCVTDQ2PS       Z7, Z7
+	VSUBPS.BCST     24(R9), Z7, Z7
+	VMULPS.BCST     8(R9), Z7, Z7
+	VPMOVZXBW       (DX)(R8*1), X8
+	VPSLLW          $0x04, X8, X4
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X4, X8
+	VPMOVZXBD       X8, Z8
+	VCVTDQ2PS       Z8, Z8
+	VSUBPS.BCST     28(R9), Z8, Z8
+	VMULPS.BCST     12(R9), Z8, Z8
+	VMOVUPS         (AX)(R8*8), Z4
+	VFMADD231PS     Z5, Z4, Z0
+	VFMADD231PS     Z6, Z4, Z1
+	VFMADD231PS     Z7, Z4, Z2
+	VFMADD231PS     Z8, Z4, Z3
+	ADDQ            $0x08, R8
+	JZ              reduce
+	TESTQ           R8, gmask+120(FP)
+	JNZ             loop
+	ADDQ            $0x20, R9
+	JMP             loop
+
+reduce:
+	MOVQ          (SP), R8
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y4
+	VADDPS        Y4, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y4
+	VADDPS        Y4, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y4
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y4, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y4
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y4, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y4
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y4, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X4, X0, X0
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDPS        (R8), X0, X0
+
+set0:
+	VMOVUPS X0, (R8)
+	ADDQ    $0x10, (SP)
+	MOVQ    24(SP), R9
+	ADDQ    sstep+128(FP), R9
+	MOVQ    R9, 24(SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), SI
+	ADDQ    16(SP), DI
+	ADDQ    16(SP), DX
+	DECQ    panels+136(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT2R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmQ4ZT2R1(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000001, SI, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, SI
+	MOVQ   24(SP), DI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+
+loop:
+	VPMOVZXBW       (CX)(SI*1), X3
+	VPSLLW          $0x04, X3, X2
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X2, X3
+	VPMOVZXBD       X3, Z3
+	VCVTDQ2PS       Z3, Z3
+	VSUBPS.BCST     4(DI), Z3, Z3
+	VMULPS.BCST     (DI), Z3, Z3
+	VMOVUPS         (AX)(SI*8), Z2
+	VFMADD231PS     Z3, Z2, Z0
+	VMOVUPS         (DX)(SI*8), Z2
+	VFMADD231PS     Z3, Z2, Z1
+	ADDQ            $0x08, SI
+	JZ              reduce
+	TESTQ           SI, gmask+120(FP)
+	JNZ             loop
+	ADDQ            $0x08, DI
+	JMP             loop
+
+reduce:
+	MOVQ          (SP), SI
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VADDPS        Y2, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y2
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y2, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y2
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y2, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VADDPS        X2, X0, X0
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDSS        (SI), X0, X0
+
+set0:
+	VMOVSS        X0, (SI)
+	ADDQ          8(SP), SI
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPS        Y2, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y2
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y2, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y2
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y2, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X2
+	VADDPS        X2, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VADDSS        (SI), X1, X1
+
+set1:
+	VMOVSS X1, (SI)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), DI
+	ADDQ   sstep+128(FP), DI
+	MOVQ   DI, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT2R4(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmQ4ZT2R4(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000004, SI, DI
+	MOVQ   DI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(SI*1), DI
+	LEAQ   (DI)(SI*1), R8
+	LEAQ   (R8)(SI*1), SI
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R9
+	MOVQ   24(SP), R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+loop:
+	VPMOVZXBW       (CX)(R9*1), X9
+	VPSLLW          $0x04, X9, X8
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X8, X9
+	VPMOVZXBD       X9, Z9
+	VCVTDQ2PS       Z9, Z9
+	VSUBPS.BCST     16(R10), Z9, Z9
+	VMULPS.BCST     (R10), Z9, Z9
+	VPMOVZXBW       (DI)(R9*1), X10
+	VPSLLW          $0x04, X10, X8
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X8, X10
+	VPMOVZXBD       X10, Z10
+	VCVTDQ2PS       Z10, Z10
+	VSUBPS.BCST     20(R10), Z10, Z10
+	VMULPS.BCST     4(R10), Z10, Z10
+	VPMOVZXBW       (R8)(R9*1), X11
+	VPSLLW          $0x04, X11, X8
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X8, X11
+	VPMOVZXBD       X11, Z11
+	VCVTDQ2PS       Z11, Z11
+	VSUBPS.BCST     24(R10), Z11, Z11
+	VMULPS.BCST     8(R10), Z11, Z11
+	VPMOVZXBW       (SI)(R9*1), X12
+	VPSLLW          $0x04, X12, X8
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X8, X12
+	VPMOVZXBD       X12, Z12
+	VCVTDQ2PS       Z12, Z12
+	VSUBPS.BCST     28(R10), Z12, Z12
+	VMULPS.BCST     12(R10), Z12, Z12
+	VMOVUPS         (AX)(R9*8), Z8
+	VFMADD231PS     Z9, Z8, Z0
+	VFMADD231PS     Z10, Z8, Z1
+	VFMADD231PS     Z11, Z8, Z2
+	VFMADD231PS     Z12, Z8, Z3
+	VMOVUPS         (DX)(R9*8), Z8
+	VFMADD231PS     Z9, Z8, Z4
+	VFMADD231PS     Z10, Z8, Z5
+	VFMADD231PS     Z11, Z8, Z6
+	VFMADD231PS     Z12, Z8, Z7
+	ADDQ            $0x08, R9
+	JZ              reduce
+	TESTQ           R9, gmask+120(FP)
+	JNZ             loop
+	ADDQ            $0x20, R10
+	JMP             loop
+
+reduce:
+	MOVQ          (SP), R9
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y8, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y8
+	VADDPS        Y8, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y8
+	VADDPS        Y8, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y8
+	VADDPS        Y8, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y8
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y8, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y8
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y8, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y8
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y8, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X8
+	VADDPS        X8, X0, X0
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDPS        (R9), X0, X0
+
+set0:
+	VMOVUPS       X0, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z4, Y8
+	VADDPS        Y8, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y8
+	VADDPS        Y8, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y8
+	VADDPS        Y8, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y8
+	VADDPS        Y8, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y8
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y8, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y8
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y8, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y8
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y8, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X8
+	VADDPS        X8, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VADDPS        (R9), X4, X4
+
+set1:
+	VMOVUPS X4, (R9)
+	ADDQ    $0x10, (SP)
+	MOVQ    24(SP), R10
+	ADDQ    sstep+128(FP), R10
+	MOVQ    R10, 24(SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), DI
+	ADDQ    16(SP), R8
+	ADDQ    16(SP), SI
+	DECQ    panels+136(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT3R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmQ4ZT3R1(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000001, SI, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, DI
+	MOVQ   24(SP), R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+
+loop:
+	VPMOVZXBW       (CX)(DI*1), X4
+	VPSLLW          $0x04, X4, X3
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X3, X4
+	VPMOVZXBD       X4, Z4
+	VCVTDQ2PS       Z4, Z4
+	VSUBPS.BCST     4(R8), Z4, Z4
+	VMULPS.BCST     (R8), Z4, Z4
+	VMOVUPS         (AX)(DI*8), Z3
+	VFMADD231PS     Z4, Z3, Z0
+	VMOVUPS         (SI)(DI*8), Z3
+	VFMADD231PS     Z4, Z3, Z1
+	VMOVUPS         (DX)(DI*8), Z3
+	VFMADD231PS     Z4, Z3, Z2
+	ADDQ            $0x08, DI
+	JZ              reduce
+	TESTQ           DI, gmask+120(FP)
+	JNZ             loop
+	ADDQ            $0x08, R8
+	JMP             loop
+
+reduce:
+	MOVQ          (SP), DI
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y3
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y3, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y3
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y3, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X3, X0, X0
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDSS        (DI), X0, X0
+
+set0:
+	VMOVSS        X0, (DI)
+	ADDQ          8(SP), DI
+	VEXTRACTF64X4 $0x01, Z1, Y3
+	VADDPS        Y3, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y3
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y3, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y3
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y3, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X3
+	VADDPS        X3, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VADDSS        (DI), X1, X1
+
+set1:
+	VMOVSS        X1, (DI)
+	ADDQ          8(SP), DI
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPS        Y3, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y3
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y3, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y3
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y3, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VADDSS        (DI), X2, X2
+
+set2:
+	VMOVSS X2, (DI)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), R8
+	ADDQ   sstep+128(FP), R8
+	MOVQ   R8, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT3R4(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmQ4ZT3R4(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000004, SI, DI
+	MOVQ   DI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DI
+	LEAQ   (DI)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(SI*1), R8
+	LEAQ   (R8)(SI*1), R9
+	LEAQ   (R9)(SI*1), SI
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R10
+	MOVQ   24(SP), R11
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+
+loop:
+	VPMOVZXBW       (CX)(R10*1), X13
+	VPSLLW          $0x04, X13, X12
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X12, X13
+	VPMOVZXBD       X13, Z13
+	VCVTDQ2PS       Z13, Z13
+	VSUBPS.BCST     16(R11), Z13, Z13
+	VMULPS.BCST     (R11), Z13, Z13
+	VPMOVZXBW       (R8)(R10*1), X14
+	VPSLLW          $0x04, X14, X12
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X12, X14
+	VPMOVZXBD       X14, Z14
+	VCVTDQ2PS       Z14, Z14
+	VSUBPS.BCST     20(R11), Z14, Z14
+	VMULPS.BCST     4(R11), Z14, Z14
+	VPMOVZXBW       (R9)(R10*1), X15
+	VPSLLW          $0x04, X15, X12
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X12, X15
+	VPMOVZXBD       X15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VSUBPS.BCST     24(R11), Z15, Z15
+	VMULPS.BCST     8(R11), Z15, Z15
+	VPMOVZXBW       (SI)(R10*1), X16
+	VPSLLW          $0x04, X16, X12
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X12, X16
+	VPMOVZXBD       X16, Z16
+	VCVTDQ2PS       Z16, Z16
+	VSUBPS.BCST     28(R11), Z16, Z16
+	VMULPS.BCST     12(R11), Z16, Z16
+	VMOVUPS         (AX)(R10*8), Z12
+	VFMADD231PS     Z13, Z12, Z0
+	VFMADD231PS     Z14, Z12, Z1
+	VFMADD231PS     Z15, Z12, Z2
+	VFMADD231PS     Z16, Z12, Z3
+	VMOVUPS         (DI)(R10*8), Z12
+	VFMADD231PS     Z13, Z12, Z4
+	VFMADD231PS     Z14, Z12, Z5
+	VFMADD231PS     Z15, Z12, Z6
+	VFMADD231PS     Z16, Z12, Z7
+	VMOVUPS         (DX)(R10*8), Z12
+	VFMADD231PS     Z13, Z12, Z8
+	VFMADD231PS     Z14, Z12, Z9
+	VFMADD231PS     Z15, Z12, Z10
+	VFMADD231PS     Z16, Z12, Z11
+	ADDQ            $0x08, R10
+	JZ              reduce
+	TESTQ           R10, gmask+120(FP)
+	JNZ             loop
+	ADDQ            $0x20, R11
+	JMP             loop
+
+reduce:
+	MOVQ          (SP), R10
+	VEXTRACTF64X4 $0x01, Z0, Y12
+	VADDPS        Y12, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y12
+	VADDPS        Y12, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y12
+	VADDPS        Y12, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y12
+	VADDPS        Y12, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y12
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y12, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y12
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y12, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y12
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y12, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X12
+	VADDPS        X12, X0, X0
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDPS        (R10), X0, X0
+
+set0:
+	VMOVUPS       X0, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z4, Y12
+	VADDPS        Y12, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y12
+	VADDPS        Y12, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y12
+	VADDPS        Y12, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y12
+	VADDPS        Y12, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y12
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y12, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y12
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y12, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y12
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y12, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X12
+	VADDPS        X12, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VADDPS        (R10), X4, X4
+
+set1:
+	VMOVUPS       X4, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z8, Y12
+	VADDPS        Y12, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y12
+	VADDPS        Y12, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z10, Y12
+	VADDPS        Y12, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y12
+	VADDPS        Y12, Y11, Y11
+	VSHUFPS       $0x88, Y9, Y8, Y12
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y12, Y8, Y8
+	VSHUFPS       $0x88, Y11, Y10, Y12
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y12, Y10, Y10
+	VSHUFPS       $0x88, Y10, Y8, Y12
+	VSHUFPS       $0xdd, Y10, Y8, Y8
+	VADDPS        Y12, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X12
+	VADDPS        X12, X8, X8
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VADDPS        (R10), X8, X8
+
+set2:
+	VMOVUPS X8, (R10)
+	ADDQ    $0x10, (SP)
+	MOVQ    24(SP), R11
+	ADDQ    sstep+128(FP), R11
+	MOVQ    R11, 24(SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), R8
+	ADDQ    16(SP), R9
+	ADDQ    16(SP), SI
+	DECQ    panels+136(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT4R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmQ4ZT4R1(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000001, SI, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R8
+	MOVQ   24(SP), R9
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+loop:
+	VPMOVZXBW       (CX)(R8*1), X5
+	VPSLLW          $0x04, X5, X4
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X4, X5
+	VPMOVZXBD       X5, Z5
+	VCVTDQ2PS       Z5, Z5
+	VSUBPS.BCST     4(R9), Z5, Z5
+	VMULPS.BCST     (R9), Z5, Z5
+	VMOVUPS         (AX)(R8*8), Z4
+	VFMADD231PS     Z5, Z4, Z0
+	VMOVUPS         (SI)(R8*8), Z4
+	VFMADD231PS     Z5, Z4, Z1
+	VMOVUPS         (DI)(R8*8), Z4
+	VFMADD231PS     Z5, Z4, Z2
+	VMOVUPS         (DX)(R8*8), Z4
+	VFMADD231PS     Z5, Z4, Z3
+	ADDQ            $0x08, R8
+	JZ              reduce
+	TESTQ           R8, gmask+120(FP)
+	JNZ             loop
+	ADDQ            $0x08, R9
+	JMP             loop
+
+reduce:
+	MOVQ          (SP), R8
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y4
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y4, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y4
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y4, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X4, X0, X0
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDSS        (R8), X0, X0
+
+set0:
+	VMOVSS        X0, (R8)
+	ADDQ          8(SP), R8
+	VEXTRACTF64X4 $0x01, Z1, Y4
+	VADDPS        Y4, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y4
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y4, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y4
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y4, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X4
+	VADDPS        X4, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VADDSS        (R8), X1, X1
+
+set1:
+	VMOVSS        X1, (R8)
+	ADDQ          8(SP), R8
+	VEXTRACTF64X4 $0x01, Z2, Y4
+	VADDPS        Y4, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y4
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y4, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y4
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y4, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X4
+	VADDPS        X4, X2, X2
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VADDSS        (R8), X2, X2
+
+set2:
+	VMOVSS        X2, (R8)
+	ADDQ          8(SP), R8
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y4
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y4, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y4
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y4, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X4, X3, X3
+	CMPQ          add+144(FP), $0x00
+	JE            set3
+	VADDSS        (R8), X3, X3
+
+set3:
+	VMOVSS X3, (R8)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), R9
+	ADDQ   sstep+128(FP), R9
+	MOVQ   R9, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT4R4(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmQ4ZT4R4(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000004, SI, DI
+	MOVQ   DI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(SI*1), R9
+	LEAQ   (R9)(SI*1), R10
+	LEAQ   (R10)(SI*1), SI
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R11
+	MOVQ   24(SP), R12
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+loop:
+	VPMOVZXBW       (CX)(R11*1), X17
+	VPSLLW          $0x04, X17, X16
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X16, X17
+	VPMOVZXBD       X17, Z17
+	VCVTDQ2PS       Z17, Z17
+	VSUBPS.BCST     16(R12), Z17, Z17
+	VMULPS.BCST     (R12), Z17, Z17
+	VPMOVZXBW       (R9)(R11*1), X18
+	VPSLLW          $0x04, X18, X16
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X16, X18
+	VPMOVZXBD       X18, Z18
+	VCVTDQ2PS       Z18, Z18
+	VSUBPS.BCST     20(R12), Z18, Z18
+	VMULPS.BCST     4(R12), Z18, Z18
+	VPMOVZXBW       (R10)(R11*1), X19
+	VPSLLW          $0x04, X19, X16
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X16, X19
+	VPMOVZXBD       X19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VSUBPS.BCST     24(R12), Z19, Z19
+	VMULPS.BCST     8(R12), Z19, Z19
+	VPMOVZXBW       (SI)(R11*1), X20
+	VPSLLW          $0x04, X20, X16
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X16, X20
+	VPMOVZXBD       X20, Z20
+	VCVTDQ2PS       Z20, Z20
+	VSUBPS.BCST     28(R12), Z20, Z20
+	VMULPS.BCST     12(R12), Z20, Z20
+	VMOVUPS         (AX)(R11*8), Z16
+	VFMADD231PS     Z17, Z16, Z0
+	VFMADD231PS     Z18, Z16, Z1
+	VFMADD231PS     Z19, Z16, Z2
+	VFMADD231PS     Z20, Z16, Z3
+	VMOVUPS         (DI)(R11*8), Z16
+	VFMADD231PS     Z17, Z16, Z4
+	VFMADD231PS     Z18, Z16, Z5
+	VFMADD231PS     Z19, Z16, Z6
+	VFMADD231PS     Z20, Z16, Z7
+	VMOVUPS         (R8)(R11*8), Z16
+	VFMADD231PS     Z17, Z16, Z8
+	VFMADD231PS     Z18, Z16, Z9
+	VFMADD231PS     Z19, Z16, Z10
+	VFMADD231PS     Z20, Z16, Z11
+	VMOVUPS         (DX)(R11*8), Z16
+	VFMADD231PS     Z17, Z16, Z12
+	VFMADD231PS     Z18, Z16, Z13
+	VFMADD231PS     Z19, Z16, Z14
+	VFMADD231PS     Z20, Z16, Z15
+	ADDQ            $0x08, R11
+	JZ              reduce
+	TESTQ           R11, gmask+120(FP)
+	JNZ             loop
+	ADDQ            $0x20, R12
+	JMP             loop
+
+reduce:
+	MOVQ          (SP), R11
+	VEXTRACTF64X4 $0x01, Z0, Y16
+	VADDPS        Y16, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y16
+	VADDPS        Y16, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y16
+	VADDPS        Y16, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y16
+	VADDPS        Y16, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y16
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y16, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y16
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y16, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y16
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y16, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X16
+	VADDPS        X16, X0, X0
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDPS        (R11), X0, X0
+
+set0:
+	VMOVUPS       X0, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z4, Y16
+	VADDPS        Y16, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y16
+	VADDPS        Y16, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y16
+	VADDPS        Y16, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y16
+	VADDPS        Y16, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y16
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y16, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y16
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y16, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y16
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y16, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X16
+	VADDPS        X16, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VADDPS        (R11), X4, X4
+
+set1:
+	VMOVUPS       X4, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z8, Y16
+	VADDPS        Y16, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y16
+	VADDPS        Y16, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z10, Y16
+	VADDPS        Y16, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y16
+	VADDPS        Y16, Y11, Y11
+	VSHUFPS       $0x88, Y9, Y8, Y16
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y16, Y8, Y8
+	VSHUFPS       $0x88, Y11, Y10, Y16
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y16, Y10, Y10
+	VSHUFPS       $0x88, Y10, Y8, Y16
+	VSHUFPS       $0xdd, Y10, Y8, Y8
+	VADDPS        Y16, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X16
+	VADDPS        X16, X8, X8
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VADDPS        (R11), X8, X8
+
+set2:
+	VMOVUPS       X8, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z12, Y16
+	VADDPS        Y16, Y12, Y12
+	VEXTRACTF64X4 $0x01, Z13, Y16
+	VADDPS        Y16, Y13, Y13
+	VEXTRACTF64X4 $0x01, Z14, Y16
+	VADDPS        Y16, Y14, Y14
+	VEXTRACTF64X4 $0x01, Z15, Y16
+	VADDPS        Y16, Y15, Y15
+	VSHUFPS       $0x88, Y13, Y12, Y16
+	VSHUFPS       $0xdd, Y13, Y12, Y12
+	VADDPS        Y16, Y12, Y12
+	VSHUFPS       $0x88, Y15, Y14, Y16
+	VSHUFPS       $0xdd, Y15, Y14, Y14
+	VADDPS        Y16, Y14, Y14
+	VSHUFPS       $0x88, Y14, Y12, Y16
+	VSHUFPS       $0xdd, Y14, Y12, Y12
+	VADDPS        Y16, Y12, Y12
+	VEXTRACTF32X4 $0x01, Y12, X16
+	VADDPS        X16, X12, X12
+	CMPQ          add+144(FP), $0x00
+	JE            set3
+	VADDPS        (R11), X12, X12
+
+set3:
+	VMOVUPS X12, (R11)
+	ADDQ    $0x10, (SP)
+	MOVQ    24(SP), R12
+	ADDQ    sstep+128(FP), R12
+	MOVQ    R12, 24(SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), R9
+	ADDQ    16(SP), R10
+	ADDQ    16(SP), SI
+	DECQ    panels+136(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT5R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmQ4ZT5R1(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000001, SI, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R9
+	MOVQ   24(SP), R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+
+loop:
+	VPMOVZXBW       (CX)(R9*1), X6
+	VPSLLW          $0x04, X6, X5
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X5, X6
+	VPMOVZXBD       X6, Z6
+	VCVTDQ2PS       Z6, Z6
+	VSUBPS.BCST     4(R10), Z6, Z6
+	VMULPS.BCST     (R10), Z6, Z6
+	VMOVUPS         (AX)(R9*8), Z5
+	VFMADD231PS     Z6, Z5, Z0
+	VMOVUPS         (SI)(R9*8), Z5
+	VFMADD231PS     Z6, Z5, Z1
+	VMOVUPS         (DI)(R9*8), Z5
+	VFMADD231PS     Z6, Z5, Z2
+	VMOVUPS         (R8)(R9*8), Z5
+	VFMADD231PS     Z6, Z5, Z3
+	VMOVUPS         (DX)(R9*8), Z5
+	VFMADD231PS     Z6, Z5, Z4
+	ADDQ            $0x08, R9
+	JZ              reduce
+	TESTQ           R9, gmask+120(FP)
+	JNZ             loop
+	ADDQ            $0x08, R10
+	JMP             loop
+
+reduce:
+	MOVQ          (SP), R9
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y5
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y5, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y5
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y5, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X5, X0, X0
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDSS        (R9), X0, X0
+
+set0:
+	VMOVSS        X0, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z1, Y5
+	VADDPS        Y5, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y5
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y5, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y5
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y5, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X5
+	VADDPS        X5, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VADDSS        (R9), X1, X1
+
+set1:
+	VMOVSS        X1, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z2, Y5
+	VADDPS        Y5, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y5
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y5, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y5
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y5, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X5
+	VADDPS        X5, X2, X2
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VADDSS        (R9), X2, X2
+
+set2:
+	VMOVSS        X2, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z3, Y5
+	VADDPS        Y5, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y5
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y5, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y5
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y5, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X5
+	VADDPS        X5, X3, X3
+	CMPQ          add+144(FP), $0x00
+	JE            set3
+	VADDSS        (R9), X3, X3
+
+set3:
+	VMOVSS        X3, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z4, Y5
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y5
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y5
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y5, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X5
+	VADDPS        X5, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set4
+	VADDSS        (R9), X4, X4
+
+set4:
+	VMOVSS X4, (R9)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), R10
+	ADDQ   sstep+128(FP), R10
+	MOVQ   R10, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT5R4(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmQ4ZT5R4(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000004, SI, DI
+	MOVQ   DI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	LEAQ   (R9)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(SI*1), R10
+	LEAQ   (R10)(SI*1), R11
+	LEAQ   (R11)(SI*1), SI
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R12
+	MOVQ   24(SP), R13
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+
+loop:
+	VPMOVZXBW       (CX)(R12*1), X21
+	VPSLLW          $0x04, X21, X20
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X20, X21
+	VPMOVZXBD       X21, Z21
+	VCVTDQ2PS       Z21, Z21
+	VSUBPS.BCST     16(R13), Z21, Z21
+	VMULPS.BCST     (R13), Z21, Z21
+	VPMOVZXBW       (R10)(R12*1), X22
+	VPSLLW          $0x04, X22, X20
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X20, X22
+	VPMOVZXBD       X22, Z22
+	VCVTDQ2PS       Z22, Z22
+	VSUBPS.BCST     20(R13), Z22, Z22
+	VMULPS.BCST     4(R13), Z22, Z22
+	VPMOVZXBW       (R11)(R12*1), X23
+	VPSLLW          $0x04, X23, X20
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X20, X23
+	VPMOVZXBD       X23, Z23
+	VCVTDQ2PS       Z23, Z23
+	VSUBPS.BCST     24(R13), Z23, Z23
+	VMULPS.BCST     8(R13), Z23, Z23
+	VPMOVZXBW       (SI)(R12*1), X24
+	VPSLLW          $0x04, X24, X20
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X20, X24
+	VPMOVZXBD       X24, Z24
+	VCVTDQ2PS       Z24, Z24
+	VSUBPS.BCST     28(R13), Z24, Z24
+	VMULPS.BCST     12(R13), Z24, Z24
+	VMOVUPS         (AX)(R12*8), Z20
+	VFMADD231PS     Z21, Z20, Z0
+	VFMADD231PS     Z22, Z20, Z1
+	VFMADD231PS     Z23, Z20, Z2
+	VFMADD231PS     Z24, Z20, Z3
+	VMOVUPS         (DI)(R12*8), Z20
+	VFMADD231PS     Z21, Z20, Z4
+	VFMADD231PS     Z22, Z20, Z5
+	VFMADD231PS     Z23, Z20, Z6
+	VFMADD231PS     Z24, Z20, Z7
+	VMOVUPS         (R8)(R12*8), Z20
+	VFMADD231PS     Z21, Z20, Z8
+	VFMADD231PS     Z22, Z20, Z9
+	VFMADD231PS     Z23, Z20, Z10
+	VFMADD231PS     Z24, Z20, Z11
+	VMOVUPS         (R9)(R12*8), Z20
+	VFMADD231PS     Z21, Z20, Z12
+	VFMADD231PS     Z22, Z20, Z13
+	VFMADD231PS     Z23, Z20, Z14
+	VFMADD231PS     Z24, Z20, Z15
+	VMOVUPS         (DX)(R12*8), Z20
+	VFMADD231PS     Z21, Z20, Z16
+	VFMADD231PS     Z22, Z20, Z17
+	VFMADD231PS     Z23, Z20, Z18
+	VFMADD231PS     Z24, Z20, Z19
+	ADDQ            $0x08, R12
+	JZ              reduce
+	TESTQ           R12, gmask+120(FP)
+	JNZ             loop
+	ADDQ            $0x20, R13
+	JMP             loop
+
+reduce:
+	MOVQ          (SP), R12
+	VEXTRACTF64X4 $0x01, Z0, Y20
+	VADDPS        Y20, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y20
+	VADDPS        Y20, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y20
+	VADDPS        Y20, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y20
+	VADDPS        Y20, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y20
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y20, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y20
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y20, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y20
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y20, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X20
+	VADDPS        X20, X0, X0
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDPS        (R12), X0, X0
+
+set0:
+	VMOVUPS       X0, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z4, Y20
+	VADDPS        Y20, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y20
+	VADDPS        Y20, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y20
+	VADDPS        Y20, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y20
+	VADDPS        Y20, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y20
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y20, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y20
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y20, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y20
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y20, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X20
+	VADDPS        X20, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VADDPS        (R12), X4, X4
+
+set1:
+	VMOVUPS       X4, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z8, Y20
+	VADDPS        Y20, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y20
+	VADDPS        Y20, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z10, Y20
+	VADDPS        Y20, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y20
+	VADDPS        Y20, Y11, Y11
+	VSHUFPS       $0x88, Y9, Y8, Y20
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y20, Y8, Y8
+	VSHUFPS       $0x88, Y11, Y10, Y20
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y20, Y10, Y10
+	VSHUFPS       $0x88, Y10, Y8, Y20
+	VSHUFPS       $0xdd, Y10, Y8, Y8
+	VADDPS        Y20, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X20
+	VADDPS        X20, X8, X8
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VADDPS        (R12), X8, X8
+
+set2:
+	VMOVUPS       X8, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z12, Y20
+	VADDPS        Y20, Y12, Y12
+	VEXTRACTF64X4 $0x01, Z13, Y20
+	VADDPS        Y20, Y13, Y13
+	VEXTRACTF64X4 $0x01, Z14, Y20
+	VADDPS        Y20, Y14, Y14
+	VEXTRACTF64X4 $0x01, Z15, Y20
+	VADDPS        Y20, Y15, Y15
+	VSHUFPS       $0x88, Y13, Y12, Y20
+	VSHUFPS       $0xdd, Y13, Y12, Y12
+	VADDPS        Y20, Y12, Y12
+	VSHUFPS       $0x88, Y15, Y14, Y20
+	VSHUFPS       $0xdd, Y15, Y14, Y14
+	VADDPS        Y20, Y14, Y14
+	VSHUFPS       $0x88, Y14, Y12, Y20
+	VSHUFPS       $0xdd, Y14, Y12, Y12
+	VADDPS        Y20, Y12, Y12
+	VEXTRACTF32X4 $0x01, Y12, X20
+	VADDPS        X20, X12, X12
+	CMPQ          add+144(FP), $0x00
+	JE            set3
+	VADDPS        (R12), X12, X12
+
+set3:
+	VMOVUPS       X12, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z16, Y20
+	VADDPS        Y20, Y16, Y16
+	VEXTRACTF64X4 $0x01, Z17, Y20
+	VADDPS        Y20, Y17, Y17
+	VEXTRACTF64X4 $0x01, Z18, Y20
+	VADDPS        Y20, Y18, Y18
+	VEXTRACTF64X4 $0x01, Z19, Y20
+	VADDPS        Y20, Y19, Y19
+	VSHUFPS       $0x88, Y17, Y16, Y20
+	VSHUFPS       $0xdd, Y17, Y16, Y16
+	VADDPS        Y20, Y16, Y16
+	VSHUFPS       $0x88, Y19, Y18, Y20
+	VSHUFPS       $0xdd, Y19, Y18, Y18
+	VADDPS        Y20, Y18, Y18
+	VSHUFPS       $0x88, Y18, Y16, Y20
+	VSHUFPS       $0xdd, Y18, Y16, Y16
+	VADDPS        Y20, Y16, Y16
+	VEXTRACTF32X4 $0x01, Y16, X20
+	VADDPS        X20, X16, X16
+	CMPQ          add+144(FP), $0x00
+	JE            set4
+	VADDPS        (R12), X16, X16
+
+set4:
+	VMOVUPS X16, (R12)
+	ADDQ    $0x10, (SP)
+	MOVQ    24(SP), R13
+	ADDQ    sstep+128(FP), R13
+	MOVQ    R13, 24(SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), R10
+	ADDQ    16(SP), R11
+	ADDQ    16(SP), SI
+	DECQ    panels+136(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT6R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmQ4ZT6R1(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000001, SI, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	LEAQ   (R9)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R10
+	MOVQ   24(SP), R11
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+loop:
+	VPMOVZXBW       (CX)(R10*1), X7
+	VPSLLW          $0x04, X7, X6
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X6, X7
+	VPMOVZXBD       X7, Z7
+	VCVTDQ2PS       Z7, Z7
+	VSUBPS.BCST     4(R11), Z7, Z7
+	VMULPS.BCST     (R11), Z7, Z7
+	VMOVUPS         (AX)(R10*8), Z6
+	VFMADD231PS     Z7, Z6, Z0
+	VMOVUPS         (SI)(R10*8), Z6
+	VFMADD231PS     Z7, Z6, Z1
+	VMOVUPS         (DI)(R10*8), Z6
+	VFMADD231PS     Z7, Z6, Z2
+	VMOVUPS         (R8)(R10*8), Z6
+	VFMADD231PS     Z7, Z6, Z3
+	VMOVUPS         (R9)(R10*8), Z6
+	VFMADD231PS     Z7, Z6, Z4
+	VMOVUPS         (DX)(R10*8), Z6
+	VFMADD231PS     Z7, Z6, Z5
+	ADDQ            $0x08, R10
+	JZ              reduce
+	TESTQ           R10, gmask+120(FP)
+	JNZ             loop
+	ADDQ            $0x08, R11
+	JMP             loop
+
+reduce:
+	MOVQ          (SP), R10
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y6
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y6, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y6
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y6, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X6, X0, X0
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDSS        (R10), X0, X0
+
+set0:
+	VMOVSS        X0, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z1, Y6
+	VADDPS        Y6, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y6
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y6, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y6
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y6, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X6
+	VADDPS        X6, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VADDSS        (R10), X1, X1
+
+set1:
+	VMOVSS        X1, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z2, Y6
+	VADDPS        Y6, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y6
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y6, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y6
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y6, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X6
+	VADDPS        X6, X2, X2
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VADDSS        (R10), X2, X2
+
+set2:
+	VMOVSS        X2, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z3, Y6
+	VADDPS        Y6, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y6
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y6, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y6
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y6, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X6
+	VADDPS        X6, X3, X3
+	CMPQ          add+144(FP), $0x00
+	JE            set3
+	VADDSS        (R10), X3, X3
+
+set3:
+	VMOVSS        X3, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z4, Y6
+	VADDPS        Y6, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y6
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y6, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y6
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y6, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X6
+	VADDPS        X6, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set4
+	VADDSS        (R10), X4, X4
+
+set4:
+	VMOVSS        X4, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z5, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y5, Y5, Y6
+	VSHUFPS       $0xdd, Y5, Y5, Y5
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y5, Y5, Y6
+	VSHUFPS       $0xdd, Y5, Y5, Y5
+	VADDPS        Y6, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X6
+	VADDPS        X6, X5, X5
+	CMPQ          add+144(FP), $0x00
+	JE            set5
+	VADDSS        (R10), X5, X5
+
+set5:
+	VMOVSS X5, (R10)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), R11
+	ADDQ   sstep+128(FP), R11
+	MOVQ   R11, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT6R4(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·gemmQ4ZT6R4(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000004, SI, DI
+	MOVQ   DI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	LEAQ   (R9)(DX*4), R10
+	LEAQ   (R10)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(SI*1), R11
+	LEAQ   (R11)(SI*1), R12
+	LEAQ   (R12)(SI*1), SI
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R13
+	MOVQ   24(SP), R14
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+loop:
+	VPMOVZXBW       (CX)(R13*1), X25
+	VPSLLW          $0x04, X25, X24
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X24, X25
+	VPMOVZXBD       X25, Z25
+	VCVTDQ2PS       Z25, Z25
+	VSUBPS.BCST     16(R14), Z25, Z25
+	VMULPS.BCST     (R14), Z25, Z25
+	VPMOVZXBW       (R11)(R13*1), X26
+	VPSLLW          $0x04, X26, X24
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X24, X26
+	VPMOVZXBD       X26, Z26
+	VCVTDQ2PS       Z26, Z26
+	VSUBPS.BCST     20(R14), Z26, Z26
+	VMULPS.BCST     4(R14), Z26, Z26
+	VPMOVZXBW       (R12)(R13*1), X27
+	VPSLLW          $0x04, X27, X24
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X24, X27
+	VPMOVZXBD       X27, Z27
+	VCVTDQ2PS       Z27, Z27
+	VSUBPS.BCST     24(R14), Z27, Z27
+	VMULPS.BCST     8(R14), Z27, Z27
+	VPMOVZXBW       (SI)(R13*1), X28
+	VPSLLW          $0x04, X28, X24
+	VPTERNLOGD.BCST $0xa8, q4fnibbles<>+0(SB), X24, X28
+	VPMOVZXBD       X28, Z28
+	VCVTDQ2PS       Z28, Z28
+	VSUBPS.BCST     28(R14), Z28, Z28
+	VMULPS.BCST     12(R14), Z28, Z28
+	VMOVUPS         (AX)(R13*8), Z24
+	VFMADD231PS     Z25, Z24, Z0
+	VFMADD231PS     Z26, Z24, Z1
+	VFMADD231PS     Z27, Z24, Z2
+	VFMADD231PS     Z28, Z24, Z3
+	VMOVUPS         (DI)(R13*8), Z24
+	VFMADD231PS     Z25, Z24, Z4
+	VFMADD231PS     Z26, Z24, Z5
+	VFMADD231PS     Z27, Z24, Z6
+	VFMADD231PS     Z28, Z24, Z7
+	VMOVUPS         (R8)(R13*8), Z24
+	VFMADD231PS     Z25, Z24, Z8
+	VFMADD231PS     Z26, Z24, Z9
+	VFMADD231PS     Z27, Z24, Z10
+	VFMADD231PS     Z28, Z24, Z11
+	VMOVUPS         (R9)(R13*8), Z24
+	VFMADD231PS     Z25, Z24, Z12
+	VFMADD231PS     Z26, Z24, Z13
+	VFMADD231PS     Z27, Z24, Z14
+	VFMADD231PS     Z28, Z24, Z15
+	VMOVUPS         (R10)(R13*8), Z24
+	VFMADD231PS     Z25, Z24, Z16
+	VFMADD231PS     Z26, Z24, Z17
+	VFMADD231PS     Z27, Z24, Z18
+	VFMADD231PS     Z28, Z24, Z19
+	VMOVUPS         (DX)(R13*8), Z24
+	VFMADD231PS     Z25, Z24, Z20
+	VFMADD231PS     Z26, Z24, Z21
+	VFMADD231PS     Z27, Z24, Z22
+	VFMADD231PS     Z28, Z24, Z23
+	ADDQ            $0x08, R13
+	JZ              reduce
+	TESTQ           R13, gmask+120(FP)
+	JNZ             loop
+	ADDQ            $0x20, R14
+	JMP             loop
+
+reduce:
+	MOVQ          (SP), R13
+	VEXTRACTF64X4 $0x01, Z0, Y24
+	VADDPS        Y24, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z1, Y24
+	VADDPS        Y24, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y24
+	VADDPS        Y24, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y24
+	VADDPS        Y24, Y3, Y3
+	VSHUFPS       $0x88, Y1, Y0, Y24
+	VSHUFPS       $0xdd, Y1, Y0, Y0
+	VADDPS        Y24, Y0, Y0
+	VSHUFPS       $0x88, Y3, Y2, Y24
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y24, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y0, Y24
+	VSHUFPS       $0xdd, Y2, Y0, Y0
+	VADDPS        Y24, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X24
+	VADDPS        X24, X0, X0
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDPS        (R13), X0, X0
+
+set0:
+	VMOVUPS       X0, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z4, Y24
+	VADDPS        Y24, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y24
+	VADDPS        Y24, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y24
+	VADDPS        Y24, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y24
+	VADDPS        Y24, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y24
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y24, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y24
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y24, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y24
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y24, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X24
+	VADDPS        X24, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VADDPS        (R13), X4, X4
+
+set1:
+	VMOVUPS       X4, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z8, Y24
+	VADDPS        Y24, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y24
+	VADDPS        Y24, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z10, Y24
+	VADDPS        Y24, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y24
+	VADDPS        Y24, Y11, Y11
+	VSHUFPS       $0x88, Y9, Y8, Y24
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y24, Y8, Y8
+	VSHUFPS       $0x88, Y11, Y10, Y24
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y24, Y10, Y10
+	VSHUFPS       $0x88, Y10, Y8, Y24
+	VSHUFPS       $0xdd, Y10, Y8, Y8
+	VADDPS        Y24, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X24
+	VADDPS        X24, X8, X8
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VADDPS        (R13), X8, X8
+
+set2:
+	VMOVUPS       X8, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z12, Y24
+	VADDPS        Y24, Y12, Y12
+	VEXTRACTF64X4 $0x01, Z13, Y24
+	VADDPS        Y24, Y13, Y13
+	VEXTRACTF64X4 $0x01, Z14, Y24
+	VADDPS        Y24, Y14, Y14
+	VEXTRACTF64X4 $0x01, Z15, Y24
+	VADDPS        Y24, Y15, Y15
+	VSHUFPS       $0x88, Y13, Y12, Y24
+	VSHUFPS       $0xdd, Y13, Y12, Y12
+	VADDPS        Y24, Y12, Y12
+	VSHUFPS       $0x88, Y15, Y14, Y24
+	VSHUFPS       $0xdd, Y15, Y14, Y14
+	VADDPS        Y24, Y14, Y14
+	VSHUFPS       $0x88, Y14, Y12, Y24
+	VSHUFPS       $0xdd, Y14, Y12, Y12
+	VADDPS        Y24, Y12, Y12
+	VEXTRACTF32X4 $0x01, Y12, X24
+	VADDPS        X24, X12, X12
+	CMPQ          add+144(FP), $0x00
+	JE            set3
+	VADDPS        (R13), X12, X12
+
+set3:
+	VMOVUPS       X12, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z16, Y24
+	VADDPS        Y24, Y16, Y16
+	VEXTRACTF64X4 $0x01, Z17, Y24
+	VADDPS        Y24, Y17, Y17
+	VEXTRACTF64X4 $0x01, Z18, Y24
+	VADDPS        Y24, Y18, Y18
+	VEXTRACTF64X4 $0x01, Z19, Y24
+	VADDPS        Y24, Y19, Y19
+	VSHUFPS       $0x88, Y17, Y16, Y24
+	VSHUFPS       $0xdd, Y17, Y16, Y16
+	VADDPS        Y24, Y16, Y16
+	VSHUFPS       $0x88, Y19, Y18, Y24
+	VSHUFPS       $0xdd, Y19, Y18, Y18
+	VADDPS        Y24, Y18, Y18
+	VSHUFPS       $0x88, Y18, Y16, Y24
+	VSHUFPS       $0xdd, Y18, Y16, Y16
+	VADDPS        Y24, Y16, Y16
+	VEXTRACTF32X4 $0x01, Y16, X24
+	VADDPS        X24, X16, X16
+	CMPQ          add+144(FP), $0x00
+	JE            set4
+	VADDPS        (R13), X16, X16
+
+set4:
+	VMOVUPS       X16, (R13)
+	ADDQ          8(SP), R13
+	VEXTRACTF64X4 $0x01, Z20, Y24
+	VADDPS        Y24, Y20, Y20
+	VEXTRACTF64X4 $0x01, Z21, Y24
+	VADDPS        Y24, Y21, Y21
+	VEXTRACTF64X4 $0x01, Z22, Y24
+	VADDPS        Y24, Y22, Y22
+	VEXTRACTF64X4 $0x01, Z23, Y24
+	VADDPS        Y24, Y23, Y23
+	VSHUFPS       $0x88, Y21, Y20, Y24
+	VSHUFPS       $0xdd, Y21, Y20, Y20
+	VADDPS        Y24, Y20, Y20
+	VSHUFPS       $0x88, Y23, Y22, Y24
+	VSHUFPS       $0xdd, Y23, Y22, Y22
+	VADDPS        Y24, Y22, Y22
+	VSHUFPS       $0x88, Y22, Y20, Y24
+	VSHUFPS       $0xdd, Y22, Y20, Y20
+	VADDPS        Y24, Y20, Y20
+	VEXTRACTF32X4 $0x01, Y20, X24
+	VADDPS        X24, X20, X20
+	CMPQ          add+144(FP), $0x00
+	JE            set5
+	VADDPS        (R13), X20, X20
+
+set5:
+	VMOVUPS X20, (R13)
+	ADDQ    $0x10, (SP)
+	MOVQ    24(SP), R14
+	ADDQ    sstep+128(FP), R14
+	MOVQ    R14, 24(SP)
+	ADDQ    16(SP), CX
+	ADDQ    16(SP), R11
+	ADDQ    16(SP), R12
+	ADDQ    16(SP), SI
+	DECQ    panels+136(FP)
+	JNZ     panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4YT1R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gemmQ4YT1R1(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	SHRQ   $0x01, DX
+	IMUL3Q $0x00000001, DX, DX
+	MOVQ   DX, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, DX
+	MOVQ   24(SP), SI
+	VXORPS Y0, Y0, Y0
+
+loop:
+	VMOVD        (CX)(DX*1), X2
+	VPMOVZXBW    X2, X2
+	VPSLLW       $0x04, X2, X1
+	VPOR         X1, X2, X2
+	VPAND        q4fnibbles<>+0(SB), X2, X2
+	VPMOVZXBD    X2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 4(SI), Y1
+	VSUBPS       Y1, Y2, Y2
+	VBROADCASTSS (SI), Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      (AX)(DX*8), Y1
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x04, DX
+	JZ           reduce
+	TESTQ        DX, gmask+120(FP)
+	JNZ          loop
+	ADDQ         $0x08, SI
+	JMP          loop
+
+reduce:
+	MOVQ         (SP), DX
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	CMPQ         add+144(FP), $0x00
+	JE           set0
+	VADDSS       (DX), X1, X1
+
+set0:
+	VMOVSS X1, (DX)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), SI
+	ADDQ   sstep+128(FP), SI
+	MOVQ   SI, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4YT1R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gemmQ4YT1R3(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	SHRQ   $0x01, DX
+	IMUL3Q $0x00000003, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, DI
+	MOVQ   24(SP), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+loop:
+	VMOVD        (CX)(DI*1), X4
+	VPMOVZXBW    X4, X4
+	VPSLLW       $0x04, X4, X3
+	VPOR         X3, X4, X4
+	VPAND        q4fnibbles<>+0(SB), X4, X4
+	VPMOVZXBD    X4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS 12(R8), Y3
+	VSUBPS       Y3, Y4, Y4
+	VBROADCASTSS (R8), Y3
+	VMULPS       Y3, Y4, Y4
+	VMOVD        (SI)(DI*1), X5
+	VPMOVZXBW    X5, X5
+	VPSLLW       $0x04, X5, X3
+	VPOR         X3, X5, X5
+	VPAND        q4fnibbles<>+0(SB), X5, X5
+	VPMOVZXBD    X5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS 16(R8), Y3
+	VSUBPS       Y3, Y5, Y5
+	VBROADCASTSS 4(R8), Y3
+	VMULPS       Y3, Y5, Y5
+	VMOVD        (DX)(DI*1), X6
+	VPMOVZXBW    X6, X6
+	VPSLLW       $0x04, X6, X3
+	VPOR         X3, X6, X6
+	VPAND        q4fnibbles<>+0(SB), X6, X6
+	VPMOVZXBD    X6, Y6
+	VCVTDQ2PS    Y6, Y6
+	VBROADCASTSS 20(R8), Y3
+	VSUBPS       Y3, Y6, Y6
+	VBROADCASTSS 8(R8), Y3
+	VMULPS       Y3, Y6, Y6
+	VMOVUPS      (AX)(DI*8), Y3
+	VFMADD231PS  Y4, Y3, Y0
+	VFMADD231PS  Y5, Y3, Y1
+	VFMADD231PS  Y6, Y3, Y2
+	ADDQ         $0x04, DI
+	JZ           reduce
+	TESTQ        DI, gmask+120(FP)
+	JNZ          loop
+	ADDQ         $0x18, R8
+	JMP          loop
+
+reduce:
+	MOVQ         (SP), DI
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	CMPQ         add+144(FP), $0x00
+	JE           set0
+	VMOVSD       (DI), X0
+	VINSERTPS    $0x20, 8(DI), X0, X0
+	VADDPS       X0, X1, X1
+
+set0:
+	VMOVLPS    X1, (DI)
+	VEXTRACTPS $0x02, X1, 8(DI)
+	ADDQ       $0x0c, (SP)
+	MOVQ       24(SP), R8
+	ADDQ       sstep+128(FP), R8
+	MOVQ       R8, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), SI
+	ADDQ       16(SP), DX
+	DECQ       panels+136(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4YT2R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gemmQ4YT2R1(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000001, SI, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, SI
+	MOVQ   24(SP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+loop:
+	VMOVD        (CX)(SI*1), X3
+	VPMOVZXBW    X3, X3
+	VPSLLW       $0x04, X3, X2
+	VPOR         X2, X3, X3
+	VPAND        q4fnibbles<>+0(SB), X3, X3
+	VPMOVZXBD    X3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 4(DI), Y2
+	VSUBPS       Y2, Y3, Y3
+	VBROADCASTSS (DI), Y2
+	VMULPS       Y2, Y3, Y3
+	VMOVUPS      (AX)(SI*8), Y2
+	VFMADD231PS  Y3, Y2, Y0
+	VMOVUPS      (DX)(SI*8), Y2
+	VFMADD231PS  Y3, Y2, Y1
+	ADDQ         $0x04, SI
+	JZ           reduce
+	TESTQ        SI, gmask+120(FP)
+	JNZ          loop
+	ADDQ         $0x08, DI
+	JMP          loop
+
+reduce:
+	MOVQ         (SP), SI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X2
+	CMPQ         add+144(FP), $0x00
+	JE           set0
+	VADDSS       (SI), X2, X2
+
+set0:
+	VMOVSS       X2, (SI)
+	ADDQ         8(SP), SI
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set1
+	VADDSS       (SI), X0, X0
+
+set1:
+	VMOVSS X0, (SI)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), DI
+	ADDQ   sstep+128(FP), DI
+	MOVQ   DI, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4YT2R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gemmQ4YT2R3(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000003, SI, DI
+	MOVQ   DI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(SI*1), DI
+	LEAQ   (DI)(SI*1), SI
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R8
+	MOVQ   24(SP), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+loop:
+	VMOVD        (CX)(R8*1), X7
+	VPMOVZXBW    X7, X7
+	VPSLLW       $0x04, X7, X6
+	VPOR         X6, X7, X7
+	VPAND        q4fnibbles<>+0(SB), X7, X7
+	VPMOVZXBD    X7, Y7
+	VCVTDQ2PS    Y7, Y7
+	VBROADCASTSS 12(R9), Y6
+	VSUBPS       Y6, Y7, Y7
+	VBROADCASTSS (R9), Y6
+	VMULPS       Y6, Y7, Y7
+	VMOVD        (DI)(R8*1), X8
+	VPMOVZXBW    X8, X8
+	VPSLLW       $0x04, X8, X6
+	VPOR         X6, X8, X8
+	VPAND        q4fnibbles<>+0(SB), X8, X8
+	VPMOVZXBD    X8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VBROADCASTSS 16(R9), Y6
+	VSUBPS       Y6, Y8, Y8
+	VBROADCASTSS 4(R9), Y6
+	VMULPS       Y6, Y8, Y8
+	VMOVD        (SI)(R8*1), X9
+	VPMOVZXBW    X9, X9
+	VPSLLW       $0x04, X9, X6
+	VPOR         X6, X9, X9
+	VPAND        q4fnibbles<>+0(SB), X9, X9
+	VPMOVZXBD    X9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS 20(R9), Y6
+	VSUBPS       Y6, Y9, Y9
+	VBROADCASTSS 8(R9), Y6
+	VMULPS       Y6, Y9, Y9
+	VMOVUPS      (AX)(R8*8), Y6
+	VFMADD231PS  Y7, Y6, Y0
+	VFMADD231PS  Y8, Y6, Y1
+	VFMADD231PS  Y9, Y6, Y2
+	VMOVUPS      (DX)(R8*8), Y6
+	VFMADD231PS  Y7, Y6, Y3
+	VFMADD231PS  Y8, Y6, Y4
+	VFMADD231PS  Y9, Y6, Y5
+	ADDQ         $0x04, R8
+	JZ           reduce
+	TESTQ        R8, gmask+120(FP)
+	JNZ          loop
+	ADDQ         $0x18, R9
+	JMP          loop
+
+reduce:
+	MOVQ         (SP), R8
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	CMPQ         add+144(FP), $0x00
+	JE           set0
+	VMOVSD       (R8), X0
+	VINSERTPS    $0x20, 8(R8), X0, X0
+	VADDPS       X0, X1, X1
+
+set0:
+	VMOVLPS      X1, (R8)
+	VEXTRACTPS   $0x02, X1, 8(R8)
+	ADDQ         8(SP), R8
+	VHADDPS      Y4, Y3, Y3
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set1
+	VMOVSD       (R8), X1
+	VINSERTPS    $0x20, 8(R8), X1, X1
+	VADDPS       X1, X0, X0
+
+set1:
+	VMOVLPS    X0, (R8)
+	VEXTRACTPS $0x02, X0, 8(R8)
+	ADDQ       $0x0c, (SP)
+	MOVQ       24(SP), R9
+	ADDQ       sstep+128(FP), R9
+	MOVQ       R9, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), DI
+	ADDQ       16(SP), SI
+	DECQ       panels+136(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4YT3R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gemmQ4YT3R1(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000001, SI, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, DI
+	MOVQ   24(SP), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+loop:
+	VMOVD        (CX)(DI*1), X4
+	VPMOVZXBW    X4, X4
+	VPSLLW       $0x04, X4, X3
+	VPOR         X3, X4, X4
+	VPAND        q4fnibbles<>+0(SB), X4, X4
+	VPMOVZXBD    X4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS 4(R8), Y3
+	VSUBPS       Y3, Y4, Y4
+	VBROADCASTSS (R8), Y3
+	VMULPS       Y3, Y4, Y4
+	VMOVUPS      (AX)(DI*8), Y3
+	VFMADD231PS  Y4, Y3, Y0
+	VMOVUPS      (SI)(DI*8), Y3
+	VFMADD231PS  Y4, Y3, Y1
+	VMOVUPS      (DX)(DI*8), Y3
+	VFMADD231PS  Y4, Y3, Y2
+	ADDQ         $0x04, DI
+	JZ           reduce
+	TESTQ        DI, gmask+120(FP)
+	JNZ          loop
+	ADDQ         $0x08, R8
+	JMP          loop
+
+reduce:
+	MOVQ         (SP), DI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X3, X0, X3
+	CMPQ         add+144(FP), $0x00
+	JE           set0
+	VADDSS       (DI), X3, X3
+
+set0:
+	VMOVSS       X3, (DI)
+	ADDQ         8(SP), DI
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set1
+	VADDSS       (DI), X0, X0
+
+set1:
+	VMOVSS       X0, (DI)
+	ADDQ         8(SP), DI
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set2
+	VADDSS       (DI), X0, X0
+
+set2:
+	VMOVSS X0, (DI)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), R8
+	ADDQ   sstep+128(FP), R8
+	MOVQ   R8, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4YT3R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gemmQ4YT3R3(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000003, SI, DI
+	MOVQ   DI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DI
+	LEAQ   (DI)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(SI*1), R8
+	LEAQ   (R8)(SI*1), SI
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R9
+	MOVQ   24(SP), R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+
+loop:
+	VMOVD        (CX)(R9*1), X10
+	VPMOVZXBW    X10, X10
+	VPSLLW       $0x04, X10, X9
+	VPOR         X9, X10, X10
+	VPAND        q4fnibbles<>+0(SB), X10, X10
+	VPMOVZXBD    X10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VBROADCASTSS 12(R10), Y9
+	VSUBPS       Y9, Y10, Y10
+	VBROADCASTSS (R10), Y9
+	VMULPS       Y9, Y10, Y10
+	VMOVD        (R8)(R9*1), X11
+	VPMOVZXBW    X11, X11
+	VPSLLW       $0x04, X11, X9
+	VPOR         X9, X11, X11
+	VPAND        q4fnibbles<>+0(SB), X11, X11
+	VPMOVZXBD    X11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VBROADCASTSS 16(R10), Y9
+	VSUBPS       Y9, Y11, Y11
+	VBROADCASTSS 4(R10), Y9
+	VMULPS       Y9, Y11, Y11
+	VMOVD        (SI)(R9*1), X12
+	VPMOVZXBW    X12, X12
+	VPSLLW       $0x04, X12, X9
+	VPOR         X9, X12, X12
+	VPAND        q4fnibbles<>+0(SB), X12, X12
+	VPMOVZXBD    X12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VBROADCASTSS 20(R10), Y9
+	VSUBPS       Y9, Y12, Y12
+	VBROADCASTSS 8(R10), Y9
+	VMULPS       Y9, Y12, Y12
+	VMOVUPS      (AX)(R9*8), Y9
+	VFMADD231PS  Y10, Y9, Y0
+	VFMADD231PS  Y11, Y9, Y1
+	VFMADD231PS  Y12, Y9, Y2
+	VMOVUPS      (DI)(R9*8), Y9
+	VFMADD231PS  Y10, Y9, Y3
+	VFMADD231PS  Y11, Y9, Y4
+	VFMADD231PS  Y12, Y9, Y5
+	VMOVUPS      (DX)(R9*8), Y9
+	VFMADD231PS  Y10, Y9, Y6
+	VFMADD231PS  Y11, Y9, Y7
+	VFMADD231PS  Y12, Y9, Y8
+	ADDQ         $0x04, R9
+	JZ           reduce
+	TESTQ        R9, gmask+120(FP)
+	JNZ          loop
+	ADDQ         $0x18, R10
+	JMP          loop
+
+reduce:
+	MOVQ         (SP), R9
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	CMPQ         add+144(FP), $0x00
+	JE           set0
+	VMOVSD       (R9), X0
+	VINSERTPS    $0x20, 8(R9), X0, X0
+	VADDPS       X0, X1, X1
+
+set0:
+	VMOVLPS      X1, (R9)
+	VEXTRACTPS   $0x02, X1, 8(R9)
+	ADDQ         8(SP), R9
+	VHADDPS      Y4, Y3, Y3
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set1
+	VMOVSD       (R9), X1
+	VINSERTPS    $0x20, 8(R9), X1, X1
+	VADDPS       X1, X0, X0
+
+set1:
+	VMOVLPS      X0, (R9)
+	VEXTRACTPS   $0x02, X0, 8(R9)
+	ADDQ         8(SP), R9
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y8, Y8, Y8
+	VHADDPS      Y8, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set2
+	VMOVSD       (R9), X1
+	VINSERTPS    $0x20, 8(R9), X1, X1
+	VADDPS       X1, X0, X0
+
+set2:
+	VMOVLPS    X0, (R9)
+	VEXTRACTPS $0x02, X0, 8(R9)
+	ADDQ       $0x0c, (SP)
+	MOVQ       24(SP), R10
+	ADDQ       sstep+128(FP), R10
+	MOVQ       R10, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), R8
+	ADDQ       16(SP), SI
+	DECQ       panels+136(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4YT4R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gemmQ4YT4R1(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000001, SI, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R8
+	MOVQ   24(SP), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+loop:
+	VMOVD        (CX)(R8*1), X5
+	VPMOVZXBW    X5, X5
+	VPSLLW       $0x04, X5, X4
+	VPOR         X4, X5, X5
+	VPAND        q4fnibbles<>+0(SB), X5, X5
+	VPMOVZXBD    X5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS 4(R9), Y4
+	VSUBPS       Y4, Y5, Y5
+	VBROADCASTSS (R9), Y4
+	VMULPS       Y4, Y5, Y5
+	VMOVUPS      (AX)(R8*8), Y4
+	VFMADD231PS  Y5, Y4, Y0
+	VMOVUPS      (SI)(R8*8), Y4
+	VFMADD231PS  Y5, Y4, Y1
+	VMOVUPS      (DI)(R8*8), Y4
+	VFMADD231PS  Y5, Y4, Y2
+	VMOVUPS      (DX)(R8*8), Y4
+	VFMADD231PS  Y5, Y4, Y3
+	ADDQ         $0x04, R8
+	JZ           reduce
+	TESTQ        R8, gmask+120(FP)
+	JNZ          loop
+	ADDQ         $0x08, R9
+	JMP          loop
+
+reduce:
+	MOVQ         (SP), R8
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X4, X0, X4
+	CMPQ         add+144(FP), $0x00
+	JE           set0
+	VADDSS       (R8), X4, X4
+
+set0:
+	VMOVSS       X4, (R8)
+	ADDQ         8(SP), R8
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set1
+	VADDSS       (R8), X0, X0
+
+set1:
+	VMOVSS       X0, (R8)
+	ADDQ         8(SP), R8
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set2
+	VADDSS       (R8), X0, X0
+
+set2:
+	VMOVSS       X0, (R8)
+	ADDQ         8(SP), R8
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set3
+	VADDSS       (R8), X0, X0
+
+set3:
+	VMOVSS X0, (R8)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), R9
+	ADDQ   sstep+128(FP), R9
+	MOVQ   R9, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4YT4R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gemmQ4YT4R3(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000003, SI, DI
+	MOVQ   DI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(SI*1), R9
+	LEAQ   (R9)(SI*1), SI
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R10
+	MOVQ   24(SP), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+loop:
+	VMOVD        (CX)(R10*1), X13
+	VPMOVZXBW    X13, X13
+	VPSLLW       $0x04, X13, X12
+	VPOR         X12, X13, X13
+	VPAND        q4fnibbles<>+0(SB), X13, X13
+	VPMOVZXBD    X13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VBROADCASTSS 12(R11), Y12
+	VSUBPS       Y12, Y13, Y13
+	VBROADCASTSS (R11), Y12
+	VMULPS       Y12, Y13, Y13
+	VMOVD        (R9)(R10*1), X14
+	VPMOVZXBW    X14, X14
+	VPSLLW       $0x04, X14, X12
+	VPOR         X12, X14, X14
+	VPAND        q4fnibbles<>+0(SB), X14, X14
+	VPMOVZXBD    X14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VBROADCASTSS 16(R11), Y12
+	VSUBPS       Y12, Y14, Y14
+	VBROADCASTSS 4(R11), Y12
+	VMULPS       Y12, Y14, Y14
+	VMOVD        (SI)(R10*1), X15
+	VPMOVZXBW    X15, X15
+	VPSLLW       $0x04, X15, X12
+	VPOR         X12, X15, X15
+	VPAND        q4fnibbles<>+0(SB), X15, X15
+	VPMOVZXBD    X15, Y15
+	VCVTDQ2PS    Y15, Y15
+	VBROADCASTSS 20(R11), Y12
+	VSUBPS       Y12, Y15, Y15
+	VBROADCASTSS 8(R11), Y12
+	VMULPS       Y12, Y15, Y15
+	VMOVUPS      (AX)(R10*8), Y12
+	VFMADD231PS  Y13, Y12, Y0
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y15, Y12, Y2
+	VMOVUPS      (DI)(R10*8), Y12
+	VFMADD231PS  Y13, Y12, Y3
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y15, Y12, Y5
+	VMOVUPS      (R8)(R10*8), Y12
+	VFMADD231PS  Y13, Y12, Y6
+	VFMADD231PS  Y14, Y12, Y7
+	VFMADD231PS  Y15, Y12, Y8
+	VMOVUPS      (DX)(R10*8), Y12
+	VFMADD231PS  Y13, Y12, Y9
+	VFMADD231PS  Y14, Y12, Y10
+	VFMADD231PS  Y15, Y12, Y11
+	ADDQ         $0x04, R10
+	JZ           reduce
+	TESTQ        R10, gmask+120(FP)
+	JNZ          loop
+	ADDQ         $0x18, R11
+	JMP          loop
+
+reduce:
+	MOVQ         (SP), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	CMPQ         add+144(FP), $0x00
+	JE           set0
+	VMOVSD       (R10), X0
+	VINSERTPS    $0x20, 8(R10), X0, X0
+	VADDPS       X0, X1, X1
+
+set0:
+	VMOVLPS      X1, (R10)
+	VEXTRACTPS   $0x02, X1, 8(R10)
+	ADDQ         8(SP), R10
+	VHADDPS      Y4, Y3, Y3
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set1
+	VMOVSD       (R10), X1
+	VINSERTPS    $0x20, 8(R10), X1, X1
+	VADDPS       X1, X0, X0
+
+set1:
+	VMOVLPS      X0, (R10)
+	VEXTRACTPS   $0x02, X0, 8(R10)
+	ADDQ         8(SP), R10
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y8, Y8, Y8
+	VHADDPS      Y8, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set2
+	VMOVSD       (R10), X1
+	VINSERTPS    $0x20, 8(R10), X1, X1
+	VADDPS       X1, X0, X0
+
+set2:
+	VMOVLPS      X0, (R10)
+	VEXTRACTPS   $0x02, X0, 8(R10)
+	ADDQ         8(SP), R10
+	VHADDPS      Y10, Y9, Y9
+	VHADDPS      Y11, Y11, Y11
+	VHADDPS      Y11, Y9, Y9
+	VEXTRACTF128 $0x01, Y9, X0
+	VADDPS       X0, X9, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set3
+	VMOVSD       (R10), X1
+	VINSERTPS    $0x20, 8(R10), X1, X1
+	VADDPS       X1, X0, X0
+
+set3:
+	VMOVLPS    X0, (R10)
+	VEXTRACTPS $0x02, X0, 8(R10)
+	ADDQ       $0x0c, (SP)
+	MOVQ       24(SP), R11
+	ADDQ       sstep+128(FP), R11
+	MOVQ       R11, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), R9
+	ADDQ       16(SP), SI
+	DECQ       panels+136(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
 // func gemmNNZ1x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
 // Requires: AVX, AVX512F
 TEXT ·gemmNNZ1x16(SB), NOSPLIT, $16-120

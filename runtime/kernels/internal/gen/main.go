@@ -46,6 +46,7 @@ func main() {
 	gemmPanels("gemmF32Panels", false)
 	avx512Kernels()
 	q8fKernels()
+	q4fKernels()
 	nnKernels()
 	sum()
 	dot()
@@ -108,6 +109,20 @@ func writeTiles(path string) {
 	fmt.Fprintf(&b, "var gemmQ8YPanels = [tileTokens][2]q8fPanelFunc{\n")
 	for t := 1; t <= tileTokens; t++ {
 		fmt.Fprintf(&b, "{%s, %s},\n", q8fName(false, t, 1), q8fName(false, t, tileRows))
+	}
+	b.WriteString("}\n\n")
+	fmt.Fprintf(&b, "// q4fPanelFunc is the signature of the q4 float-activation GEMM kernels (internal/gen/q4f.go).\n")
+	fmt.Fprintf(&b, "type q4fPanelFunc = func(y []float32, ldy int, x []float32, w []byte, sc []float32, cols, k, gmask, sstep, panels, add int)\n\n")
+	fmt.Fprintf(&b, "// gemmQ4ZPanels holds the AVX-512 q4 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for zRows rows].\n")
+	fmt.Fprintf(&b, "var gemmQ4ZPanels = [zTokens][2]q4fPanelFunc{\n")
+	for t := 1; t <= zTokens; t++ {
+		fmt.Fprintf(&b, "{%s, %s},\n", q4fName(true, t, 1), q4fName(true, t, zRows))
+	}
+	b.WriteString("}\n\n")
+	fmt.Fprintf(&b, "// gemmQ4YPanels holds the AVX2 q4 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for tileRows rows].\n")
+	fmt.Fprintf(&b, "var gemmQ4YPanels = [tileTokens][2]q4fPanelFunc{\n")
+	for t := 1; t <= tileTokens; t++ {
+		fmt.Fprintf(&b, "{%s, %s},\n", q4fName(false, t, 1), q4fName(false, t, tileRows))
 	}
 	b.WriteString("}\n\n")
 	for _, isa := range nnISAs {
