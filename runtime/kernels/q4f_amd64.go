@@ -2,7 +2,18 @@
 
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+
+	"golang.org/x/sys/cpu"
+)
+
+// hasVBMI reports AVX512_VBMI (VPMULTISHIFTQB), which the AVX-512 q4 float
+// kernels need besides AVX512F/VL; without it they run the AVX2 ones.
+var hasVBMI = cpu.X86.HasAVX512VBMI
+
+// q4FloatZ reports whether MatMulQ4Float runs the AVX-512 kernels.
+func q4FloatZ() bool { return useAVX512 && hasVBMI }
 
 // q4FloatFast reports whether MatMulQ4Float has assembly here.
 func q4FloatFast() bool { return useAVX2 }
@@ -10,8 +21,8 @@ func q4FloatFast() bool { return useAVX2 }
 // q4FloatImpl names the kernel of MatMulQ4Float for Kernels.
 func q4FloatImpl() string {
 	switch {
-	case useAVX512:
-		return fmt.Sprintf("avx512 %dx%d (n >= %d)", zTokens, zRows, q4FloatMinTokens)
+	case q4FloatZ():
+		return fmt.Sprintf("avx512vbmi %dx%d (n >= %d)", zq4Tokens, zq4Rows, q4FloatMinTokens)
 	case useAVX2:
 		return fmt.Sprintf("avx2 %dx%d (n >= %d)", tileTokens, tileRows, q4FloatMinTokens)
 	}
@@ -55,8 +66,8 @@ func matMulQ4FloatFast(y []float32, ldy int, x []float32, n int, w []byte, scale
 		return false
 	}
 	tab, T, R := gemmQ4YPanels[:], tileTokens, tileRows
-	if useAVX512 {
-		tab, T, R = gemmQ4ZPanels[:], zTokens, zRows
+	if q4FloatZ() {
+		tab, T, R = gemmQ4ZPanels[:], zq4Tokens, zq4Rows
 	}
 	ng := cols / group
 	kc := q4ColBlock(cols, group)

@@ -64,14 +64,16 @@ var gemmQ8YPanels = [tileTokens][2]q8fPanelFunc{
 // q4fPanelFunc is the signature of the q4 float-activation GEMM kernels (internal/gen/q4f.go).
 type q4fPanelFunc = func(y []float32, ldy int, x []float32, w []byte, sc []float32, cols, k, gmask, sstep, panels, add int)
 
-// gemmQ4ZPanels holds the AVX-512 q4 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for zRows rows].
-var gemmQ4ZPanels = [zTokens][2]q4fPanelFunc{
-	{gemmQ4ZT1R1, gemmQ4ZT1R4},
-	{gemmQ4ZT2R1, gemmQ4ZT2R4},
-	{gemmQ4ZT3R1, gemmQ4ZT3R4},
-	{gemmQ4ZT4R1, gemmQ4ZT4R4},
-	{gemmQ4ZT5R1, gemmQ4ZT5R4},
-	{gemmQ4ZT6R1, gemmQ4ZT6R4},
+// gemmQ4ZPanels holds the AVX-512 (VBMI) q4 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for zq4Rows rows].
+var gemmQ4ZPanels = [zq4Tokens][2]q4fPanelFunc{
+	{gemmQ4ZT1R1, gemmQ4ZT1R3},
+	{gemmQ4ZT2R1, gemmQ4ZT2R3},
+	{gemmQ4ZT3R1, gemmQ4ZT3R3},
+	{gemmQ4ZT4R1, gemmQ4ZT4R3},
+	{gemmQ4ZT5R1, gemmQ4ZT5R3},
+	{gemmQ4ZT6R1, gemmQ4ZT6R3},
+	{gemmQ4ZT7R1, gemmQ4ZT7R3},
+	{gemmQ4ZT8R1, gemmQ4ZT8R3},
 }
 
 // gemmQ4YPanels holds the AVX2 q4 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for tileRows rows].
@@ -112,4 +114,7 @@ const (
 	// zTokens x zRows is the GEMM micro-tile of the AVX-512 assembly.
 	zTokens = 6
 	zRows   = 4
+	// zq4Tokens x zq4Rows is the micro-tile of the AVX-512 q4 float-activation GEMM.
+	zq4Tokens = 8
+	zq4Rows   = 3
 )

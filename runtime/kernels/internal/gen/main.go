@@ -113,10 +113,10 @@ func writeTiles(path string) {
 	b.WriteString("}\n\n")
 	fmt.Fprintf(&b, "// q4fPanelFunc is the signature of the q4 float-activation GEMM kernels (internal/gen/q4f.go).\n")
 	fmt.Fprintf(&b, "type q4fPanelFunc = func(y []float32, ldy int, x []float32, w []byte, sc []float32, cols, k, gmask, sstep, panels, add int)\n\n")
-	fmt.Fprintf(&b, "// gemmQ4ZPanels holds the AVX-512 q4 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for zRows rows].\n")
-	fmt.Fprintf(&b, "var gemmQ4ZPanels = [zTokens][2]q4fPanelFunc{\n")
-	for t := 1; t <= zTokens; t++ {
-		fmt.Fprintf(&b, "{%s, %s},\n", q4fName(true, t, 1), q4fName(true, t, zRows))
+	fmt.Fprintf(&b, "// gemmQ4ZPanels holds the AVX-512 (VBMI) q4 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for zq4Rows rows].\n")
+	fmt.Fprintf(&b, "var gemmQ4ZPanels = [zq4Tokens][2]q4fPanelFunc{\n")
+	for t := 1; t <= zq4Tokens; t++ {
+		fmt.Fprintf(&b, "{%s, %s},\n", q4fName(true, t, 1), q4fName(true, t, zq4Rows))
 	}
 	b.WriteString("}\n\n")
 	fmt.Fprintf(&b, "// gemmQ4YPanels holds the AVX2 q4 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for tileRows rows].\n")
@@ -135,7 +135,8 @@ func writeTiles(path string) {
 	}
 	fmt.Fprintf(&b, "// nnRows is the most rows of one NN kernel.\nconst nnRows = %d\n\n", nnRows)
 	fmt.Fprintf(&b, "const (\n\t// tileTokens x tileRows is the GEMM micro-tile of the AVX2 assembly.\n\ttileTokens = %d\n\ttileRows = %d\n", tileTokens, tileRows)
-	fmt.Fprintf(&b, "\t// zTokens x zRows is the GEMM micro-tile of the AVX-512 assembly.\n\tzTokens = %d\n\tzRows = %d\n)\n", zTokens, zRows)
+	fmt.Fprintf(&b, "\t// zTokens x zRows is the GEMM micro-tile of the AVX-512 assembly.\n\tzTokens = %d\n\tzRows = %d\n", zTokens, zRows)
+	fmt.Fprintf(&b, "\t// zq4Tokens x zq4Rows is the micro-tile of the AVX-512 q4 float-activation GEMM.\n\tzq4Tokens = %d\n\tzq4Rows = %d\n)\n", zq4Tokens, zq4Rows)
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		log.Fatal(err)

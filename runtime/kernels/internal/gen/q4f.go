@@ -6,15 +6,20 @@ package main
 // activations as they are (no activation quantization). It is the q8 one
 // (q8f.go), hence the fp16 GEMM, with the weight load changed: per step the
 // codes of 16 (AVX-512) or 8 (AVX2) columns of each row of the tile are
-// split into their nibbles in element order and made float32 lanes, then
-// dequantized exactly as quant.DequantizeQ4 defines it, w = scale * (q -
-// offset) in float32 (VSUBPS and VMULPS with the group's values broadcast),
-// once per tile for all its tokens; the tokens' activations are FMAed
-// against them as in the fp16 GEMM.
+// made float32 lanes of the dequantized weights, exactly as quant.DequantizeQ4
+// defines them, w = scale * (q - offset) in float32, once per tile for all
+// its tokens; the tokens' activations are FMAed against them as in the fp16
+// GEMM.
 //
-// Nibbles in element order: VPMOVZXBW widens the bytes b_k to words, w | w<<4
-// masked with 0x0F0F puts lo(b_k) in byte 2k and hi(b_k) in byte 2k+1 (one
-// VPTERNLOGD on AVX-512), and VPMOVZXBD makes those bytes int32 lanes.
+// AVX-512 (with VBMI), 8 tokens x 3 rows: at each group's start a row's 16
+// possible weight values, scale * (q - offset) for q = 0..15, are one ZMM
+// table; per step VPMULTISHIFTQB of the 8 code bytes (broadcast from memory)
+// puts nibble j in the low bits of dword j and VPERMPS (which reads only the
+// low 4 bits of an index) looks the 16 weights up: two instructions per row
+// and 16 columns. AVX2, 4 x 3: VPMOVZXBW widens 4 bytes b_k to words, (w |
+// w<<4) & 0x0F0F puts lo(b_k) in byte 2k and hi(b_k) in byte 2k+1,
+// VPMOVZXBD + VCVTDQ2PS make them float32 lanes, then VSUBPS and VMULPS with
+// the group's offset and scale broadcast.
 //
 // The scales and offsets are read as float32 from a buffer the Go caller
 // fills once per call (q4FloatScales), laid out per panel of R rows: for
@@ -24,6 +29,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -39,8 +45,18 @@ func q4fName(z bool, T, R int) string {
 	return fmt.Sprintf("gemmQ4%sT%dR%d", isa, T, R)
 }
 
-// cNib4 is 16 bytes of 0x0F, the nibble mask of the q4 float kernels.
-var cNib4 Mem
+// The AVX-512 q4 float tile: zq4Tokens tokens x zq4Rows rows. Its 24
+// accumulators, 3 weight vectors, 1 activation vector, the 3 rows' code
+// tables and the VPMULTISHIFTQB control use all 32 ZMM registers.
+const (
+	zq4Tokens = 8
+	zq4Rows   = 3
+)
+
+// cNib4 is 16 bytes of 0x0F, the nibble mask of the AVX2 q4 float kernels;
+// cIota16 holds the float32 values 0..15 and cShift16 the VPMULTISHIFTQB
+// control that puts nibble j of a qword in the low bits of dword j.
+var cNib4, cIota16, cShift16 Mem
 
 // q4fKernels emits every q4 float-activation kernel.
 func q4fKernels() {
@@ -48,8 +64,17 @@ func q4fKernels() {
 	for i := 0; i < 4; i++ {
 		DATA(4*i, U32(0x0F0F0F0F))
 	}
-	for t := 1; t <= zTokens; t++ {
-		for _, r := range []int{1, zRows} {
+	cIota16 = GLOBL("q4fiota", RODATA|NOPTR)
+	for i := 0; i < 16; i++ {
+		DATA(4*i, U32(math.Float32bits(float32(i))))
+	}
+	cShift16 = GLOBL("q4fshift", RODATA|NOPTR)
+	for m := 0; m < 8; m++ { // qword m: dword 2m from bit 8m, dword 2m+1 from bit 8m+4
+		DATA(8*m, U32(uint32(8*m)))
+		DATA(8*m+4, U32(uint32(8*m+4)))
+	}
+	for t := 1; t <= zq4Tokens; t++ {
+		for _, r := range []int{1, zq4Rows} {
 			q4fPanels(true, t, r)
 		}
 	}
@@ -125,6 +150,11 @@ func q4fPanels(z bool, T, R int) {
 	}
 	NEGQ(kneg)
 	idx, sp := GP64(), GP64()
+	var ctrl VecVirtual
+	if z {
+		ctrl = vec()
+		VMOVDQU64(cShift16, ctrl)
+	}
 
 	Label("panel")
 	MOVQ(kneg, idx)
@@ -141,27 +171,37 @@ func q4fPanels(z bool, T, R int) {
 			}
 		}
 	}
+	// AVX-512: at each group's start, row r's table of the 16 dequantized
+	// code values scale * (q - offset), q = 0..15 (exactly the weights'
+	// values); a step then makes 16 weights with VPMULTISHIFTQB (the 8 code
+	// bytes broadcast, nibble j to the low bits of dword j) and VPERMPS
+	// (which reads the low 4 bits of each index).
+	tabs := make([]VecVirtual, R)
+	if z {
+		Label("group")
+		for r := range tabs {
+			tabs[r] = vec()
+			VMOVUPS(cIota16, tabs[r])
+			VSUBPS_BCST(Mem{Base: sp, Disp: 4 * (R + r)}, tabs[r], tabs[r])
+			VMULPS_BCST(Mem{Base: sp, Disp: 4 * r}, tabs[r], tabs[r])
+		}
+	}
 	Label("loop")
 	wv := make([]VecVirtual, R)
-	xv := vec() // also the temporary of the weight expansion
+	xv := vec() // also the temporary of the AVX2 weight expansion
 	for r := range wv {
 		wv[r] = vec()
 		wx, tx := wv[r].AsX(), xv.AsX()
 		scale, offset := Mem{Base: sp, Disp: 4 * r}, Mem{Base: sp, Disp: 4 * (R + r)}
 		if z {
-			VPMOVZXBW(Mem{Base: ws[r], Index: idx, Scale: 1}, wx) // 8 bytes -> 8 words
-			VPSLLW(U8(4), wx, tx)
-			VPTERNLOGD_BCST(U8(0xA8), cNib4, tx, wx) // (w | w<<4) & 0x0F0F
-			VPMOVZXBD(wx, wv[r])
-			VCVTDQ2PS(wv[r], wv[r])
-			VSUBPS_BCST(offset, wv[r], wv[r])
-			VMULPS_BCST(scale, wv[r], wv[r])
+			VPMULTISHIFTQB_BCST(Mem{Base: ws[r], Index: idx, Scale: 1}, ctrl, wv[r])
+			VPERMPS(tabs[r], wv[r], wv[r])
 		} else {
 			VMOVD(Mem{Base: ws[r], Index: idx, Scale: 1}, wx) // 4 bytes
 			VPMOVZXBW(wx, wx)
 			VPSLLW(U8(4), wx, tx)
 			VPOR(tx, wx, wx)
-			VPAND(cNib4, wx, wx)
+			VPAND(cNib4, wx, wx) // (w | w<<4) & 0x0F0F
 			VPMOVZXBD(wx, wv[r])
 			VCVTDQ2PS(wv[r], wv[r])
 			VBROADCASTSS(offset, xv)
@@ -181,7 +221,11 @@ func q4fPanels(z bool, T, R int) {
 	TESTQ(idx, paramMem("gmask"))
 	JNZ(LabelRef("loop"))
 	ADDQ(U8(8*R), sp) // the next group's scales and offsets
-	JMP(LabelRef("loop"))
+	if z {
+		JMP(LabelRef("group"))
+	} else {
+		JMP(LabelRef("loop"))
+	}
 
 	// Per token: reduce, set or add. idx is free until the next panel and
 	// serves as the output pointer.
@@ -191,9 +235,11 @@ func q4fPanels(z bool, T, R int) {
 	for t := 0; t < T; t++ {
 		var s VecVirtual
 		switch {
-		case z && R == 4:
+		case z && R == 3:
 			s = acc[t][0]
-			zsum4(s, acc[t][1], acc[t][2], acc[t][3], vec())
+			a3 := vec()
+			VMOVUPS(acc[t][2], a3)
+			zsum4(s, acc[t][1], acc[t][2], a3, vec())
 		case z:
 			s = acc[t][0]
 			zsum1(s, vec())
@@ -206,8 +252,6 @@ func q4fPanels(z bool, T, R int) {
 		CMPQ(paramMem("add"), U8(0))
 		JE(LabelRef(set))
 		switch R { // read exactly the R outputs (y may end at a page's end)
-		case 4:
-			VADDPS(Mem{Base: yp}, s.AsX(), s.AsX())
 		case 3:
 			old := XMM()
 			VMOVSD(Mem{Base: yp}, old)
@@ -216,12 +260,10 @@ func q4fPanels(z bool, T, R int) {
 		case 1:
 			VADDSS(Mem{Base: yp}, s.AsX(), s.AsX())
 		default:
-			panic("q4fPanels: R must be 1, 3 or 4")
+			panic("q4fPanels: R must be 1 or 3")
 		}
 		Label(set)
 		switch R {
-		case 4:
-			VMOVUPS(s.AsX(), Mem{Base: yp})
 		case 3:
 			VMOVLPS(s.AsX(), Mem{Base: yp})
 			VEXTRACTPS(U8(2), s.AsX(), Mem{Base: yp, Disp: 8})
