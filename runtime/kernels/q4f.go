@@ -8,9 +8,15 @@ import (
 // q4FloatMinTokens is the fewest tokens for which a q4 product takes float32
 // activations (MatMulQ4Float) rather than int8 ones (Int8Acts,
 // MatMulQ4Acts), where the float GEMM has assembly (Q4FloatActs). Measured
-// with BenchmarkQ4Batch; BENCHMARKS.md ("Batched q4 products with float
+// with BenchmarkQ4Batch (2 threads, G = 64, weights streamed from DRAM, W4A8
+// timed with its activation quantization) on the 2-core AVX-512 dev VM, one
+// run: W4A8 time / float time at n = 2, 3, 4 was 0.96, 1.13, 1.35 on
+// 896x896, 1.74, 1.90, 2.57 on 128x896, 0.77, 0.75, 0.93 on 4864x896 (the
+// float GEMM wins there only from 7 tokens) and 1.08, 1.36, 1.58 on
+// 896x4864; weighted by a Qwen2.5-0.5B layer's products the float GEMM is
+// ahead from 4 tokens. BENCHMARKS.md ("Batched q4 products with float
 // activations") has the table.
-const q4FloatMinTokens = 2
+const q4FloatMinTokens = 4
 
 // Q4FloatActs reports whether a q4 product of n tokens should multiply the
 // float32 activations directly (MatMulQ4Float) rather than quantize them to
@@ -36,8 +42,9 @@ func Q4FloatActs(n int) bool { return n >= q4FloatMinTokens && q4FloatFast() }
 // row range of w, scale and offset, rows = hi-lo.
 //
 // It is the batched (prefill, multi-stream decode) q4 product: on amd64 an
-// AVX-512 6-token x 4-row or AVX2 4x3 tile modelled on the fp16 GEMM
-// (internal/gen/q4f.go), elsewhere the Go twin.
+// AVX-512 (VBMI) 8-token x 3-row tile that looks the weights up in per-group
+// tables of the 16 code values, or an AVX2 4x3 tile, both modelled on the
+// fp16 GEMM (internal/gen/q4f.go); elsewhere the Go twin.
 func MatMulQ4Float(y []float32, ldy int, x []float32, n int, w []byte, scale, offset []uint16, group, rows, cols int) {
 	checkQ("MatMulQ4Float", len(y), ldy, n, rows)
 	if group != 32 && group != 64 && group != 128 || cols%group != 0 {
