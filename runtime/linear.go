@@ -40,15 +40,15 @@ func (l *Linear) Quantized() bool { return l.DType.Quantized() }
 // need, each once; the kernels only read them, so work items on different rows share one
 // QuantInput. The zero value is ready to use.
 //
-// A batch of q8 products (kernels.Q8FloatActs(n): prefill, several decoding streams) reads the
-// float input itself (kernels.MatMulQ8Float, faster there than W8A16 and exact in the
-// activations): Prepare then only keeps x, which must stay unchanged until the products are
-// done.
+// A batch of q8 or q4 products (kernels.Q8FloatActs(n), kernels.Q4FloatActs(n): prefill,
+// several decoding streams) reads the float input itself (kernels.MatMulQ8Float,
+// kernels.MatMulQ4Float, faster there than W8A16/W4A8 and exact in the activations): Prepare
+// then only keeps x, which must stay unchanged until the products are done.
 type QuantInput struct {
 	a8          kernels.Int8Acts
 	a16         kernels.Int16Acts
 	has8, has16 bool
-	xf          []float32 // the float input of batched q8 products ([nf, len(xf)/nf]), or nil
+	xf          []float32 // the float input of batched q8/q4 products ([nf, len(xf)/nf]), or nil
 	nf          int
 }
 
@@ -56,10 +56,11 @@ type QuantInput struct {
 func (q *QuantInput) Reset() { q.has8, q.has16, q.xf, q.nf = false, false, nil, 0 }
 
 // Prepare quantizes x ([n, w.Cols]) into the form w multiplies, unless q already holds it. A
-// float weight needs none, nor a batch of q8 products (kernels.Q8FloatActs), which reads x.
+// float weight needs none, nor a batch of q8 or q4 products (kernels.Q8FloatActs,
+// kernels.Q4FloatActs), which reads x.
 func (q *QuantInput) Prepare(w *Linear, x []float32, n int) {
 	switch {
-	case w.DType == dtype.Q8 && kernels.Q8FloatActs(n):
+	case w.DType == dtype.Q8 && kernels.Q8FloatActs(n), w.DType == dtype.Q4 && kernels.Q4FloatActs(n):
 		q.xf, q.nf = x[:n*w.Cols], n
 	case w.DType == dtype.Q8 && !q.has16:
 		q.a16.Quantize(x, n, w.Cols)
@@ -81,6 +82,9 @@ func (l *Linear) MulActs(y []float32, ldy int, in *QuantInput, r0, r1 int) {
 		kernels.MatMulQ8Float(y, ldy, in.xf, in.nf, l.q8[r0*c:r1*c], l.scale[r0:r1], r1-r0, c)
 	case l.DType == dtype.Q8 && in.has16 && in.a16.Cols() == c:
 		kernels.MatMulQ8Acts(y, ldy, &in.a16, l.q8[r0*c:r1*c], l.scale[r0:r1], r1-r0)
+	case l.DType == dtype.Q4 && in.nf > 0 && kernels.Q4FloatActs(in.nf) && len(in.xf) == in.nf*c:
+		g := c / l.Group
+		kernels.MatMulQ4Float(y, ldy, in.xf, in.nf, l.q4[r0*c/2:r1*c/2], l.scale[r0*g:r1*g], l.offset[r0*g:r1*g], l.Group, r1-r0, c)
 	case l.DType == dtype.Q4 && in.has8 && in.a8.Cols() == c:
 		g := c / l.Group
 		kernels.MatMulQ4Acts(y, ldy, &in.a8, l.q4[r0*c/2:r1*c/2], l.scale[r0*g:r1*g], l.offset[r0*g:r1*g], l.Group, r1-r0)

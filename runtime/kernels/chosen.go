@@ -17,5 +17,6 @@ func Kernels() []Kernel {
 		{"attention (decode), softmax, swiglu", vec},
 		{"matmul q8/q4", QuantKernels()},
 		{"matmul q8, batched (float activations)", q8FloatImpl()},
+		{"matmul q4, batched (float activations)", q4FloatImpl()},
 	}
 }

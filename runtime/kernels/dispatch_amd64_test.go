@@ -56,7 +56,7 @@ func TestVEXKernelsUseLowRegisters(t *testing.T) {
 		t.Fatal(err)
 	}
 	high := regexp.MustCompile(`\b[XYZ](1[6-9]|2[0-9]|3[01])\b`)
-	evex := regexp.MustCompile(`^·(gemmF(16|32)ZT|gemmQ8ZT|gemmNNZ|matVecF(16|32)AVX512|q[48]VNNI)`)
+	evex := regexp.MustCompile(`^·(gemmF(16|32)ZT|gemmQ[48]ZT|gemmNNZ|matVecF(16|32)AVX512|q[48]VNNI)`)
 	fn := ""
 	for _, line := range strings.Split(string(src), "\n") {
 		if strings.HasPrefix(line, "TEXT ") {

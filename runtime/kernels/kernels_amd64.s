@@ -7764,6 +7764,4060 @@ set3:
 	VZEROUPPER
 	RET
 
+DATA q4fnibbles<>+0(SB)/4, $0x0f0f0f0f
+DATA q4fnibbles<>+4(SB)/4, $0x0f0f0f0f
+DATA q4fnibbles<>+8(SB)/4, $0x0f0f0f0f
+DATA q4fnibbles<>+12(SB)/4, $0x0f0f0f0f
+GLOBL q4fnibbles<>(SB), RODATA|NOPTR, $16
+
+DATA q4fiota<>+0(SB)/4, $0x00000000
+DATA q4fiota<>+4(SB)/4, $0x3f800000
+DATA q4fiota<>+8(SB)/4, $0x40000000
+DATA q4fiota<>+12(SB)/4, $0x40400000
+DATA q4fiota<>+16(SB)/4, $0x40800000
+DATA q4fiota<>+20(SB)/4, $0x40a00000
+DATA q4fiota<>+24(SB)/4, $0x40c00000
+DATA q4fiota<>+28(SB)/4, $0x40e00000
+DATA q4fiota<>+32(SB)/4, $0x41000000
+DATA q4fiota<>+36(SB)/4, $0x41100000
+DATA q4fiota<>+40(SB)/4, $0x41200000
+DATA q4fiota<>+44(SB)/4, $0x41300000
+DATA q4fiota<>+48(SB)/4, $0x41400000
+DATA q4fiota<>+52(SB)/4, $0x41500000
+DATA q4fiota<>+56(SB)/4, $0x41600000
+DATA q4fiota<>+60(SB)/4, $0x41700000
+GLOBL q4fiota<>(SB), RODATA|NOPTR, $64
+
+DATA q4fshift<>+0(SB)/4, $0x00000000
+DATA q4fshift<>+4(SB)/4, $0x00000004
+DATA q4fshift<>+8(SB)/4, $0x00000008
+DATA q4fshift<>+12(SB)/4, $0x0000000c
+DATA q4fshift<>+16(SB)/4, $0x00000010
+DATA q4fshift<>+20(SB)/4, $0x00000014
+DATA q4fshift<>+24(SB)/4, $0x00000018
+DATA q4fshift<>+28(SB)/4, $0x0000001c
+DATA q4fshift<>+32(SB)/4, $0x00000020
+DATA q4fshift<>+36(SB)/4, $0x00000024
+DATA q4fshift<>+40(SB)/4, $0x00000028
+DATA q4fshift<>+44(SB)/4, $0x0000002c
+DATA q4fshift<>+48(SB)/4, $0x00000030
+DATA q4fshift<>+52(SB)/4, $0x00000034
+DATA q4fshift<>+56(SB)/4, $0x00000038
+DATA q4fshift<>+60(SB)/4, $0x0000003c
+GLOBL q4fshift<>(SB), RODATA|NOPTR, $64
+
+// func gemmQ4ZT1R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VBMI, AVX512VL
+TEXT ·gemmQ4ZT1R1(SB), NOSPLIT, $32-152
+	MOVQ      y_base+0(FP), AX
+	MOVQ      AX, (SP)
+	MOVQ      ldy+24(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 8(SP)
+	MOVQ      sc_base+80(FP), AX
+	MOVQ      AX, 24(SP)
+	MOVQ      x_base+32(FP), AX
+	MOVQ      w_base+56(FP), CX
+	MOVQ      cols+104(FP), DX
+	MOVQ      k+112(FP), BX
+	SHRQ      $0x01, DX
+	IMUL3Q    $0x00000001, DX, DX
+	MOVQ      DX, 16(SP)
+	LEAQ      (AX)(BX*4), AX
+	SHRQ      $0x01, BX
+	LEAQ      (CX)(BX*1), CX
+	NEGQ      BX
+	VMOVDQU64 q4fshift<>+0(SB), Z0
+
+panel:
+	MOVQ   BX, DX
+	MOVQ   24(SP), SI
+	VPXORD Z1, Z1, Z1
+
+group:
+	VMOVUPS     q4fiota<>+0(SB), Z2
+	VSUBPS.BCST 4(SI), Z2, Z2
+	VMULPS.BCST (SI), Z2, Z2
+
+loop:
+	VPMULTISHIFTQB.BCST (CX)(DX*1), Z0, Z4
+	VPERMPS             Z2, Z4, Z4
+	VMOVUPS             (AX)(DX*8), Z3
+	VFMADD231PS         Z4, Z3, Z1
+	ADDQ                $0x08, DX
+	JZ                  reduce
+	TESTQ               DX, gmask+120(FP)
+	JNZ                 loop
+	ADDQ                $0x08, SI
+	JMP                 group
+
+reduce:
+	MOVQ          (SP), DX
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPS        Y2, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y2
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y2, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y2
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y2, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X2
+	VADDPS        X2, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDSS        (DX), X1, X1
+
+set0:
+	VMOVSS X1, (DX)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), SI
+	ADDQ   sstep+128(FP), SI
+	MOVQ   SI, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT1R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VBMI, AVX512VL
+TEXT ·gemmQ4ZT1R3(SB), NOSPLIT, $32-152
+	MOVQ      y_base+0(FP), AX
+	MOVQ      AX, (SP)
+	MOVQ      ldy+24(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 8(SP)
+	MOVQ      sc_base+80(FP), AX
+	MOVQ      AX, 24(SP)
+	MOVQ      x_base+32(FP), AX
+	MOVQ      w_base+56(FP), CX
+	MOVQ      cols+104(FP), DX
+	MOVQ      k+112(FP), BX
+	SHRQ      $0x01, DX
+	IMUL3Q    $0x00000003, DX, SI
+	MOVQ      SI, 16(SP)
+	LEAQ      (AX)(BX*4), AX
+	SHRQ      $0x01, BX
+	LEAQ      (CX)(BX*1), CX
+	LEAQ      (CX)(DX*1), SI
+	LEAQ      (SI)(DX*1), DX
+	NEGQ      BX
+	VMOVDQU64 q4fshift<>+0(SB), Z0
+
+panel:
+	MOVQ   BX, DI
+	MOVQ   24(SP), R8
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+group:
+	VMOVUPS     q4fiota<>+0(SB), Z4
+	VSUBPS.BCST 12(R8), Z4, Z4
+	VMULPS.BCST (R8), Z4, Z4
+	VMOVUPS     q4fiota<>+0(SB), Z5
+	VSUBPS.BCST 16(R8), Z5, Z5
+	VMULPS.BCST 4(R8), Z5, Z5
+	VMOVUPS     q4fiota<>+0(SB), Z6
+	VSUBPS.BCST 20(R8), Z6, Z6
+	VMULPS.BCST 8(R8), Z6, Z6
+
+loop:
+	VPMULTISHIFTQB.BCST (CX)(DI*1), Z0, Z8
+	VPERMPS             Z4, Z8, Z8
+	VPMULTISHIFTQB.BCST (SI)(DI*1), Z0, Z9
+	VPERMPS             Z5, Z9, Z9
+	VPMULTISHIFTQB.BCST (DX)(DI*1), Z0, Z10
+	VPERMPS             Z6, Z10, Z10
+	VMOVUPS             (AX)(DI*8), Z7
+	VFMADD231PS         Z8, Z7, Z1
+	VFMADD231PS         Z9, Z7, Z2
+	VFMADD231PS         Z10, Z7, Z3
+	ADDQ                $0x08, DI
+	JZ                  reduce
+	TESTQ               DI, gmask+120(FP)
+	JNZ                 loop
+	ADDQ                $0x18, R8
+	JMP                 group
+
+reduce:
+	MOVQ          (SP), DI
+	VMOVUPS       Z3, Z4
+	VEXTRACTF64X4 $0x01, Z1, Y5
+	VADDPS        Y5, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y5
+	VADDPS        Y5, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y5
+	VADDPS        Y5, Y3, Y3
+	VEXTRACTF64X4 $0x01, Z4, Y5
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y2, Y1, Y5
+	VSHUFPS       $0xdd, Y2, Y1, Y1
+	VADDPS        Y5, Y1, Y1
+	VSHUFPS       $0x88, Y4, Y3, Y5
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y5, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y1, Y5
+	VSHUFPS       $0xdd, Y3, Y1, Y1
+	VADDPS        Y5, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X5
+	VADDPS        X5, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VMOVSD        (DI), X4
+	VINSERTPS     $0x20, 8(DI), X4, X4
+	VADDPS        X4, X1, X1
+
+set0:
+	VMOVLPS    X1, (DI)
+	VEXTRACTPS $0x02, X1, 8(DI)
+	ADDQ       $0x0c, (SP)
+	MOVQ       24(SP), R8
+	ADDQ       sstep+128(FP), R8
+	MOVQ       R8, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), SI
+	ADDQ       16(SP), DX
+	DECQ       panels+136(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT2R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VBMI, AVX512VL
+TEXT ·gemmQ4ZT2R1(SB), NOSPLIT, $32-152
+	MOVQ      y_base+0(FP), AX
+	MOVQ      AX, (SP)
+	MOVQ      ldy+24(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 8(SP)
+	MOVQ      sc_base+80(FP), AX
+	MOVQ      AX, 24(SP)
+	MOVQ      x_base+32(FP), AX
+	MOVQ      w_base+56(FP), CX
+	MOVQ      cols+104(FP), DX
+	MOVQ      k+112(FP), BX
+	MOVQ      DX, SI
+	SHRQ      $0x01, SI
+	IMUL3Q    $0x00000001, SI, SI
+	MOVQ      SI, 16(SP)
+	LEAQ      (AX)(BX*4), AX
+	LEAQ      (AX)(DX*4), DX
+	SHRQ      $0x01, BX
+	LEAQ      (CX)(BX*1), CX
+	NEGQ      BX
+	VMOVDQU64 q4fshift<>+0(SB), Z0
+
+panel:
+	MOVQ   BX, SI
+	MOVQ   24(SP), DI
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+
+group:
+	VMOVUPS     q4fiota<>+0(SB), Z3
+	VSUBPS.BCST 4(DI), Z3, Z3
+	VMULPS.BCST (DI), Z3, Z3
+
+loop:
+	VPMULTISHIFTQB.BCST (CX)(SI*1), Z0, Z5
+	VPERMPS             Z3, Z5, Z5
+	VMOVUPS             (AX)(SI*8), Z4
+	VFMADD231PS         Z5, Z4, Z1
+	VMOVUPS             (DX)(SI*8), Z4
+	VFMADD231PS         Z5, Z4, Z2
+	ADDQ                $0x08, SI
+	JZ                  reduce
+	TESTQ               SI, gmask+120(FP)
+	JNZ                 loop
+	ADDQ                $0x08, DI
+	JMP                 group
+
+reduce:
+	MOVQ          (SP), SI
+	VEXTRACTF64X4 $0x01, Z1, Y3
+	VADDPS        Y3, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y3
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y3, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y3
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y3, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X3
+	VADDPS        X3, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDSS        (SI), X1, X1
+
+set0:
+	VMOVSS        X1, (SI)
+	ADDQ          8(SP), SI
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPS        Y3, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y3
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y3, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y3
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y3, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VADDSS        (SI), X2, X2
+
+set1:
+	VMOVSS X2, (SI)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), DI
+	ADDQ   sstep+128(FP), DI
+	MOVQ   DI, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT2R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VBMI, AVX512VL
+TEXT ·gemmQ4ZT2R3(SB), NOSPLIT, $32-152
+	MOVQ      y_base+0(FP), AX
+	MOVQ      AX, (SP)
+	MOVQ      ldy+24(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 8(SP)
+	MOVQ      sc_base+80(FP), AX
+	MOVQ      AX, 24(SP)
+	MOVQ      x_base+32(FP), AX
+	MOVQ      w_base+56(FP), CX
+	MOVQ      cols+104(FP), DX
+	MOVQ      k+112(FP), BX
+	MOVQ      DX, SI
+	SHRQ      $0x01, SI
+	IMUL3Q    $0x00000003, SI, DI
+	MOVQ      DI, 16(SP)
+	LEAQ      (AX)(BX*4), AX
+	LEAQ      (AX)(DX*4), DX
+	SHRQ      $0x01, BX
+	LEAQ      (CX)(BX*1), CX
+	LEAQ      (CX)(SI*1), DI
+	LEAQ      (DI)(SI*1), SI
+	NEGQ      BX
+	VMOVDQU64 q4fshift<>+0(SB), Z0
+
+panel:
+	MOVQ   BX, R8
+	MOVQ   24(SP), R9
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+
+group:
+	VMOVUPS     q4fiota<>+0(SB), Z7
+	VSUBPS.BCST 12(R9), Z7, Z7
+	VMULPS.BCST (R9), Z7, Z7
+	VMOVUPS     q4fiota<>+0(SB), Z8
+	VSUBPS.BCST 16(R9), Z8, Z8
+	VMULPS.BCST 4(R9), Z8, Z8
+	VMOVUPS     q4fiota<>+0(SB), Z9
+	VSUBPS.BCST 20(R9), Z9, Z9
+	VMULPS.BCST 8(R9), Z9, Z9
+
+loop:
+	VPMULTISHIFTQB.BCST (CX)(R8*1), Z0, Z11
+	VPERMPS             Z7, Z11, Z11
+	VPMULTISHIFTQB.BCST (DI)(R8*1), Z0, Z12
+	VPERMPS             Z8, Z12, Z12
+	VPMULTISHIFTQB.BCST (SI)(R8*1), Z0, Z13
+	VPERMPS             Z9, Z13, Z13
+	VMOVUPS             (AX)(R8*8), Z10
+	VFMADD231PS         Z11, Z10, Z1
+	VFMADD231PS         Z12, Z10, Z2
+	VFMADD231PS         Z13, Z10, Z3
+	VMOVUPS             (DX)(R8*8), Z10
+	VFMADD231PS         Z11, Z10, Z4
+	VFMADD231PS         Z12, Z10, Z5
+	VFMADD231PS         Z13, Z10, Z6
+	ADDQ                $0x08, R8
+	JZ                  reduce
+	TESTQ               R8, gmask+120(FP)
+	JNZ                 loop
+	ADDQ                $0x18, R9
+	JMP                 group
+
+reduce:
+	MOVQ          (SP), R8
+	VMOVUPS       Z3, Z7
+	VEXTRACTF64X4 $0x01, Z1, Y8
+	VADDPS        Y8, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y8
+	VADDPS        Y8, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y8
+	VADDPS        Y8, Y3, Y3
+	VEXTRACTF64X4 $0x01, Z7, Y8
+	VADDPS        Y8, Y7, Y7
+	VSHUFPS       $0x88, Y2, Y1, Y8
+	VSHUFPS       $0xdd, Y2, Y1, Y1
+	VADDPS        Y8, Y1, Y1
+	VSHUFPS       $0x88, Y7, Y3, Y8
+	VSHUFPS       $0xdd, Y7, Y3, Y3
+	VADDPS        Y8, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y1, Y8
+	VSHUFPS       $0xdd, Y3, Y1, Y1
+	VADDPS        Y8, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X8
+	VADDPS        X8, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VMOVSD        (R8), X7
+	VINSERTPS     $0x20, 8(R8), X7, X7
+	VADDPS        X7, X1, X1
+
+set0:
+	VMOVLPS       X1, (R8)
+	VEXTRACTPS    $0x02, X1, 8(R8)
+	ADDQ          8(SP), R8
+	VMOVUPS       Z6, Z7
+	VEXTRACTF64X4 $0x01, Z4, Y8
+	VADDPS        Y8, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y8
+	VADDPS        Y8, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y8
+	VADDPS        Y8, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z7, Y8
+	VADDPS        Y8, Y7, Y7
+	VSHUFPS       $0x88, Y5, Y4, Y8
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y8, Y4, Y4
+	VSHUFPS       $0x88, Y7, Y6, Y8
+	VSHUFPS       $0xdd, Y7, Y6, Y6
+	VADDPS        Y8, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y8
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y8, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X8
+	VADDPS        X8, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VMOVSD        (R8), X7
+	VINSERTPS     $0x20, 8(R8), X7, X7
+	VADDPS        X7, X4, X4
+
+set1:
+	VMOVLPS    X4, (R8)
+	VEXTRACTPS $0x02, X4, 8(R8)
+	ADDQ       $0x0c, (SP)
+	MOVQ       24(SP), R9
+	ADDQ       sstep+128(FP), R9
+	MOVQ       R9, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), DI
+	ADDQ       16(SP), SI
+	DECQ       panels+136(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT3R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VBMI, AVX512VL
+TEXT ·gemmQ4ZT3R1(SB), NOSPLIT, $32-152
+	MOVQ      y_base+0(FP), AX
+	MOVQ      AX, (SP)
+	MOVQ      ldy+24(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 8(SP)
+	MOVQ      sc_base+80(FP), AX
+	MOVQ      AX, 24(SP)
+	MOVQ      x_base+32(FP), AX
+	MOVQ      w_base+56(FP), CX
+	MOVQ      cols+104(FP), DX
+	MOVQ      k+112(FP), BX
+	MOVQ      DX, SI
+	SHRQ      $0x01, SI
+	IMUL3Q    $0x00000001, SI, SI
+	MOVQ      SI, 16(SP)
+	LEAQ      (AX)(BX*4), AX
+	LEAQ      (AX)(DX*4), SI
+	LEAQ      (SI)(DX*4), DX
+	SHRQ      $0x01, BX
+	LEAQ      (CX)(BX*1), CX
+	NEGQ      BX
+	VMOVDQU64 q4fshift<>+0(SB), Z0
+
+panel:
+	MOVQ   BX, DI
+	MOVQ   24(SP), R8
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+group:
+	VMOVUPS     q4fiota<>+0(SB), Z4
+	VSUBPS.BCST 4(R8), Z4, Z4
+	VMULPS.BCST (R8), Z4, Z4
+
+loop:
+	VPMULTISHIFTQB.BCST (CX)(DI*1), Z0, Z6
+	VPERMPS             Z4, Z6, Z6
+	VMOVUPS             (AX)(DI*8), Z5
+	VFMADD231PS         Z6, Z5, Z1
+	VMOVUPS             (SI)(DI*8), Z5
+	VFMADD231PS         Z6, Z5, Z2
+	VMOVUPS             (DX)(DI*8), Z5
+	VFMADD231PS         Z6, Z5, Z3
+	ADDQ                $0x08, DI
+	JZ                  reduce
+	TESTQ               DI, gmask+120(FP)
+	JNZ                 loop
+	ADDQ                $0x08, R8
+	JMP                 group
+
+reduce:
+	MOVQ          (SP), DI
+	VEXTRACTF64X4 $0x01, Z1, Y4
+	VADDPS        Y4, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y4
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y4, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y4
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y4, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X4
+	VADDPS        X4, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDSS        (DI), X1, X1
+
+set0:
+	VMOVSS        X1, (DI)
+	ADDQ          8(SP), DI
+	VEXTRACTF64X4 $0x01, Z2, Y4
+	VADDPS        Y4, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y4
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y4, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y4
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y4, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X4
+	VADDPS        X4, X2, X2
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VADDSS        (DI), X2, X2
+
+set1:
+	VMOVSS        X2, (DI)
+	ADDQ          8(SP), DI
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y4
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y4, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y4
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y4, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X4, X3, X3
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VADDSS        (DI), X3, X3
+
+set2:
+	VMOVSS X3, (DI)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), R8
+	ADDQ   sstep+128(FP), R8
+	MOVQ   R8, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT3R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VBMI, AVX512VL
+TEXT ·gemmQ4ZT3R3(SB), NOSPLIT, $32-152
+	MOVQ      y_base+0(FP), AX
+	MOVQ      AX, (SP)
+	MOVQ      ldy+24(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 8(SP)
+	MOVQ      sc_base+80(FP), AX
+	MOVQ      AX, 24(SP)
+	MOVQ      x_base+32(FP), AX
+	MOVQ      w_base+56(FP), CX
+	MOVQ      cols+104(FP), DX
+	MOVQ      k+112(FP), BX
+	MOVQ      DX, SI
+	SHRQ      $0x01, SI
+	IMUL3Q    $0x00000003, SI, DI
+	MOVQ      DI, 16(SP)
+	LEAQ      (AX)(BX*4), AX
+	LEAQ      (AX)(DX*4), DI
+	LEAQ      (DI)(DX*4), DX
+	SHRQ      $0x01, BX
+	LEAQ      (CX)(BX*1), CX
+	LEAQ      (CX)(SI*1), R8
+	LEAQ      (R8)(SI*1), SI
+	NEGQ      BX
+	VMOVDQU64 q4fshift<>+0(SB), Z0
+
+panel:
+	MOVQ   BX, R9
+	MOVQ   24(SP), R10
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+
+group:
+	VMOVUPS     q4fiota<>+0(SB), Z10
+	VSUBPS.BCST 12(R10), Z10, Z10
+	VMULPS.BCST (R10), Z10, Z10
+	VMOVUPS     q4fiota<>+0(SB), Z11
+	VSUBPS.BCST 16(R10), Z11, Z11
+	VMULPS.BCST 4(R10), Z11, Z11
+	VMOVUPS     q4fiota<>+0(SB), Z12
+	VSUBPS.BCST 20(R10), Z12, Z12
+	VMULPS.BCST 8(R10), Z12, Z12
+
+loop:
+	VPMULTISHIFTQB.BCST (CX)(R9*1), Z0, Z14
+	VPERMPS             Z10, Z14, Z14
+	VPMULTISHIFTQB.BCST (R8)(R9*1), Z0, Z15
+	VPERMPS             Z11, Z15, Z15
+	VPMULTISHIFTQB.BCST (SI)(R9*1), Z0, Z16
+	VPERMPS             Z12, Z16, Z16
+	VMOVUPS             (AX)(R9*8), Z13
+	VFMADD231PS         Z14, Z13, Z1
+	VFMADD231PS         Z15, Z13, Z2
+	VFMADD231PS         Z16, Z13, Z3
+	VMOVUPS             (DI)(R9*8), Z13
+	VFMADD231PS         Z14, Z13, Z4
+	VFMADD231PS         Z15, Z13, Z5
+	VFMADD231PS         Z16, Z13, Z6
+	VMOVUPS             (DX)(R9*8), Z13
+	VFMADD231PS         Z14, Z13, Z7
+	VFMADD231PS         Z15, Z13, Z8
+	VFMADD231PS         Z16, Z13, Z9
+	ADDQ                $0x08, R9
+	JZ                  reduce
+	TESTQ               R9, gmask+120(FP)
+	JNZ                 loop
+	ADDQ                $0x18, R10
+	JMP                 group
+
+reduce:
+	MOVQ          (SP), R9
+	VMOVUPS       Z3, Z10
+	VEXTRACTF64X4 $0x01, Z1, Y11
+	VADDPS        Y11, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y11
+	VADDPS        Y11, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y11
+	VADDPS        Y11, Y3, Y3
+	VEXTRACTF64X4 $0x01, Z10, Y11
+	VADDPS        Y11, Y10, Y10
+	VSHUFPS       $0x88, Y2, Y1, Y11
+	VSHUFPS       $0xdd, Y2, Y1, Y1
+	VADDPS        Y11, Y1, Y1
+	VSHUFPS       $0x88, Y10, Y3, Y11
+	VSHUFPS       $0xdd, Y10, Y3, Y3
+	VADDPS        Y11, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y1, Y11
+	VSHUFPS       $0xdd, Y3, Y1, Y1
+	VADDPS        Y11, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X11
+	VADDPS        X11, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VMOVSD        (R9), X10
+	VINSERTPS     $0x20, 8(R9), X10, X10
+	VADDPS        X10, X1, X1
+
+set0:
+	VMOVLPS       X1, (R9)
+	VEXTRACTPS    $0x02, X1, 8(R9)
+	ADDQ          8(SP), R9
+	VMOVUPS       Z6, Z10
+	VEXTRACTF64X4 $0x01, Z4, Y11
+	VADDPS        Y11, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y11
+	VADDPS        Y11, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y11
+	VADDPS        Y11, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z10, Y11
+	VADDPS        Y11, Y10, Y10
+	VSHUFPS       $0x88, Y5, Y4, Y11
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y11, Y4, Y4
+	VSHUFPS       $0x88, Y10, Y6, Y11
+	VSHUFPS       $0xdd, Y10, Y6, Y6
+	VADDPS        Y11, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y11
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y11, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X11
+	VADDPS        X11, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VMOVSD        (R9), X10
+	VINSERTPS     $0x20, 8(R9), X10, X10
+	VADDPS        X10, X4, X4
+
+set1:
+	VMOVLPS       X4, (R9)
+	VEXTRACTPS    $0x02, X4, 8(R9)
+	ADDQ          8(SP), R9
+	VMOVUPS       Z9, Z10
+	VEXTRACTF64X4 $0x01, Z7, Y11
+	VADDPS        Y11, Y7, Y7
+	VEXTRACTF64X4 $0x01, Z8, Y11
+	VADDPS        Y11, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y11
+	VADDPS        Y11, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z10, Y11
+	VADDPS        Y11, Y10, Y10
+	VSHUFPS       $0x88, Y8, Y7, Y11
+	VSHUFPS       $0xdd, Y8, Y7, Y7
+	VADDPS        Y11, Y7, Y7
+	VSHUFPS       $0x88, Y10, Y9, Y11
+	VSHUFPS       $0xdd, Y10, Y9, Y9
+	VADDPS        Y11, Y9, Y9
+	VSHUFPS       $0x88, Y9, Y7, Y11
+	VSHUFPS       $0xdd, Y9, Y7, Y7
+	VADDPS        Y11, Y7, Y7
+	VEXTRACTF32X4 $0x01, Y7, X11
+	VADDPS        X11, X7, X7
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VMOVSD        (R9), X10
+	VINSERTPS     $0x20, 8(R9), X10, X10
+	VADDPS        X10, X7, X7
+
+set2:
+	VMOVLPS    X7, (R9)
+	VEXTRACTPS $0x02, X7, 8(R9)
+	ADDQ       $0x0c, (SP)
+	MOVQ       24(SP), R10
+	ADDQ       sstep+128(FP), R10
+	MOVQ       R10, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), R8
+	ADDQ       16(SP), SI
+	DECQ       panels+136(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT4R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VBMI, AVX512VL
+TEXT ·gemmQ4ZT4R1(SB), NOSPLIT, $32-152
+	MOVQ      y_base+0(FP), AX
+	MOVQ      AX, (SP)
+	MOVQ      ldy+24(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 8(SP)
+	MOVQ      sc_base+80(FP), AX
+	MOVQ      AX, 24(SP)
+	MOVQ      x_base+32(FP), AX
+	MOVQ      w_base+56(FP), CX
+	MOVQ      cols+104(FP), DX
+	MOVQ      k+112(FP), BX
+	MOVQ      DX, SI
+	SHRQ      $0x01, SI
+	IMUL3Q    $0x00000001, SI, SI
+	MOVQ      SI, 16(SP)
+	LEAQ      (AX)(BX*4), AX
+	LEAQ      (AX)(DX*4), SI
+	LEAQ      (SI)(DX*4), DI
+	LEAQ      (DI)(DX*4), DX
+	SHRQ      $0x01, BX
+	LEAQ      (CX)(BX*1), CX
+	NEGQ      BX
+	VMOVDQU64 q4fshift<>+0(SB), Z0
+
+panel:
+	MOVQ   BX, R8
+	MOVQ   24(SP), R9
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+
+group:
+	VMOVUPS     q4fiota<>+0(SB), Z5
+	VSUBPS.BCST 4(R9), Z5, Z5
+	VMULPS.BCST (R9), Z5, Z5
+
+loop:
+	VPMULTISHIFTQB.BCST (CX)(R8*1), Z0, Z7
+	VPERMPS             Z5, Z7, Z7
+	VMOVUPS             (AX)(R8*8), Z6
+	VFMADD231PS         Z7, Z6, Z1
+	VMOVUPS             (SI)(R8*8), Z6
+	VFMADD231PS         Z7, Z6, Z2
+	VMOVUPS             (DI)(R8*8), Z6
+	VFMADD231PS         Z7, Z6, Z3
+	VMOVUPS             (DX)(R8*8), Z6
+	VFMADD231PS         Z7, Z6, Z4
+	ADDQ                $0x08, R8
+	JZ                  reduce
+	TESTQ               R8, gmask+120(FP)
+	JNZ                 loop
+	ADDQ                $0x08, R9
+	JMP                 group
+
+reduce:
+	MOVQ          (SP), R8
+	VEXTRACTF64X4 $0x01, Z1, Y5
+	VADDPS        Y5, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y5
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y5, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y5
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y5, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X5
+	VADDPS        X5, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDSS        (R8), X1, X1
+
+set0:
+	VMOVSS        X1, (R8)
+	ADDQ          8(SP), R8
+	VEXTRACTF64X4 $0x01, Z2, Y5
+	VADDPS        Y5, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y5
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y5, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y5
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y5, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X5
+	VADDPS        X5, X2, X2
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VADDSS        (R8), X2, X2
+
+set1:
+	VMOVSS        X2, (R8)
+	ADDQ          8(SP), R8
+	VEXTRACTF64X4 $0x01, Z3, Y5
+	VADDPS        Y5, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y5
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y5, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y5
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y5, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X5
+	VADDPS        X5, X3, X3
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VADDSS        (R8), X3, X3
+
+set2:
+	VMOVSS        X3, (R8)
+	ADDQ          8(SP), R8
+	VEXTRACTF64X4 $0x01, Z4, Y5
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y5
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y5
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y5, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X5
+	VADDPS        X5, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set3
+	VADDSS        (R8), X4, X4
+
+set3:
+	VMOVSS X4, (R8)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), R9
+	ADDQ   sstep+128(FP), R9
+	MOVQ   R9, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT4R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VBMI, AVX512VL
+TEXT ·gemmQ4ZT4R3(SB), NOSPLIT, $32-152
+	MOVQ      y_base+0(FP), AX
+	MOVQ      AX, (SP)
+	MOVQ      ldy+24(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 8(SP)
+	MOVQ      sc_base+80(FP), AX
+	MOVQ      AX, 24(SP)
+	MOVQ      x_base+32(FP), AX
+	MOVQ      w_base+56(FP), CX
+	MOVQ      cols+104(FP), DX
+	MOVQ      k+112(FP), BX
+	MOVQ      DX, SI
+	SHRQ      $0x01, SI
+	IMUL3Q    $0x00000003, SI, DI
+	MOVQ      DI, 16(SP)
+	LEAQ      (AX)(BX*4), AX
+	LEAQ      (AX)(DX*4), DI
+	LEAQ      (DI)(DX*4), R8
+	LEAQ      (R8)(DX*4), DX
+	SHRQ      $0x01, BX
+	LEAQ      (CX)(BX*1), CX
+	LEAQ      (CX)(SI*1), R9
+	LEAQ      (R9)(SI*1), SI
+	NEGQ      BX
+	VMOVDQU64 q4fshift<>+0(SB), Z0
+
+panel:
+	MOVQ   BX, R10
+	MOVQ   24(SP), R11
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+
+group:
+	VMOVUPS     q4fiota<>+0(SB), Z13
+	VSUBPS.BCST 12(R11), Z13, Z13
+	VMULPS.BCST (R11), Z13, Z13
+	VMOVUPS     q4fiota<>+0(SB), Z14
+	VSUBPS.BCST 16(R11), Z14, Z14
+	VMULPS.BCST 4(R11), Z14, Z14
+	VMOVUPS     q4fiota<>+0(SB), Z15
+	VSUBPS.BCST 20(R11), Z15, Z15
+	VMULPS.BCST 8(R11), Z15, Z15
+
+loop:
+	VPMULTISHIFTQB.BCST (CX)(R10*1), Z0, Z17
+	VPERMPS             Z13, Z17, Z17
+	VPMULTISHIFTQB.BCST (R9)(R10*1), Z0, Z18
+	VPERMPS             Z14, Z18, Z18
+	VPMULTISHIFTQB.BCST (SI)(R10*1), Z0, Z19
+	VPERMPS             Z15, Z19, Z19
+	VMOVUPS             (AX)(R10*8), Z16
+	VFMADD231PS         Z17, Z16, Z1
+	VFMADD231PS         Z18, Z16, Z2
+	VFMADD231PS         Z19, Z16, Z3
+	VMOVUPS             (DI)(R10*8), Z16
+	VFMADD231PS         Z17, Z16, Z4
+	VFMADD231PS         Z18, Z16, Z5
+	VFMADD231PS         Z19, Z16, Z6
+	VMOVUPS             (R8)(R10*8), Z16
+	VFMADD231PS         Z17, Z16, Z7
+	VFMADD231PS         Z18, Z16, Z8
+	VFMADD231PS         Z19, Z16, Z9
+	VMOVUPS             (DX)(R10*8), Z16
+	VFMADD231PS         Z17, Z16, Z10
+	VFMADD231PS         Z18, Z16, Z11
+	VFMADD231PS         Z19, Z16, Z12
+	ADDQ                $0x08, R10
+	JZ                  reduce
+	TESTQ               R10, gmask+120(FP)
+	JNZ                 loop
+	ADDQ                $0x18, R11
+	JMP                 group
+
+reduce:
+	MOVQ          (SP), R10
+	VMOVUPS       Z3, Z13
+	VEXTRACTF64X4 $0x01, Z1, Y14
+	VADDPS        Y14, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y14
+	VADDPS        Y14, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y14
+	VADDPS        Y14, Y3, Y3
+	VEXTRACTF64X4 $0x01, Z13, Y14
+	VADDPS        Y14, Y13, Y13
+	VSHUFPS       $0x88, Y2, Y1, Y14
+	VSHUFPS       $0xdd, Y2, Y1, Y1
+	VADDPS        Y14, Y1, Y1
+	VSHUFPS       $0x88, Y13, Y3, Y14
+	VSHUFPS       $0xdd, Y13, Y3, Y3
+	VADDPS        Y14, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y1, Y14
+	VSHUFPS       $0xdd, Y3, Y1, Y1
+	VADDPS        Y14, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X14
+	VADDPS        X14, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VMOVSD        (R10), X13
+	VINSERTPS     $0x20, 8(R10), X13, X13
+	VADDPS        X13, X1, X1
+
+set0:
+	VMOVLPS       X1, (R10)
+	VEXTRACTPS    $0x02, X1, 8(R10)
+	ADDQ          8(SP), R10
+	VMOVUPS       Z6, Z13
+	VEXTRACTF64X4 $0x01, Z4, Y14
+	VADDPS        Y14, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y14
+	VADDPS        Y14, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y14
+	VADDPS        Y14, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z13, Y14
+	VADDPS        Y14, Y13, Y13
+	VSHUFPS       $0x88, Y5, Y4, Y14
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y14, Y4, Y4
+	VSHUFPS       $0x88, Y13, Y6, Y14
+	VSHUFPS       $0xdd, Y13, Y6, Y6
+	VADDPS        Y14, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y14
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y14, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X14
+	VADDPS        X14, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VMOVSD        (R10), X13
+	VINSERTPS     $0x20, 8(R10), X13, X13
+	VADDPS        X13, X4, X4
+
+set1:
+	VMOVLPS       X4, (R10)
+	VEXTRACTPS    $0x02, X4, 8(R10)
+	ADDQ          8(SP), R10
+	VMOVUPS       Z9, Z13
+	VEXTRACTF64X4 $0x01, Z7, Y14
+	VADDPS        Y14, Y7, Y7
+	VEXTRACTF64X4 $0x01, Z8, Y14
+	VADDPS        Y14, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y14
+	VADDPS        Y14, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z13, Y14
+	VADDPS        Y14, Y13, Y13
+	VSHUFPS       $0x88, Y8, Y7, Y14
+	VSHUFPS       $0xdd, Y8, Y7, Y7
+	VADDPS        Y14, Y7, Y7
+	VSHUFPS       $0x88, Y13, Y9, Y14
+	VSHUFPS       $0xdd, Y13, Y9, Y9
+	VADDPS        Y14, Y9, Y9
+	VSHUFPS       $0x88, Y9, Y7, Y14
+	VSHUFPS       $0xdd, Y9, Y7, Y7
+	VADDPS        Y14, Y7, Y7
+	VEXTRACTF32X4 $0x01, Y7, X14
+	VADDPS        X14, X7, X7
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VMOVSD        (R10), X13
+	VINSERTPS     $0x20, 8(R10), X13, X13
+	VADDPS        X13, X7, X7
+
+set2:
+	VMOVLPS       X7, (R10)
+	VEXTRACTPS    $0x02, X7, 8(R10)
+	ADDQ          8(SP), R10
+	VMOVUPS       Z12, Z13
+	VEXTRACTF64X4 $0x01, Z10, Y14
+	VADDPS        Y14, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y14
+	VADDPS        Y14, Y11, Y11
+	VEXTRACTF64X4 $0x01, Z12, Y14
+	VADDPS        Y14, Y12, Y12
+	VEXTRACTF64X4 $0x01, Z13, Y14
+	VADDPS        Y14, Y13, Y13
+	VSHUFPS       $0x88, Y11, Y10, Y14
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y14, Y10, Y10
+	VSHUFPS       $0x88, Y13, Y12, Y14
+	VSHUFPS       $0xdd, Y13, Y12, Y12
+	VADDPS        Y14, Y12, Y12
+	VSHUFPS       $0x88, Y12, Y10, Y14
+	VSHUFPS       $0xdd, Y12, Y10, Y10
+	VADDPS        Y14, Y10, Y10
+	VEXTRACTF32X4 $0x01, Y10, X14
+	VADDPS        X14, X10, X10
+	CMPQ          add+144(FP), $0x00
+	JE            set3
+	VMOVSD        (R10), X13
+	VINSERTPS     $0x20, 8(R10), X13, X13
+	VADDPS        X13, X10, X10
+
+set3:
+	VMOVLPS    X10, (R10)
+	VEXTRACTPS $0x02, X10, 8(R10)
+	ADDQ       $0x0c, (SP)
+	MOVQ       24(SP), R11
+	ADDQ       sstep+128(FP), R11
+	MOVQ       R11, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), R9
+	ADDQ       16(SP), SI
+	DECQ       panels+136(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT5R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VBMI, AVX512VL
+TEXT ·gemmQ4ZT5R1(SB), NOSPLIT, $32-152
+	MOVQ      y_base+0(FP), AX
+	MOVQ      AX, (SP)
+	MOVQ      ldy+24(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 8(SP)
+	MOVQ      sc_base+80(FP), AX
+	MOVQ      AX, 24(SP)
+	MOVQ      x_base+32(FP), AX
+	MOVQ      w_base+56(FP), CX
+	MOVQ      cols+104(FP), DX
+	MOVQ      k+112(FP), BX
+	MOVQ      DX, SI
+	SHRQ      $0x01, SI
+	IMUL3Q    $0x00000001, SI, SI
+	MOVQ      SI, 16(SP)
+	LEAQ      (AX)(BX*4), AX
+	LEAQ      (AX)(DX*4), SI
+	LEAQ      (SI)(DX*4), DI
+	LEAQ      (DI)(DX*4), R8
+	LEAQ      (R8)(DX*4), DX
+	SHRQ      $0x01, BX
+	LEAQ      (CX)(BX*1), CX
+	NEGQ      BX
+	VMOVDQU64 q4fshift<>+0(SB), Z0
+
+panel:
+	MOVQ   BX, R9
+	MOVQ   24(SP), R10
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+group:
+	VMOVUPS     q4fiota<>+0(SB), Z6
+	VSUBPS.BCST 4(R10), Z6, Z6
+	VMULPS.BCST (R10), Z6, Z6
+
+loop:
+	VPMULTISHIFTQB.BCST (CX)(R9*1), Z0, Z8
+	VPERMPS             Z6, Z8, Z8
+	VMOVUPS             (AX)(R9*8), Z7
+	VFMADD231PS         Z8, Z7, Z1
+	VMOVUPS             (SI)(R9*8), Z7
+	VFMADD231PS         Z8, Z7, Z2
+	VMOVUPS             (DI)(R9*8), Z7
+	VFMADD231PS         Z8, Z7, Z3
+	VMOVUPS             (R8)(R9*8), Z7
+	VFMADD231PS         Z8, Z7, Z4
+	VMOVUPS             (DX)(R9*8), Z7
+	VFMADD231PS         Z8, Z7, Z5
+	ADDQ                $0x08, R9
+	JZ                  reduce
+	TESTQ               R9, gmask+120(FP)
+	JNZ                 loop
+	ADDQ                $0x08, R10
+	JMP                 group
+
+reduce:
+	MOVQ          (SP), R9
+	VEXTRACTF64X4 $0x01, Z1, Y6
+	VADDPS        Y6, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y6
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y6, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y6
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y6, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X6
+	VADDPS        X6, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDSS        (R9), X1, X1
+
+set0:
+	VMOVSS        X1, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z2, Y6
+	VADDPS        Y6, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y6
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y6, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y6
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y6, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X6
+	VADDPS        X6, X2, X2
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VADDSS        (R9), X2, X2
+
+set1:
+	VMOVSS        X2, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z3, Y6
+	VADDPS        Y6, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y6
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y6, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y6
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y6, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X6
+	VADDPS        X6, X3, X3
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VADDSS        (R9), X3, X3
+
+set2:
+	VMOVSS        X3, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z4, Y6
+	VADDPS        Y6, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y6
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y6, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y6
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y6, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X6
+	VADDPS        X6, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set3
+	VADDSS        (R9), X4, X4
+
+set3:
+	VMOVSS        X4, (R9)
+	ADDQ          8(SP), R9
+	VEXTRACTF64X4 $0x01, Z5, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y5, Y5, Y6
+	VSHUFPS       $0xdd, Y5, Y5, Y5
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y5, Y5, Y6
+	VSHUFPS       $0xdd, Y5, Y5, Y5
+	VADDPS        Y6, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X6
+	VADDPS        X6, X5, X5
+	CMPQ          add+144(FP), $0x00
+	JE            set4
+	VADDSS        (R9), X5, X5
+
+set4:
+	VMOVSS X5, (R9)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), R10
+	ADDQ   sstep+128(FP), R10
+	MOVQ   R10, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT5R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VBMI, AVX512VL
+TEXT ·gemmQ4ZT5R3(SB), NOSPLIT, $32-152
+	MOVQ      y_base+0(FP), AX
+	MOVQ      AX, (SP)
+	MOVQ      ldy+24(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 8(SP)
+	MOVQ      sc_base+80(FP), AX
+	MOVQ      AX, 24(SP)
+	MOVQ      x_base+32(FP), AX
+	MOVQ      w_base+56(FP), CX
+	MOVQ      cols+104(FP), DX
+	MOVQ      k+112(FP), BX
+	MOVQ      DX, SI
+	SHRQ      $0x01, SI
+	IMUL3Q    $0x00000003, SI, DI
+	MOVQ      DI, 16(SP)
+	LEAQ      (AX)(BX*4), AX
+	LEAQ      (AX)(DX*4), DI
+	LEAQ      (DI)(DX*4), R8
+	LEAQ      (R8)(DX*4), R9
+	LEAQ      (R9)(DX*4), DX
+	SHRQ      $0x01, BX
+	LEAQ      (CX)(BX*1), CX
+	LEAQ      (CX)(SI*1), R10
+	LEAQ      (R10)(SI*1), SI
+	NEGQ      BX
+	VMOVDQU64 q4fshift<>+0(SB), Z0
+
+panel:
+	MOVQ   BX, R11
+	MOVQ   24(SP), R12
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+group:
+	VMOVUPS     q4fiota<>+0(SB), Z16
+	VSUBPS.BCST 12(R12), Z16, Z16
+	VMULPS.BCST (R12), Z16, Z16
+	VMOVUPS     q4fiota<>+0(SB), Z17
+	VSUBPS.BCST 16(R12), Z17, Z17
+	VMULPS.BCST 4(R12), Z17, Z17
+	VMOVUPS     q4fiota<>+0(SB), Z18
+	VSUBPS.BCST 20(R12), Z18, Z18
+	VMULPS.BCST 8(R12), Z18, Z18
+
+loop:
+	VPMULTISHIFTQB.BCST (CX)(R11*1), Z0, Z20
+	VPERMPS             Z16, Z20, Z20
+	VPMULTISHIFTQB.BCST (R10)(R11*1), Z0, Z21
+	VPERMPS             Z17, Z21, Z21
+	VPMULTISHIFTQB.BCST (SI)(R11*1), Z0, Z22
+	VPERMPS             Z18, Z22, Z22
+	VMOVUPS             (AX)(R11*8), Z19
+	VFMADD231PS         Z20, Z19, Z1
+	VFMADD231PS         Z21, Z19, Z2
+	VFMADD231PS         Z22, Z19, Z3
+	VMOVUPS             (DI)(R11*8), Z19
+	VFMADD231PS         Z20, Z19, Z4
+	VFMADD231PS         Z21, Z19, Z5
+	VFMADD231PS         Z22, Z19, Z6
+	VMOVUPS             (R8)(R11*8), Z19
+	VFMADD231PS         Z20, Z19, Z7
+	VFMADD231PS         Z21, Z19, Z8
+	VFMADD231PS         Z22, Z19, Z9
+	VMOVUPS             (R9)(R11*8), Z19
+	VFMADD231PS         Z20, Z19, Z10
+	VFMADD231PS         Z21, Z19, Z11
+	VFMADD231PS         Z22, Z19, Z12
+	VMOVUPS             (DX)(R11*8), Z19
+	VFMADD231PS         Z20, Z19, Z13
+	VFMADD231PS         Z21, Z19, Z14
+	VFMADD231PS         Z22, Z19, Z15
+	ADDQ                $0x08, R11
+	JZ                  reduce
+	TESTQ               R11, gmask+120(FP)
+	JNZ                 loop
+	ADDQ                $0x18, R12
+	JMP                 group
+
+reduce:
+	MOVQ          (SP), R11
+	VMOVUPS       Z3, Z16
+	VEXTRACTF64X4 $0x01, Z1, Y17
+	VADDPS        Y17, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y17
+	VADDPS        Y17, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y17
+	VADDPS        Y17, Y3, Y3
+	VEXTRACTF64X4 $0x01, Z16, Y17
+	VADDPS        Y17, Y16, Y16
+	VSHUFPS       $0x88, Y2, Y1, Y17
+	VSHUFPS       $0xdd, Y2, Y1, Y1
+	VADDPS        Y17, Y1, Y1
+	VSHUFPS       $0x88, Y16, Y3, Y17
+	VSHUFPS       $0xdd, Y16, Y3, Y3
+	VADDPS        Y17, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y1, Y17
+	VSHUFPS       $0xdd, Y3, Y1, Y1
+	VADDPS        Y17, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X17
+	VADDPS        X17, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VMOVSD        (R11), X16
+	VINSERTPS     $0x20, 8(R11), X16, X16
+	VADDPS        X16, X1, X1
+
+set0:
+	VMOVLPS       X1, (R11)
+	VEXTRACTPS    $0x02, X1, 8(R11)
+	ADDQ          8(SP), R11
+	VMOVUPS       Z6, Z16
+	VEXTRACTF64X4 $0x01, Z4, Y17
+	VADDPS        Y17, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y17
+	VADDPS        Y17, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y17
+	VADDPS        Y17, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z16, Y17
+	VADDPS        Y17, Y16, Y16
+	VSHUFPS       $0x88, Y5, Y4, Y17
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y17, Y4, Y4
+	VSHUFPS       $0x88, Y16, Y6, Y17
+	VSHUFPS       $0xdd, Y16, Y6, Y6
+	VADDPS        Y17, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y17
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y17, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X17
+	VADDPS        X17, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VMOVSD        (R11), X16
+	VINSERTPS     $0x20, 8(R11), X16, X16
+	VADDPS        X16, X4, X4
+
+set1:
+	VMOVLPS       X4, (R11)
+	VEXTRACTPS    $0x02, X4, 8(R11)
+	ADDQ          8(SP), R11
+	VMOVUPS       Z9, Z16
+	VEXTRACTF64X4 $0x01, Z7, Y17
+	VADDPS        Y17, Y7, Y7
+	VEXTRACTF64X4 $0x01, Z8, Y17
+	VADDPS        Y17, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y17
+	VADDPS        Y17, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z16, Y17
+	VADDPS        Y17, Y16, Y16
+	VSHUFPS       $0x88, Y8, Y7, Y17
+	VSHUFPS       $0xdd, Y8, Y7, Y7
+	VADDPS        Y17, Y7, Y7
+	VSHUFPS       $0x88, Y16, Y9, Y17
+	VSHUFPS       $0xdd, Y16, Y9, Y9
+	VADDPS        Y17, Y9, Y9
+	VSHUFPS       $0x88, Y9, Y7, Y17
+	VSHUFPS       $0xdd, Y9, Y7, Y7
+	VADDPS        Y17, Y7, Y7
+	VEXTRACTF32X4 $0x01, Y7, X17
+	VADDPS        X17, X7, X7
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VMOVSD        (R11), X16
+	VINSERTPS     $0x20, 8(R11), X16, X16
+	VADDPS        X16, X7, X7
+
+set2:
+	VMOVLPS       X7, (R11)
+	VEXTRACTPS    $0x02, X7, 8(R11)
+	ADDQ          8(SP), R11
+	VMOVUPS       Z12, Z16
+	VEXTRACTF64X4 $0x01, Z10, Y17
+	VADDPS        Y17, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y17
+	VADDPS        Y17, Y11, Y11
+	VEXTRACTF64X4 $0x01, Z12, Y17
+	VADDPS        Y17, Y12, Y12
+	VEXTRACTF64X4 $0x01, Z16, Y17
+	VADDPS        Y17, Y16, Y16
+	VSHUFPS       $0x88, Y11, Y10, Y17
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y17, Y10, Y10
+	VSHUFPS       $0x88, Y16, Y12, Y17
+	VSHUFPS       $0xdd, Y16, Y12, Y12
+	VADDPS        Y17, Y12, Y12
+	VSHUFPS       $0x88, Y12, Y10, Y17
+	VSHUFPS       $0xdd, Y12, Y10, Y10
+	VADDPS        Y17, Y10, Y10
+	VEXTRACTF32X4 $0x01, Y10, X17
+	VADDPS        X17, X10, X10
+	CMPQ          add+144(FP), $0x00
+	JE            set3
+	VMOVSD        (R11), X16
+	VINSERTPS     $0x20, 8(R11), X16, X16
+	VADDPS        X16, X10, X10
+
+set3:
+	VMOVLPS       X10, (R11)
+	VEXTRACTPS    $0x02, X10, 8(R11)
+	ADDQ          8(SP), R11
+	VMOVUPS       Z15, Z16
+	VEXTRACTF64X4 $0x01, Z13, Y17
+	VADDPS        Y17, Y13, Y13
+	VEXTRACTF64X4 $0x01, Z14, Y17
+	VADDPS        Y17, Y14, Y14
+	VEXTRACTF64X4 $0x01, Z15, Y17
+	VADDPS        Y17, Y15, Y15
+	VEXTRACTF64X4 $0x01, Z16, Y17
+	VADDPS        Y17, Y16, Y16
+	VSHUFPS       $0x88, Y14, Y13, Y17
+	VSHUFPS       $0xdd, Y14, Y13, Y13
+	VADDPS        Y17, Y13, Y13
+	VSHUFPS       $0x88, Y16, Y15, Y17
+	VSHUFPS       $0xdd, Y16, Y15, Y15
+	VADDPS        Y17, Y15, Y15
+	VSHUFPS       $0x88, Y15, Y13, Y17
+	VSHUFPS       $0xdd, Y15, Y13, Y13
+	VADDPS        Y17, Y13, Y13
+	VEXTRACTF32X4 $0x01, Y13, X17
+	VADDPS        X17, X13, X13
+	CMPQ          add+144(FP), $0x00
+	JE            set4
+	VMOVSD        (R11), X16
+	VINSERTPS     $0x20, 8(R11), X16, X16
+	VADDPS        X16, X13, X13
+
+set4:
+	VMOVLPS    X13, (R11)
+	VEXTRACTPS $0x02, X13, 8(R11)
+	ADDQ       $0x0c, (SP)
+	MOVQ       24(SP), R12
+	ADDQ       sstep+128(FP), R12
+	MOVQ       R12, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), R10
+	ADDQ       16(SP), SI
+	DECQ       panels+136(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT6R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VBMI, AVX512VL
+TEXT ·gemmQ4ZT6R1(SB), NOSPLIT, $32-152
+	MOVQ      y_base+0(FP), AX
+	MOVQ      AX, (SP)
+	MOVQ      ldy+24(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 8(SP)
+	MOVQ      sc_base+80(FP), AX
+	MOVQ      AX, 24(SP)
+	MOVQ      x_base+32(FP), AX
+	MOVQ      w_base+56(FP), CX
+	MOVQ      cols+104(FP), DX
+	MOVQ      k+112(FP), BX
+	MOVQ      DX, SI
+	SHRQ      $0x01, SI
+	IMUL3Q    $0x00000001, SI, SI
+	MOVQ      SI, 16(SP)
+	LEAQ      (AX)(BX*4), AX
+	LEAQ      (AX)(DX*4), SI
+	LEAQ      (SI)(DX*4), DI
+	LEAQ      (DI)(DX*4), R8
+	LEAQ      (R8)(DX*4), R9
+	LEAQ      (R9)(DX*4), DX
+	SHRQ      $0x01, BX
+	LEAQ      (CX)(BX*1), CX
+	NEGQ      BX
+	VMOVDQU64 q4fshift<>+0(SB), Z0
+
+panel:
+	MOVQ   BX, R10
+	MOVQ   24(SP), R11
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+
+group:
+	VMOVUPS     q4fiota<>+0(SB), Z7
+	VSUBPS.BCST 4(R11), Z7, Z7
+	VMULPS.BCST (R11), Z7, Z7
+
+loop:
+	VPMULTISHIFTQB.BCST (CX)(R10*1), Z0, Z9
+	VPERMPS             Z7, Z9, Z9
+	VMOVUPS             (AX)(R10*8), Z8
+	VFMADD231PS         Z9, Z8, Z1
+	VMOVUPS             (SI)(R10*8), Z8
+	VFMADD231PS         Z9, Z8, Z2
+	VMOVUPS             (DI)(R10*8), Z8
+	VFMADD231PS         Z9, Z8, Z3
+	VMOVUPS             (R8)(R10*8), Z8
+	VFMADD231PS         Z9, Z8, Z4
+	VMOVUPS             (R9)(R10*8), Z8
+	VFMADD231PS         Z9, Z8, Z5
+	VMOVUPS             (DX)(R10*8), Z8
+	VFMADD231PS         Z9, Z8, Z6
+	ADDQ                $0x08, R10
+	JZ                  reduce
+	TESTQ               R10, gmask+120(FP)
+	JNZ                 loop
+	ADDQ                $0x08, R11
+	JMP                 group
+
+reduce:
+	MOVQ          (SP), R10
+	VEXTRACTF64X4 $0x01, Z1, Y7
+	VADDPS        Y7, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y7
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y7, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y7
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y7, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X7
+	VADDPS        X7, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDSS        (R10), X1, X1
+
+set0:
+	VMOVSS        X1, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z2, Y7
+	VADDPS        Y7, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y7
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y7, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y7
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y7, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X7
+	VADDPS        X7, X2, X2
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VADDSS        (R10), X2, X2
+
+set1:
+	VMOVSS        X2, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z3, Y7
+	VADDPS        Y7, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y7
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y7, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y7
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y7, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X7
+	VADDPS        X7, X3, X3
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VADDSS        (R10), X3, X3
+
+set2:
+	VMOVSS        X3, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z4, Y7
+	VADDPS        Y7, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y7
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y7, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y7
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y7, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X7
+	VADDPS        X7, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set3
+	VADDSS        (R10), X4, X4
+
+set3:
+	VMOVSS        X4, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z5, Y7
+	VADDPS        Y7, Y5, Y5
+	VSHUFPS       $0x88, Y5, Y5, Y7
+	VSHUFPS       $0xdd, Y5, Y5, Y5
+	VADDPS        Y7, Y5, Y5
+	VSHUFPS       $0x88, Y5, Y5, Y7
+	VSHUFPS       $0xdd, Y5, Y5, Y5
+	VADDPS        Y7, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X7
+	VADDPS        X7, X5, X5
+	CMPQ          add+144(FP), $0x00
+	JE            set4
+	VADDSS        (R10), X5, X5
+
+set4:
+	VMOVSS        X5, (R10)
+	ADDQ          8(SP), R10
+	VEXTRACTF64X4 $0x01, Z6, Y7
+	VADDPS        Y7, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y6, Y7
+	VSHUFPS       $0xdd, Y6, Y6, Y6
+	VADDPS        Y7, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y6, Y7
+	VSHUFPS       $0xdd, Y6, Y6, Y6
+	VADDPS        Y7, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X7, X6, X6
+	CMPQ          add+144(FP), $0x00
+	JE            set5
+	VADDSS        (R10), X6, X6
+
+set5:
+	VMOVSS X6, (R10)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), R11
+	ADDQ   sstep+128(FP), R11
+	MOVQ   R11, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT6R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VBMI, AVX512VL
+TEXT ·gemmQ4ZT6R3(SB), NOSPLIT, $32-152
+	MOVQ      y_base+0(FP), AX
+	MOVQ      AX, (SP)
+	MOVQ      ldy+24(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 8(SP)
+	MOVQ      sc_base+80(FP), AX
+	MOVQ      AX, 24(SP)
+	MOVQ      x_base+32(FP), AX
+	MOVQ      w_base+56(FP), CX
+	MOVQ      cols+104(FP), DX
+	MOVQ      k+112(FP), BX
+	MOVQ      DX, SI
+	SHRQ      $0x01, SI
+	IMUL3Q    $0x00000003, SI, DI
+	MOVQ      DI, 16(SP)
+	LEAQ      (AX)(BX*4), AX
+	LEAQ      (AX)(DX*4), DI
+	LEAQ      (DI)(DX*4), R8
+	LEAQ      (R8)(DX*4), R9
+	LEAQ      (R9)(DX*4), R10
+	LEAQ      (R10)(DX*4), DX
+	SHRQ      $0x01, BX
+	LEAQ      (CX)(BX*1), CX
+	LEAQ      (CX)(SI*1), R11
+	LEAQ      (R11)(SI*1), SI
+	NEGQ      BX
+	VMOVDQU64 q4fshift<>+0(SB), Z0
+
+panel:
+	MOVQ   BX, R12
+	MOVQ   24(SP), R13
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+
+group:
+	VMOVUPS     q4fiota<>+0(SB), Z19
+	VSUBPS.BCST 12(R13), Z19, Z19
+	VMULPS.BCST (R13), Z19, Z19
+	VMOVUPS     q4fiota<>+0(SB), Z20
+	VSUBPS.BCST 16(R13), Z20, Z20
+	VMULPS.BCST 4(R13), Z20, Z20
+	VMOVUPS     q4fiota<>+0(SB), Z21
+	VSUBPS.BCST 20(R13), Z21, Z21
+	VMULPS.BCST 8(R13), Z21, Z21
+
+loop:
+	VPMULTISHIFTQB.BCST (CX)(R12*1), Z0, Z23
+	VPERMPS             Z19, Z23, Z23
+	VPMULTISHIFTQB.BCST (R11)(R12*1), Z0, Z24
+	VPERMPS             Z20, Z24, Z24
+	VPMULTISHIFTQB.BCST (SI)(R12*1), Z0, Z25
+	VPERMPS             Z21, Z25, Z25
+	VMOVUPS             (AX)(R12*8), Z22
+	VFMADD231PS         Z23, Z22, Z1
+	VFMADD231PS         Z24, Z22, Z2
+	VFMADD231PS         Z25, Z22, Z3
+	VMOVUPS             (DI)(R12*8), Z22
+	VFMADD231PS         Z23, Z22, Z4
+	VFMADD231PS         Z24, Z22, Z5
+	VFMADD231PS         Z25, Z22, Z6
+	VMOVUPS             (R8)(R12*8), Z22
+	VFMADD231PS         Z23, Z22, Z7
+	VFMADD231PS         Z24, Z22, Z8
+	VFMADD231PS         Z25, Z22, Z9
+	VMOVUPS             (R9)(R12*8), Z22
+	VFMADD231PS         Z23, Z22, Z10
+	VFMADD231PS         Z24, Z22, Z11
+	VFMADD231PS         Z25, Z22, Z12
+	VMOVUPS             (R10)(R12*8), Z22
+	VFMADD231PS         Z23, Z22, Z13
+	VFMADD231PS         Z24, Z22, Z14
+	VFMADD231PS         Z25, Z22, Z15
+	VMOVUPS             (DX)(R12*8), Z22
+	VFMADD231PS         Z23, Z22, Z16
+	VFMADD231PS         Z24, Z22, Z17
+	VFMADD231PS         Z25, Z22, Z18
+	ADDQ                $0x08, R12
+	JZ                  reduce
+	TESTQ               R12, gmask+120(FP)
+	JNZ                 loop
+	ADDQ                $0x18, R13
+	JMP                 group
+
+reduce:
+	MOVQ          (SP), R12
+	VMOVUPS       Z3, Z19
+	VEXTRACTF64X4 $0x01, Z1, Y20
+	VADDPS        Y20, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y20
+	VADDPS        Y20, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y20
+	VADDPS        Y20, Y3, Y3
+	VEXTRACTF64X4 $0x01, Z19, Y20
+	VADDPS        Y20, Y19, Y19
+	VSHUFPS       $0x88, Y2, Y1, Y20
+	VSHUFPS       $0xdd, Y2, Y1, Y1
+	VADDPS        Y20, Y1, Y1
+	VSHUFPS       $0x88, Y19, Y3, Y20
+	VSHUFPS       $0xdd, Y19, Y3, Y3
+	VADDPS        Y20, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y1, Y20
+	VSHUFPS       $0xdd, Y3, Y1, Y1
+	VADDPS        Y20, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X20
+	VADDPS        X20, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VMOVSD        (R12), X19
+	VINSERTPS     $0x20, 8(R12), X19, X19
+	VADDPS        X19, X1, X1
+
+set0:
+	VMOVLPS       X1, (R12)
+	VEXTRACTPS    $0x02, X1, 8(R12)
+	ADDQ          8(SP), R12
+	VMOVUPS       Z6, Z19
+	VEXTRACTF64X4 $0x01, Z4, Y20
+	VADDPS        Y20, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y20
+	VADDPS        Y20, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y20
+	VADDPS        Y20, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z19, Y20
+	VADDPS        Y20, Y19, Y19
+	VSHUFPS       $0x88, Y5, Y4, Y20
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y20, Y4, Y4
+	VSHUFPS       $0x88, Y19, Y6, Y20
+	VSHUFPS       $0xdd, Y19, Y6, Y6
+	VADDPS        Y20, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y20
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y20, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X20
+	VADDPS        X20, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VMOVSD        (R12), X19
+	VINSERTPS     $0x20, 8(R12), X19, X19
+	VADDPS        X19, X4, X4
+
+set1:
+	VMOVLPS       X4, (R12)
+	VEXTRACTPS    $0x02, X4, 8(R12)
+	ADDQ          8(SP), R12
+	VMOVUPS       Z9, Z19
+	VEXTRACTF64X4 $0x01, Z7, Y20
+	VADDPS        Y20, Y7, Y7
+	VEXTRACTF64X4 $0x01, Z8, Y20
+	VADDPS        Y20, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y20
+	VADDPS        Y20, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z19, Y20
+	VADDPS        Y20, Y19, Y19
+	VSHUFPS       $0x88, Y8, Y7, Y20
+	VSHUFPS       $0xdd, Y8, Y7, Y7
+	VADDPS        Y20, Y7, Y7
+	VSHUFPS       $0x88, Y19, Y9, Y20
+	VSHUFPS       $0xdd, Y19, Y9, Y9
+	VADDPS        Y20, Y9, Y9
+	VSHUFPS       $0x88, Y9, Y7, Y20
+	VSHUFPS       $0xdd, Y9, Y7, Y7
+	VADDPS        Y20, Y7, Y7
+	VEXTRACTF32X4 $0x01, Y7, X20
+	VADDPS        X20, X7, X7
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VMOVSD        (R12), X19
+	VINSERTPS     $0x20, 8(R12), X19, X19
+	VADDPS        X19, X7, X7
+
+set2:
+	VMOVLPS       X7, (R12)
+	VEXTRACTPS    $0x02, X7, 8(R12)
+	ADDQ          8(SP), R12
+	VMOVUPS       Z12, Z19
+	VEXTRACTF64X4 $0x01, Z10, Y20
+	VADDPS        Y20, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y20
+	VADDPS        Y20, Y11, Y11
+	VEXTRACTF64X4 $0x01, Z12, Y20
+	VADDPS        Y20, Y12, Y12
+	VEXTRACTF64X4 $0x01, Z19, Y20
+	VADDPS        Y20, Y19, Y19
+	VSHUFPS       $0x88, Y11, Y10, Y20
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y20, Y10, Y10
+	VSHUFPS       $0x88, Y19, Y12, Y20
+	VSHUFPS       $0xdd, Y19, Y12, Y12
+	VADDPS        Y20, Y12, Y12
+	VSHUFPS       $0x88, Y12, Y10, Y20
+	VSHUFPS       $0xdd, Y12, Y10, Y10
+	VADDPS        Y20, Y10, Y10
+	VEXTRACTF32X4 $0x01, Y10, X20
+	VADDPS        X20, X10, X10
+	CMPQ          add+144(FP), $0x00
+	JE            set3
+	VMOVSD        (R12), X19
+	VINSERTPS     $0x20, 8(R12), X19, X19
+	VADDPS        X19, X10, X10
+
+set3:
+	VMOVLPS       X10, (R12)
+	VEXTRACTPS    $0x02, X10, 8(R12)
+	ADDQ          8(SP), R12
+	VMOVUPS       Z15, Z19
+	VEXTRACTF64X4 $0x01, Z13, Y20
+	VADDPS        Y20, Y13, Y13
+	VEXTRACTF64X4 $0x01, Z14, Y20
+	VADDPS        Y20, Y14, Y14
+	VEXTRACTF64X4 $0x01, Z15, Y20
+	VADDPS        Y20, Y15, Y15
+	VEXTRACTF64X4 $0x01, Z19, Y20
+	VADDPS        Y20, Y19, Y19
+	VSHUFPS       $0x88, Y14, Y13, Y20
+	VSHUFPS       $0xdd, Y14, Y13, Y13
+	VADDPS        Y20, Y13, Y13
+	VSHUFPS       $0x88, Y19, Y15, Y20
+	VSHUFPS       $0xdd, Y19, Y15, Y15
+	VADDPS        Y20, Y15, Y15
+	VSHUFPS       $0x88, Y15, Y13, Y20
+	VSHUFPS       $0xdd, Y15, Y13, Y13
+	VADDPS        Y20, Y13, Y13
+	VEXTRACTF32X4 $0x01, Y13, X20
+	VADDPS        X20, X13, X13
+	CMPQ          add+144(FP), $0x00
+	JE            set4
+	VMOVSD        (R12), X19
+	VINSERTPS     $0x20, 8(R12), X19, X19
+	VADDPS        X19, X13, X13
+
+set4:
+	VMOVLPS       X13, (R12)
+	VEXTRACTPS    $0x02, X13, 8(R12)
+	ADDQ          8(SP), R12
+	VMOVUPS       Z18, Z19
+	VEXTRACTF64X4 $0x01, Z16, Y20
+	VADDPS        Y20, Y16, Y16
+	VEXTRACTF64X4 $0x01, Z17, Y20
+	VADDPS        Y20, Y17, Y17
+	VEXTRACTF64X4 $0x01, Z18, Y20
+	VADDPS        Y20, Y18, Y18
+	VEXTRACTF64X4 $0x01, Z19, Y20
+	VADDPS        Y20, Y19, Y19
+	VSHUFPS       $0x88, Y17, Y16, Y20
+	VSHUFPS       $0xdd, Y17, Y16, Y16
+	VADDPS        Y20, Y16, Y16
+	VSHUFPS       $0x88, Y19, Y18, Y20
+	VSHUFPS       $0xdd, Y19, Y18, Y18
+	VADDPS        Y20, Y18, Y18
+	VSHUFPS       $0x88, Y18, Y16, Y20
+	VSHUFPS       $0xdd, Y18, Y16, Y16
+	VADDPS        Y20, Y16, Y16
+	VEXTRACTF32X4 $0x01, Y16, X20
+	VADDPS        X20, X16, X16
+	CMPQ          add+144(FP), $0x00
+	JE            set5
+	VMOVSD        (R12), X19
+	VINSERTPS     $0x20, 8(R12), X19, X19
+	VADDPS        X19, X16, X16
+
+set5:
+	VMOVLPS    X16, (R12)
+	VEXTRACTPS $0x02, X16, 8(R12)
+	ADDQ       $0x0c, (SP)
+	MOVQ       24(SP), R13
+	ADDQ       sstep+128(FP), R13
+	MOVQ       R13, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), R11
+	ADDQ       16(SP), SI
+	DECQ       panels+136(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT7R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VBMI, AVX512VL
+TEXT ·gemmQ4ZT7R1(SB), NOSPLIT, $32-152
+	MOVQ      y_base+0(FP), AX
+	MOVQ      AX, (SP)
+	MOVQ      ldy+24(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 8(SP)
+	MOVQ      sc_base+80(FP), AX
+	MOVQ      AX, 24(SP)
+	MOVQ      x_base+32(FP), AX
+	MOVQ      w_base+56(FP), CX
+	MOVQ      cols+104(FP), DX
+	MOVQ      k+112(FP), BX
+	MOVQ      DX, SI
+	SHRQ      $0x01, SI
+	IMUL3Q    $0x00000001, SI, SI
+	MOVQ      SI, 16(SP)
+	LEAQ      (AX)(BX*4), AX
+	LEAQ      (AX)(DX*4), SI
+	LEAQ      (SI)(DX*4), DI
+	LEAQ      (DI)(DX*4), R8
+	LEAQ      (R8)(DX*4), R9
+	LEAQ      (R9)(DX*4), R10
+	LEAQ      (R10)(DX*4), DX
+	SHRQ      $0x01, BX
+	LEAQ      (CX)(BX*1), CX
+	NEGQ      BX
+	VMOVDQU64 q4fshift<>+0(SB), Z0
+
+panel:
+	MOVQ   BX, R11
+	MOVQ   24(SP), R12
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+group:
+	VMOVUPS     q4fiota<>+0(SB), Z8
+	VSUBPS.BCST 4(R12), Z8, Z8
+	VMULPS.BCST (R12), Z8, Z8
+
+loop:
+	VPMULTISHIFTQB.BCST (CX)(R11*1), Z0, Z10
+	VPERMPS             Z8, Z10, Z10
+	VMOVUPS             (AX)(R11*8), Z9
+	VFMADD231PS         Z10, Z9, Z1
+	VMOVUPS             (SI)(R11*8), Z9
+	VFMADD231PS         Z10, Z9, Z2
+	VMOVUPS             (DI)(R11*8), Z9
+	VFMADD231PS         Z10, Z9, Z3
+	VMOVUPS             (R8)(R11*8), Z9
+	VFMADD231PS         Z10, Z9, Z4
+	VMOVUPS             (R9)(R11*8), Z9
+	VFMADD231PS         Z10, Z9, Z5
+	VMOVUPS             (R10)(R11*8), Z9
+	VFMADD231PS         Z10, Z9, Z6
+	VMOVUPS             (DX)(R11*8), Z9
+	VFMADD231PS         Z10, Z9, Z7
+	ADDQ                $0x08, R11
+	JZ                  reduce
+	TESTQ               R11, gmask+120(FP)
+	JNZ                 loop
+	ADDQ                $0x08, R12
+	JMP                 group
+
+reduce:
+	MOVQ          (SP), R11
+	VEXTRACTF64X4 $0x01, Z1, Y8
+	VADDPS        Y8, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y8
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y8, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y8
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y8, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X8
+	VADDPS        X8, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDSS        (R11), X1, X1
+
+set0:
+	VMOVSS        X1, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z2, Y8
+	VADDPS        Y8, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y8
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y8, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y8
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y8, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X8
+	VADDPS        X8, X2, X2
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VADDSS        (R11), X2, X2
+
+set1:
+	VMOVSS        X2, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z3, Y8
+	VADDPS        Y8, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y8
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y8, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y8
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y8, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X8
+	VADDPS        X8, X3, X3
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VADDSS        (R11), X3, X3
+
+set2:
+	VMOVSS        X3, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z4, Y8
+	VADDPS        Y8, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y8
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y8, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y8
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y8, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X8
+	VADDPS        X8, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set3
+	VADDSS        (R11), X4, X4
+
+set3:
+	VMOVSS        X4, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z5, Y8
+	VADDPS        Y8, Y5, Y5
+	VSHUFPS       $0x88, Y5, Y5, Y8
+	VSHUFPS       $0xdd, Y5, Y5, Y5
+	VADDPS        Y8, Y5, Y5
+	VSHUFPS       $0x88, Y5, Y5, Y8
+	VSHUFPS       $0xdd, Y5, Y5, Y5
+	VADDPS        Y8, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X8
+	VADDPS        X8, X5, X5
+	CMPQ          add+144(FP), $0x00
+	JE            set4
+	VADDSS        (R11), X5, X5
+
+set4:
+	VMOVSS        X5, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z6, Y8
+	VADDPS        Y8, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y6, Y8
+	VSHUFPS       $0xdd, Y6, Y6, Y6
+	VADDPS        Y8, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y6, Y8
+	VSHUFPS       $0xdd, Y6, Y6, Y6
+	VADDPS        Y8, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X8
+	VADDPS        X8, X6, X6
+	CMPQ          add+144(FP), $0x00
+	JE            set5
+	VADDSS        (R11), X6, X6
+
+set5:
+	VMOVSS        X6, (R11)
+	ADDQ          8(SP), R11
+	VEXTRACTF64X4 $0x01, Z7, Y8
+	VADDPS        Y8, Y7, Y7
+	VSHUFPS       $0x88, Y7, Y7, Y8
+	VSHUFPS       $0xdd, Y7, Y7, Y7
+	VADDPS        Y8, Y7, Y7
+	VSHUFPS       $0x88, Y7, Y7, Y8
+	VSHUFPS       $0xdd, Y7, Y7, Y7
+	VADDPS        Y8, Y7, Y7
+	VEXTRACTF32X4 $0x01, Y7, X8
+	VADDPS        X8, X7, X7
+	CMPQ          add+144(FP), $0x00
+	JE            set6
+	VADDSS        (R11), X7, X7
+
+set6:
+	VMOVSS X7, (R11)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), R12
+	ADDQ   sstep+128(FP), R12
+	MOVQ   R12, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT7R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VBMI, AVX512VL
+TEXT ·gemmQ4ZT7R3(SB), NOSPLIT, $32-152
+	MOVQ      y_base+0(FP), AX
+	MOVQ      AX, (SP)
+	MOVQ      ldy+24(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 8(SP)
+	MOVQ      sc_base+80(FP), AX
+	MOVQ      AX, 24(SP)
+	MOVQ      x_base+32(FP), AX
+	MOVQ      w_base+56(FP), CX
+	MOVQ      cols+104(FP), DX
+	MOVQ      k+112(FP), BX
+	MOVQ      DX, SI
+	SHRQ      $0x01, SI
+	IMUL3Q    $0x00000003, SI, DI
+	MOVQ      DI, 16(SP)
+	LEAQ      (AX)(BX*4), AX
+	LEAQ      (AX)(DX*4), DI
+	LEAQ      (DI)(DX*4), R8
+	LEAQ      (R8)(DX*4), R9
+	LEAQ      (R9)(DX*4), R10
+	LEAQ      (R10)(DX*4), R11
+	LEAQ      (R11)(DX*4), DX
+	SHRQ      $0x01, BX
+	LEAQ      (CX)(BX*1), CX
+	LEAQ      (CX)(SI*1), R12
+	LEAQ      (R12)(SI*1), SI
+	NEGQ      BX
+	VMOVDQU64 q4fshift<>+0(SB), Z0
+
+panel:
+	MOVQ   BX, R13
+	MOVQ   24(SP), R14
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+
+group:
+	VMOVUPS     q4fiota<>+0(SB), Z22
+	VSUBPS.BCST 12(R14), Z22, Z22
+	VMULPS.BCST (R14), Z22, Z22
+	VMOVUPS     q4fiota<>+0(SB), Z23
+	VSUBPS.BCST 16(R14), Z23, Z23
+	VMULPS.BCST 4(R14), Z23, Z23
+	VMOVUPS     q4fiota<>+0(SB), Z24
+	VSUBPS.BCST 20(R14), Z24, Z24
+	VMULPS.BCST 8(R14), Z24, Z24
+
+loop:
+	VPMULTISHIFTQB.BCST (CX)(R13*1), Z0, Z26
+	VPERMPS             Z22, Z26, Z26
+	VPMULTISHIFTQB.BCST (R12)(R13*1), Z0, Z27
+	VPERMPS             Z23, Z27, Z27
+	VPMULTISHIFTQB.BCST (SI)(R13*1), Z0, Z28
+	VPERMPS             Z24, Z28, Z28
+	VMOVUPS             (AX)(R13*8), Z25
+	VFMADD231PS         Z26, Z25, Z1
+	VFMADD231PS         Z27, Z25, Z2
+	VFMADD231PS         Z28, Z25, Z3
+	VMOVUPS             (DI)(R13*8), Z25
+	VFMADD231PS         Z26, Z25, Z4
+	VFMADD231PS         Z27, Z25, Z5
+	VFMADD231PS         Z28, Z25, Z6
+	VMOVUPS             (R8)(R13*8), Z25
+	VFMADD231PS         Z26, Z25, Z7
+	VFMADD231PS         Z27, Z25, Z8
+	VFMADD231PS         Z28, Z25, Z9
+	VMOVUPS             (R9)(R13*8), Z25
+	VFMADD231PS         Z26, Z25, Z10
+	VFMADD231PS         Z27, Z25, Z11
+	VFMADD231PS         Z28, Z25, Z12
+	VMOVUPS             (R10)(R13*8), Z25
+	VFMADD231PS         Z26, Z25, Z13
+	VFMADD231PS         Z27, Z25, Z14
+	VFMADD231PS         Z28, Z25, Z15
+	VMOVUPS             (R11)(R13*8), Z25
+	VFMADD231PS         Z26, Z25, Z16
+	VFMADD231PS         Z27, Z25, Z17
+	VFMADD231PS         Z28, Z25, Z18
+	VMOVUPS             (DX)(R13*8), Z25
+	VFMADD231PS         Z26, Z25, Z19
+	VFMADD231PS         Z27, Z25, Z20
+	VFMADD231PS         Z28, Z25, Z21
+	ADDQ                $0x08, R13
+	JZ                  reduce
+	TESTQ               R13, gmask+120(FP)
+	JNZ                 loop
+	ADDQ                $0x18, R14
+	JMP                 group
+
+reduce:
+	MOVQ          (SP), R13
+	VMOVUPS       Z3, Z22
+	VEXTRACTF64X4 $0x01, Z1, Y23
+	VADDPS        Y23, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y23
+	VADDPS        Y23, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y23
+	VADDPS        Y23, Y3, Y3
+	VEXTRACTF64X4 $0x01, Z22, Y23
+	VADDPS        Y23, Y22, Y22
+	VSHUFPS       $0x88, Y2, Y1, Y23
+	VSHUFPS       $0xdd, Y2, Y1, Y1
+	VADDPS        Y23, Y1, Y1
+	VSHUFPS       $0x88, Y22, Y3, Y23
+	VSHUFPS       $0xdd, Y22, Y3, Y3
+	VADDPS        Y23, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y1, Y23
+	VSHUFPS       $0xdd, Y3, Y1, Y1
+	VADDPS        Y23, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X23
+	VADDPS        X23, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VMOVSD        (R13), X22
+	VINSERTPS     $0x20, 8(R13), X22, X22
+	VADDPS        X22, X1, X1
+
+set0:
+	VMOVLPS       X1, (R13)
+	VEXTRACTPS    $0x02, X1, 8(R13)
+	ADDQ          8(SP), R13
+	VMOVUPS       Z6, Z22
+	VEXTRACTF64X4 $0x01, Z4, Y23
+	VADDPS        Y23, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y23
+	VADDPS        Y23, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y23
+	VADDPS        Y23, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z22, Y23
+	VADDPS        Y23, Y22, Y22
+	VSHUFPS       $0x88, Y5, Y4, Y23
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y23, Y4, Y4
+	VSHUFPS       $0x88, Y22, Y6, Y23
+	VSHUFPS       $0xdd, Y22, Y6, Y6
+	VADDPS        Y23, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y23
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y23, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X23
+	VADDPS        X23, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VMOVSD        (R13), X22
+	VINSERTPS     $0x20, 8(R13), X22, X22
+	VADDPS        X22, X4, X4
+
+set1:
+	VMOVLPS       X4, (R13)
+	VEXTRACTPS    $0x02, X4, 8(R13)
+	ADDQ          8(SP), R13
+	VMOVUPS       Z9, Z22
+	VEXTRACTF64X4 $0x01, Z7, Y23
+	VADDPS        Y23, Y7, Y7
+	VEXTRACTF64X4 $0x01, Z8, Y23
+	VADDPS        Y23, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y23
+	VADDPS        Y23, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z22, Y23
+	VADDPS        Y23, Y22, Y22
+	VSHUFPS       $0x88, Y8, Y7, Y23
+	VSHUFPS       $0xdd, Y8, Y7, Y7
+	VADDPS        Y23, Y7, Y7
+	VSHUFPS       $0x88, Y22, Y9, Y23
+	VSHUFPS       $0xdd, Y22, Y9, Y9
+	VADDPS        Y23, Y9, Y9
+	VSHUFPS       $0x88, Y9, Y7, Y23
+	VSHUFPS       $0xdd, Y9, Y7, Y7
+	VADDPS        Y23, Y7, Y7
+	VEXTRACTF32X4 $0x01, Y7, X23
+	VADDPS        X23, X7, X7
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VMOVSD        (R13), X22
+	VINSERTPS     $0x20, 8(R13), X22, X22
+	VADDPS        X22, X7, X7
+
+set2:
+	VMOVLPS       X7, (R13)
+	VEXTRACTPS    $0x02, X7, 8(R13)
+	ADDQ          8(SP), R13
+	VMOVUPS       Z12, Z22
+	VEXTRACTF64X4 $0x01, Z10, Y23
+	VADDPS        Y23, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y23
+	VADDPS        Y23, Y11, Y11
+	VEXTRACTF64X4 $0x01, Z12, Y23
+	VADDPS        Y23, Y12, Y12
+	VEXTRACTF64X4 $0x01, Z22, Y23
+	VADDPS        Y23, Y22, Y22
+	VSHUFPS       $0x88, Y11, Y10, Y23
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y23, Y10, Y10
+	VSHUFPS       $0x88, Y22, Y12, Y23
+	VSHUFPS       $0xdd, Y22, Y12, Y12
+	VADDPS        Y23, Y12, Y12
+	VSHUFPS       $0x88, Y12, Y10, Y23
+	VSHUFPS       $0xdd, Y12, Y10, Y10
+	VADDPS        Y23, Y10, Y10
+	VEXTRACTF32X4 $0x01, Y10, X23
+	VADDPS        X23, X10, X10
+	CMPQ          add+144(FP), $0x00
+	JE            set3
+	VMOVSD        (R13), X22
+	VINSERTPS     $0x20, 8(R13), X22, X22
+	VADDPS        X22, X10, X10
+
+set3:
+	VMOVLPS       X10, (R13)
+	VEXTRACTPS    $0x02, X10, 8(R13)
+	ADDQ          8(SP), R13
+	VMOVUPS       Z15, Z22
+	VEXTRACTF64X4 $0x01, Z13, Y23
+	VADDPS        Y23, Y13, Y13
+	VEXTRACTF64X4 $0x01, Z14, Y23
+	VADDPS        Y23, Y14, Y14
+	VEXTRACTF64X4 $0x01, Z15, Y23
+	VADDPS        Y23, Y15, Y15
+	VEXTRACTF64X4 $0x01, Z22, Y23
+	VADDPS        Y23, Y22, Y22
+	VSHUFPS       $0x88, Y14, Y13, Y23
+	VSHUFPS       $0xdd, Y14, Y13, Y13
+	VADDPS        Y23, Y13, Y13
+	VSHUFPS       $0x88, Y22, Y15, Y23
+	VSHUFPS       $0xdd, Y22, Y15, Y15
+	VADDPS        Y23, Y15, Y15
+	VSHUFPS       $0x88, Y15, Y13, Y23
+	VSHUFPS       $0xdd, Y15, Y13, Y13
+	VADDPS        Y23, Y13, Y13
+	VEXTRACTF32X4 $0x01, Y13, X23
+	VADDPS        X23, X13, X13
+	CMPQ          add+144(FP), $0x00
+	JE            set4
+	VMOVSD        (R13), X22
+	VINSERTPS     $0x20, 8(R13), X22, X22
+	VADDPS        X22, X13, X13
+
+set4:
+	VMOVLPS       X13, (R13)
+	VEXTRACTPS    $0x02, X13, 8(R13)
+	ADDQ          8(SP), R13
+	VMOVUPS       Z18, Z22
+	VEXTRACTF64X4 $0x01, Z16, Y23
+	VADDPS        Y23, Y16, Y16
+	VEXTRACTF64X4 $0x01, Z17, Y23
+	VADDPS        Y23, Y17, Y17
+	VEXTRACTF64X4 $0x01, Z18, Y23
+	VADDPS        Y23, Y18, Y18
+	VEXTRACTF64X4 $0x01, Z22, Y23
+	VADDPS        Y23, Y22, Y22
+	VSHUFPS       $0x88, Y17, Y16, Y23
+	VSHUFPS       $0xdd, Y17, Y16, Y16
+	VADDPS        Y23, Y16, Y16
+	VSHUFPS       $0x88, Y22, Y18, Y23
+	VSHUFPS       $0xdd, Y22, Y18, Y18
+	VADDPS        Y23, Y18, Y18
+	VSHUFPS       $0x88, Y18, Y16, Y23
+	VSHUFPS       $0xdd, Y18, Y16, Y16
+	VADDPS        Y23, Y16, Y16
+	VEXTRACTF32X4 $0x01, Y16, X23
+	VADDPS        X23, X16, X16
+	CMPQ          add+144(FP), $0x00
+	JE            set5
+	VMOVSD        (R13), X22
+	VINSERTPS     $0x20, 8(R13), X22, X22
+	VADDPS        X22, X16, X16
+
+set5:
+	VMOVLPS       X16, (R13)
+	VEXTRACTPS    $0x02, X16, 8(R13)
+	ADDQ          8(SP), R13
+	VMOVUPS       Z21, Z22
+	VEXTRACTF64X4 $0x01, Z19, Y23
+	VADDPS        Y23, Y19, Y19
+	VEXTRACTF64X4 $0x01, Z20, Y23
+	VADDPS        Y23, Y20, Y20
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VADDPS        Y23, Y21, Y21
+	VEXTRACTF64X4 $0x01, Z22, Y23
+	VADDPS        Y23, Y22, Y22
+	VSHUFPS       $0x88, Y20, Y19, Y23
+	VSHUFPS       $0xdd, Y20, Y19, Y19
+	VADDPS        Y23, Y19, Y19
+	VSHUFPS       $0x88, Y22, Y21, Y23
+	VSHUFPS       $0xdd, Y22, Y21, Y21
+	VADDPS        Y23, Y21, Y21
+	VSHUFPS       $0x88, Y21, Y19, Y23
+	VSHUFPS       $0xdd, Y21, Y19, Y19
+	VADDPS        Y23, Y19, Y19
+	VEXTRACTF32X4 $0x01, Y19, X23
+	VADDPS        X23, X19, X19
+	CMPQ          add+144(FP), $0x00
+	JE            set6
+	VMOVSD        (R13), X22
+	VINSERTPS     $0x20, 8(R13), X22, X22
+	VADDPS        X22, X19, X19
+
+set6:
+	VMOVLPS    X19, (R13)
+	VEXTRACTPS $0x02, X19, 8(R13)
+	ADDQ       $0x0c, (SP)
+	MOVQ       24(SP), R14
+	ADDQ       sstep+128(FP), R14
+	MOVQ       R14, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), R12
+	ADDQ       16(SP), SI
+	DECQ       panels+136(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT8R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VBMI, AVX512VL
+TEXT ·gemmQ4ZT8R1(SB), NOSPLIT, $32-152
+	MOVQ      y_base+0(FP), AX
+	MOVQ      AX, (SP)
+	MOVQ      ldy+24(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 8(SP)
+	MOVQ      sc_base+80(FP), AX
+	MOVQ      AX, 24(SP)
+	MOVQ      x_base+32(FP), AX
+	MOVQ      w_base+56(FP), CX
+	MOVQ      cols+104(FP), DX
+	MOVQ      k+112(FP), BX
+	MOVQ      DX, SI
+	SHRQ      $0x01, SI
+	IMUL3Q    $0x00000001, SI, SI
+	MOVQ      SI, 16(SP)
+	LEAQ      (AX)(BX*4), AX
+	LEAQ      (AX)(DX*4), SI
+	LEAQ      (SI)(DX*4), DI
+	LEAQ      (DI)(DX*4), R8
+	LEAQ      (R8)(DX*4), R9
+	LEAQ      (R9)(DX*4), R10
+	LEAQ      (R10)(DX*4), R11
+	LEAQ      (R11)(DX*4), DX
+	SHRQ      $0x01, BX
+	LEAQ      (CX)(BX*1), CX
+	NEGQ      BX
+	VMOVDQU64 q4fshift<>+0(SB), Z0
+
+panel:
+	MOVQ   BX, R12
+	MOVQ   24(SP), R13
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+
+group:
+	VMOVUPS     q4fiota<>+0(SB), Z9
+	VSUBPS.BCST 4(R13), Z9, Z9
+	VMULPS.BCST (R13), Z9, Z9
+
+loop:
+	VPMULTISHIFTQB.BCST (CX)(R12*1), Z0, Z11
+	VPERMPS             Z9, Z11, Z11
+	VMOVUPS             (AX)(R12*8), Z10
+	VFMADD231PS         Z11, Z10, Z1
+	VMOVUPS             (SI)(R12*8), Z10
+	VFMADD231PS         Z11, Z10, Z2
+	VMOVUPS             (DI)(R12*8), Z10
+	VFMADD231PS         Z11, Z10, Z3
+	VMOVUPS             (R8)(R12*8), Z10
+	VFMADD231PS         Z11, Z10, Z4
+	VMOVUPS             (R9)(R12*8), Z10
+	VFMADD231PS         Z11, Z10, Z5
+	VMOVUPS             (R10)(R12*8), Z10
+	VFMADD231PS         Z11, Z10, Z6
+	VMOVUPS             (R11)(R12*8), Z10
+	VFMADD231PS         Z11, Z10, Z7
+	VMOVUPS             (DX)(R12*8), Z10
+	VFMADD231PS         Z11, Z10, Z8
+	ADDQ                $0x08, R12
+	JZ                  reduce
+	TESTQ               R12, gmask+120(FP)
+	JNZ                 loop
+	ADDQ                $0x08, R13
+	JMP                 group
+
+reduce:
+	MOVQ          (SP), R12
+	VEXTRACTF64X4 $0x01, Z1, Y9
+	VADDPS        Y9, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y9
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y9, Y1, Y1
+	VSHUFPS       $0x88, Y1, Y1, Y9
+	VSHUFPS       $0xdd, Y1, Y1, Y1
+	VADDPS        Y9, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X9
+	VADDPS        X9, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VADDSS        (R12), X1, X1
+
+set0:
+	VMOVSS        X1, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z2, Y9
+	VADDPS        Y9, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y9
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y9, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y2, Y9
+	VSHUFPS       $0xdd, Y2, Y2, Y2
+	VADDPS        Y9, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X9
+	VADDPS        X9, X2, X2
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VADDSS        (R12), X2, X2
+
+set1:
+	VMOVSS        X2, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z3, Y9
+	VADDPS        Y9, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y9
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y9, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y3, Y9
+	VSHUFPS       $0xdd, Y3, Y3, Y3
+	VADDPS        Y9, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X9
+	VADDPS        X9, X3, X3
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VADDSS        (R12), X3, X3
+
+set2:
+	VMOVSS        X3, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z4, Y9
+	VADDPS        Y9, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y9
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y9, Y4, Y4
+	VSHUFPS       $0x88, Y4, Y4, Y9
+	VSHUFPS       $0xdd, Y4, Y4, Y4
+	VADDPS        Y9, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X9
+	VADDPS        X9, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set3
+	VADDSS        (R12), X4, X4
+
+set3:
+	VMOVSS        X4, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z5, Y9
+	VADDPS        Y9, Y5, Y5
+	VSHUFPS       $0x88, Y5, Y5, Y9
+	VSHUFPS       $0xdd, Y5, Y5, Y5
+	VADDPS        Y9, Y5, Y5
+	VSHUFPS       $0x88, Y5, Y5, Y9
+	VSHUFPS       $0xdd, Y5, Y5, Y5
+	VADDPS        Y9, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X9
+	VADDPS        X9, X5, X5
+	CMPQ          add+144(FP), $0x00
+	JE            set4
+	VADDSS        (R12), X5, X5
+
+set4:
+	VMOVSS        X5, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z6, Y9
+	VADDPS        Y9, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y6, Y9
+	VSHUFPS       $0xdd, Y6, Y6, Y6
+	VADDPS        Y9, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y6, Y9
+	VSHUFPS       $0xdd, Y6, Y6, Y6
+	VADDPS        Y9, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X9
+	VADDPS        X9, X6, X6
+	CMPQ          add+144(FP), $0x00
+	JE            set5
+	VADDSS        (R12), X6, X6
+
+set5:
+	VMOVSS        X6, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z7, Y9
+	VADDPS        Y9, Y7, Y7
+	VSHUFPS       $0x88, Y7, Y7, Y9
+	VSHUFPS       $0xdd, Y7, Y7, Y7
+	VADDPS        Y9, Y7, Y7
+	VSHUFPS       $0x88, Y7, Y7, Y9
+	VSHUFPS       $0xdd, Y7, Y7, Y7
+	VADDPS        Y9, Y7, Y7
+	VEXTRACTF32X4 $0x01, Y7, X9
+	VADDPS        X9, X7, X7
+	CMPQ          add+144(FP), $0x00
+	JE            set6
+	VADDSS        (R12), X7, X7
+
+set6:
+	VMOVSS        X7, (R12)
+	ADDQ          8(SP), R12
+	VEXTRACTF64X4 $0x01, Z8, Y9
+	VADDPS        Y9, Y8, Y8
+	VSHUFPS       $0x88, Y8, Y8, Y9
+	VSHUFPS       $0xdd, Y8, Y8, Y8
+	VADDPS        Y9, Y8, Y8
+	VSHUFPS       $0x88, Y8, Y8, Y9
+	VSHUFPS       $0xdd, Y8, Y8, Y8
+	VADDPS        Y9, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X9, X8, X8
+	CMPQ          add+144(FP), $0x00
+	JE            set7
+	VADDSS        (R12), X8, X8
+
+set7:
+	VMOVSS X8, (R12)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), R13
+	ADDQ   sstep+128(FP), R13
+	MOVQ   R13, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4ZT8R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX512F, AVX512VBMI, AVX512VL
+TEXT ·gemmQ4ZT8R3(SB), NOSPLIT, $32-152
+	MOVQ      y_base+0(FP), AX
+	MOVQ      AX, (SP)
+	MOVQ      ldy+24(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 8(SP)
+	MOVQ      sc_base+80(FP), AX
+	MOVQ      AX, 24(SP)
+	MOVQ      x_base+32(FP), AX
+	MOVQ      w_base+56(FP), CX
+	MOVQ      cols+104(FP), DX
+	MOVQ      k+112(FP), BX
+	MOVQ      DX, SI
+	SHRQ      $0x01, SI
+	IMUL3Q    $0x00000003, SI, DI
+	MOVQ      DI, 16(SP)
+	LEAQ      (AX)(BX*4), AX
+	LEAQ      (AX)(DX*4), DI
+	LEAQ      (DI)(DX*4), R8
+	LEAQ      (R8)(DX*4), R9
+	LEAQ      (R9)(DX*4), R10
+	LEAQ      (R10)(DX*4), R11
+	LEAQ      (R11)(DX*4), R12
+	LEAQ      (R12)(DX*4), DX
+	SHRQ      $0x01, BX
+	LEAQ      (CX)(BX*1), CX
+	LEAQ      (CX)(SI*1), R13
+	LEAQ      (R13)(SI*1), SI
+	NEGQ      BX
+	VMOVDQU64 q4fshift<>+0(SB), Z0
+
+panel:
+	MOVQ   BX, R14
+	MOVQ   24(SP), R15
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+
+group:
+	VMOVUPS     q4fiota<>+0(SB), Z25
+	VSUBPS.BCST 12(R15), Z25, Z25
+	VMULPS.BCST (R15), Z25, Z25
+	VMOVUPS     q4fiota<>+0(SB), Z26
+	VSUBPS.BCST 16(R15), Z26, Z26
+	VMULPS.BCST 4(R15), Z26, Z26
+	VMOVUPS     q4fiota<>+0(SB), Z27
+	VSUBPS.BCST 20(R15), Z27, Z27
+	VMULPS.BCST 8(R15), Z27, Z27
+
+loop:
+	VPMULTISHIFTQB.BCST (CX)(R14*1), Z0, Z29
+	VPERMPS             Z25, Z29, Z29
+	VPMULTISHIFTQB.BCST (R13)(R14*1), Z0, Z30
+	VPERMPS             Z26, Z30, Z30
+	VPMULTISHIFTQB.BCST (SI)(R14*1), Z0, Z31
+	VPERMPS             Z27, Z31, Z31
+	VMOVUPS             (AX)(R14*8), Z28
+	VFMADD231PS         Z29, Z28, Z1
+	VFMADD231PS         Z30, Z28, Z2
+	VFMADD231PS         Z31, Z28, Z3
+	VMOVUPS             (DI)(R14*8), Z28
+	VFMADD231PS         Z29, Z28, Z4
+	VFMADD231PS         Z30, Z28, Z5
+	VFMADD231PS         Z31, Z28, Z6
+	VMOVUPS             (R8)(R14*8), Z28
+	VFMADD231PS         Z29, Z28, Z7
+	VFMADD231PS         Z30, Z28, Z8
+	VFMADD231PS         Z31, Z28, Z9
+	VMOVUPS             (R9)(R14*8), Z28
+	VFMADD231PS         Z29, Z28, Z10
+	VFMADD231PS         Z30, Z28, Z11
+	VFMADD231PS         Z31, Z28, Z12
+	VMOVUPS             (R10)(R14*8), Z28
+	VFMADD231PS         Z29, Z28, Z13
+	VFMADD231PS         Z30, Z28, Z14
+	VFMADD231PS         Z31, Z28, Z15
+	VMOVUPS             (R11)(R14*8), Z28
+	VFMADD231PS         Z29, Z28, Z16
+	VFMADD231PS         Z30, Z28, Z17
+	VFMADD231PS         Z31, Z28, Z18
+	VMOVUPS             (R12)(R14*8), Z28
+	VFMADD231PS         Z29, Z28, Z19
+	VFMADD231PS         Z30, Z28, Z20
+	VFMADD231PS         Z31, Z28, Z21
+	VMOVUPS             (DX)(R14*8), Z28
+	VFMADD231PS         Z29, Z28, Z22
+	VFMADD231PS         Z30, Z28, Z23
+	VFMADD231PS         Z31, Z28, Z24
+	ADDQ                $0x08, R14
+	JZ                  reduce
+	TESTQ               R14, gmask+120(FP)
+	JNZ                 loop
+	ADDQ                $0x18, R15
+	JMP                 group
+
+reduce:
+	MOVQ          (SP), R14
+	VMOVUPS       Z3, Z25
+	VEXTRACTF64X4 $0x01, Z1, Y26
+	VADDPS        Y26, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z2, Y26
+	VADDPS        Y26, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z3, Y26
+	VADDPS        Y26, Y3, Y3
+	VEXTRACTF64X4 $0x01, Z25, Y26
+	VADDPS        Y26, Y25, Y25
+	VSHUFPS       $0x88, Y2, Y1, Y26
+	VSHUFPS       $0xdd, Y2, Y1, Y1
+	VADDPS        Y26, Y1, Y1
+	VSHUFPS       $0x88, Y25, Y3, Y26
+	VSHUFPS       $0xdd, Y25, Y3, Y3
+	VADDPS        Y26, Y3, Y3
+	VSHUFPS       $0x88, Y3, Y1, Y26
+	VSHUFPS       $0xdd, Y3, Y1, Y1
+	VADDPS        Y26, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X26
+	VADDPS        X26, X1, X1
+	CMPQ          add+144(FP), $0x00
+	JE            set0
+	VMOVSD        (R14), X25
+	VINSERTPS     $0x20, 8(R14), X25, X25
+	VADDPS        X25, X1, X1
+
+set0:
+	VMOVLPS       X1, (R14)
+	VEXTRACTPS    $0x02, X1, 8(R14)
+	ADDQ          8(SP), R14
+	VMOVUPS       Z6, Z25
+	VEXTRACTF64X4 $0x01, Z4, Y26
+	VADDPS        Y26, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z5, Y26
+	VADDPS        Y26, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z6, Y26
+	VADDPS        Y26, Y6, Y6
+	VEXTRACTF64X4 $0x01, Z25, Y26
+	VADDPS        Y26, Y25, Y25
+	VSHUFPS       $0x88, Y5, Y4, Y26
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y26, Y4, Y4
+	VSHUFPS       $0x88, Y25, Y6, Y26
+	VSHUFPS       $0xdd, Y25, Y6, Y6
+	VADDPS        Y26, Y6, Y6
+	VSHUFPS       $0x88, Y6, Y4, Y26
+	VSHUFPS       $0xdd, Y6, Y4, Y4
+	VADDPS        Y26, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X26
+	VADDPS        X26, X4, X4
+	CMPQ          add+144(FP), $0x00
+	JE            set1
+	VMOVSD        (R14), X25
+	VINSERTPS     $0x20, 8(R14), X25, X25
+	VADDPS        X25, X4, X4
+
+set1:
+	VMOVLPS       X4, (R14)
+	VEXTRACTPS    $0x02, X4, 8(R14)
+	ADDQ          8(SP), R14
+	VMOVUPS       Z9, Z25
+	VEXTRACTF64X4 $0x01, Z7, Y26
+	VADDPS        Y26, Y7, Y7
+	VEXTRACTF64X4 $0x01, Z8, Y26
+	VADDPS        Y26, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z9, Y26
+	VADDPS        Y26, Y9, Y9
+	VEXTRACTF64X4 $0x01, Z25, Y26
+	VADDPS        Y26, Y25, Y25
+	VSHUFPS       $0x88, Y8, Y7, Y26
+	VSHUFPS       $0xdd, Y8, Y7, Y7
+	VADDPS        Y26, Y7, Y7
+	VSHUFPS       $0x88, Y25, Y9, Y26
+	VSHUFPS       $0xdd, Y25, Y9, Y9
+	VADDPS        Y26, Y9, Y9
+	VSHUFPS       $0x88, Y9, Y7, Y26
+	VSHUFPS       $0xdd, Y9, Y7, Y7
+	VADDPS        Y26, Y7, Y7
+	VEXTRACTF32X4 $0x01, Y7, X26
+	VADDPS        X26, X7, X7
+	CMPQ          add+144(FP), $0x00
+	JE            set2
+	VMOVSD        (R14), X25
+	VINSERTPS     $0x20, 8(R14), X25, X25
+	VADDPS        X25, X7, X7
+
+set2:
+	VMOVLPS       X7, (R14)
+	VEXTRACTPS    $0x02, X7, 8(R14)
+	ADDQ          8(SP), R14
+	VMOVUPS       Z12, Z25
+	VEXTRACTF64X4 $0x01, Z10, Y26
+	VADDPS        Y26, Y10, Y10
+	VEXTRACTF64X4 $0x01, Z11, Y26
+	VADDPS        Y26, Y11, Y11
+	VEXTRACTF64X4 $0x01, Z12, Y26
+	VADDPS        Y26, Y12, Y12
+	VEXTRACTF64X4 $0x01, Z25, Y26
+	VADDPS        Y26, Y25, Y25
+	VSHUFPS       $0x88, Y11, Y10, Y26
+	VSHUFPS       $0xdd, Y11, Y10, Y10
+	VADDPS        Y26, Y10, Y10
+	VSHUFPS       $0x88, Y25, Y12, Y26
+	VSHUFPS       $0xdd, Y25, Y12, Y12
+	VADDPS        Y26, Y12, Y12
+	VSHUFPS       $0x88, Y12, Y10, Y26
+	VSHUFPS       $0xdd, Y12, Y10, Y10
+	VADDPS        Y26, Y10, Y10
+	VEXTRACTF32X4 $0x01, Y10, X26
+	VADDPS        X26, X10, X10
+	CMPQ          add+144(FP), $0x00
+	JE            set3
+	VMOVSD        (R14), X25
+	VINSERTPS     $0x20, 8(R14), X25, X25
+	VADDPS        X25, X10, X10
+
+set3:
+	VMOVLPS       X10, (R14)
+	VEXTRACTPS    $0x02, X10, 8(R14)
+	ADDQ          8(SP), R14
+	VMOVUPS       Z15, Z25
+	VEXTRACTF64X4 $0x01, Z13, Y26
+	VADDPS        Y26, Y13, Y13
+	VEXTRACTF64X4 $0x01, Z14, Y26
+	VADDPS        Y26, Y14, Y14
+	VEXTRACTF64X4 $0x01, Z15, Y26
+	VADDPS        Y26, Y15, Y15
+	VEXTRACTF64X4 $0x01, Z25, Y26
+	VADDPS        Y26, Y25, Y25
+	VSHUFPS       $0x88, Y14, Y13, Y26
+	VSHUFPS       $0xdd, Y14, Y13, Y13
+	VADDPS        Y26, Y13, Y13
+	VSHUFPS       $0x88, Y25, Y15, Y26
+	VSHUFPS       $0xdd, Y25, Y15, Y15
+	VADDPS        Y26, Y15, Y15
+	VSHUFPS       $0x88, Y15, Y13, Y26
+	VSHUFPS       $0xdd, Y15, Y13, Y13
+	VADDPS        Y26, Y13, Y13
+	VEXTRACTF32X4 $0x01, Y13, X26
+	VADDPS        X26, X13, X13
+	CMPQ          add+144(FP), $0x00
+	JE            set4
+	VMOVSD        (R14), X25
+	VINSERTPS     $0x20, 8(R14), X25, X25
+	VADDPS        X25, X13, X13
+
+set4:
+	VMOVLPS       X13, (R14)
+	VEXTRACTPS    $0x02, X13, 8(R14)
+	ADDQ          8(SP), R14
+	VMOVUPS       Z18, Z25
+	VEXTRACTF64X4 $0x01, Z16, Y26
+	VADDPS        Y26, Y16, Y16
+	VEXTRACTF64X4 $0x01, Z17, Y26
+	VADDPS        Y26, Y17, Y17
+	VEXTRACTF64X4 $0x01, Z18, Y26
+	VADDPS        Y26, Y18, Y18
+	VEXTRACTF64X4 $0x01, Z25, Y26
+	VADDPS        Y26, Y25, Y25
+	VSHUFPS       $0x88, Y17, Y16, Y26
+	VSHUFPS       $0xdd, Y17, Y16, Y16
+	VADDPS        Y26, Y16, Y16
+	VSHUFPS       $0x88, Y25, Y18, Y26
+	VSHUFPS       $0xdd, Y25, Y18, Y18
+	VADDPS        Y26, Y18, Y18
+	VSHUFPS       $0x88, Y18, Y16, Y26
+	VSHUFPS       $0xdd, Y18, Y16, Y16
+	VADDPS        Y26, Y16, Y16
+	VEXTRACTF32X4 $0x01, Y16, X26
+	VADDPS        X26, X16, X16
+	CMPQ          add+144(FP), $0x00
+	JE            set5
+	VMOVSD        (R14), X25
+	VINSERTPS     $0x20, 8(R14), X25, X25
+	VADDPS        X25, X16, X16
+
+set5:
+	VMOVLPS       X16, (R14)
+	VEXTRACTPS    $0x02, X16, 8(R14)
+	ADDQ          8(SP), R14
+	VMOVUPS       Z21, Z25
+	VEXTRACTF64X4 $0x01, Z19, Y26
+	VADDPS        Y26, Y19, Y19
+	VEXTRACTF64X4 $0x01, Z20, Y26
+	VADDPS        Y26, Y20, Y20
+	VEXTRACTF64X4 $0x01, Z21, Y26
+	VADDPS        Y26, Y21, Y21
+	VEXTRACTF64X4 $0x01, Z25, Y26
+	VADDPS        Y26, Y25, Y25
+	VSHUFPS       $0x88, Y20, Y19, Y26
+	VSHUFPS       $0xdd, Y20, Y19, Y19
+	VADDPS        Y26, Y19, Y19
+	VSHUFPS       $0x88, Y25, Y21, Y26
+	VSHUFPS       $0xdd, Y25, Y21, Y21
+	VADDPS        Y26, Y21, Y21
+	VSHUFPS       $0x88, Y21, Y19, Y26
+	VSHUFPS       $0xdd, Y21, Y19, Y19
+	VADDPS        Y26, Y19, Y19
+	VEXTRACTF32X4 $0x01, Y19, X26
+	VADDPS        X26, X19, X19
+	CMPQ          add+144(FP), $0x00
+	JE            set6
+	VMOVSD        (R14), X25
+	VINSERTPS     $0x20, 8(R14), X25, X25
+	VADDPS        X25, X19, X19
+
+set6:
+	VMOVLPS       X19, (R14)
+	VEXTRACTPS    $0x02, X19, 8(R14)
+	ADDQ          8(SP), R14
+	VMOVUPS       Z24, Z25
+	VEXTRACTF64X4 $0x01, Z22, Y26
+	VADDPS        Y26, Y22, Y22
+	VEXTRACTF64X4 $0x01, Z23, Y26
+	VADDPS        Y26, Y23, Y23
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VADDPS        Y26, Y24, Y24
+	VEXTRACTF64X4 $0x01, Z25, Y26
+	VADDPS        Y26, Y25, Y25
+	VSHUFPS       $0x88, Y23, Y22, Y26
+	VSHUFPS       $0xdd, Y23, Y22, Y22
+	VADDPS        Y26, Y22, Y22
+	VSHUFPS       $0x88, Y25, Y24, Y26
+	VSHUFPS       $0xdd, Y25, Y24, Y24
+	VADDPS        Y26, Y24, Y24
+	VSHUFPS       $0x88, Y24, Y22, Y26
+	VSHUFPS       $0xdd, Y24, Y22, Y22
+	VADDPS        Y26, Y22, Y22
+	VEXTRACTF32X4 $0x01, Y22, X26
+	VADDPS        X26, X22, X22
+	CMPQ          add+144(FP), $0x00
+	JE            set7
+	VMOVSD        (R14), X25
+	VINSERTPS     $0x20, 8(R14), X25, X25
+	VADDPS        X25, X22, X22
+
+set7:
+	VMOVLPS    X22, (R14)
+	VEXTRACTPS $0x02, X22, 8(R14)
+	ADDQ       $0x0c, (SP)
+	MOVQ       24(SP), R15
+	ADDQ       sstep+128(FP), R15
+	MOVQ       R15, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), R13
+	ADDQ       16(SP), SI
+	DECQ       panels+136(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4YT1R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gemmQ4YT1R1(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	SHRQ   $0x01, DX
+	IMUL3Q $0x00000001, DX, DX
+	MOVQ   DX, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, DX
+	MOVQ   24(SP), SI
+	VXORPS Y0, Y0, Y0
+
+loop:
+	VMOVD        (CX)(DX*1), X2
+	VPMOVZXBW    X2, X2
+	VPSLLW       $0x04, X2, X1
+	VPOR         X1, X2, X2
+	VPAND        q4fnibbles<>+0(SB), X2, X2
+	VPMOVZXBD    X2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 4(SI), Y1
+	VSUBPS       Y1, Y2, Y2
+	VBROADCASTSS (SI), Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      (AX)(DX*8), Y1
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x04, DX
+	JZ           reduce
+	TESTQ        DX, gmask+120(FP)
+	JNZ          loop
+	ADDQ         $0x08, SI
+	JMP          loop
+
+reduce:
+	MOVQ         (SP), DX
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	CMPQ         add+144(FP), $0x00
+	JE           set0
+	VADDSS       (DX), X1, X1
+
+set0:
+	VMOVSS X1, (DX)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), SI
+	ADDQ   sstep+128(FP), SI
+	MOVQ   SI, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4YT1R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gemmQ4YT1R3(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	SHRQ   $0x01, DX
+	IMUL3Q $0x00000003, DX, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, DI
+	MOVQ   24(SP), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+loop:
+	VMOVD        (CX)(DI*1), X4
+	VPMOVZXBW    X4, X4
+	VPSLLW       $0x04, X4, X3
+	VPOR         X3, X4, X4
+	VPAND        q4fnibbles<>+0(SB), X4, X4
+	VPMOVZXBD    X4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS 12(R8), Y3
+	VSUBPS       Y3, Y4, Y4
+	VBROADCASTSS (R8), Y3
+	VMULPS       Y3, Y4, Y4
+	VMOVD        (SI)(DI*1), X5
+	VPMOVZXBW    X5, X5
+	VPSLLW       $0x04, X5, X3
+	VPOR         X3, X5, X5
+	VPAND        q4fnibbles<>+0(SB), X5, X5
+	VPMOVZXBD    X5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS 16(R8), Y3
+	VSUBPS       Y3, Y5, Y5
+	VBROADCASTSS 4(R8), Y3
+	VMULPS       Y3, Y5, Y5
+	VMOVD        (DX)(DI*1), X6
+	VPMOVZXBW    X6, X6
+	VPSLLW       $0x04, X6, X3
+	VPOR         X3, X6, X6
+	VPAND        q4fnibbles<>+0(SB), X6, X6
+	VPMOVZXBD    X6, Y6
+	VCVTDQ2PS    Y6, Y6
+	VBROADCASTSS 20(R8), Y3
+	VSUBPS       Y3, Y6, Y6
+	VBROADCASTSS 8(R8), Y3
+	VMULPS       Y3, Y6, Y6
+	VMOVUPS      (AX)(DI*8), Y3
+	VFMADD231PS  Y4, Y3, Y0
+	VFMADD231PS  Y5, Y3, Y1
+	VFMADD231PS  Y6, Y3, Y2
+	ADDQ         $0x04, DI
+	JZ           reduce
+	TESTQ        DI, gmask+120(FP)
+	JNZ          loop
+	ADDQ         $0x18, R8
+	JMP          loop
+
+reduce:
+	MOVQ         (SP), DI
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	CMPQ         add+144(FP), $0x00
+	JE           set0
+	VMOVSD       (DI), X0
+	VINSERTPS    $0x20, 8(DI), X0, X0
+	VADDPS       X0, X1, X1
+
+set0:
+	VMOVLPS    X1, (DI)
+	VEXTRACTPS $0x02, X1, 8(DI)
+	ADDQ       $0x0c, (SP)
+	MOVQ       24(SP), R8
+	ADDQ       sstep+128(FP), R8
+	MOVQ       R8, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), SI
+	ADDQ       16(SP), DX
+	DECQ       panels+136(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4YT2R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gemmQ4YT2R1(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000001, SI, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, SI
+	MOVQ   24(SP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+loop:
+	VMOVD        (CX)(SI*1), X3
+	VPMOVZXBW    X3, X3
+	VPSLLW       $0x04, X3, X2
+	VPOR         X2, X3, X3
+	VPAND        q4fnibbles<>+0(SB), X3, X3
+	VPMOVZXBD    X3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 4(DI), Y2
+	VSUBPS       Y2, Y3, Y3
+	VBROADCASTSS (DI), Y2
+	VMULPS       Y2, Y3, Y3
+	VMOVUPS      (AX)(SI*8), Y2
+	VFMADD231PS  Y3, Y2, Y0
+	VMOVUPS      (DX)(SI*8), Y2
+	VFMADD231PS  Y3, Y2, Y1
+	ADDQ         $0x04, SI
+	JZ           reduce
+	TESTQ        SI, gmask+120(FP)
+	JNZ          loop
+	ADDQ         $0x08, DI
+	JMP          loop
+
+reduce:
+	MOVQ         (SP), SI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X2
+	CMPQ         add+144(FP), $0x00
+	JE           set0
+	VADDSS       (SI), X2, X2
+
+set0:
+	VMOVSS       X2, (SI)
+	ADDQ         8(SP), SI
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set1
+	VADDSS       (SI), X0, X0
+
+set1:
+	VMOVSS X0, (SI)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), DI
+	ADDQ   sstep+128(FP), DI
+	MOVQ   DI, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4YT2R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gemmQ4YT2R3(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000003, SI, DI
+	MOVQ   DI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(SI*1), DI
+	LEAQ   (DI)(SI*1), SI
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R8
+	MOVQ   24(SP), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+loop:
+	VMOVD        (CX)(R8*1), X7
+	VPMOVZXBW    X7, X7
+	VPSLLW       $0x04, X7, X6
+	VPOR         X6, X7, X7
+	VPAND        q4fnibbles<>+0(SB), X7, X7
+	VPMOVZXBD    X7, Y7
+	VCVTDQ2PS    Y7, Y7
+	VBROADCASTSS 12(R9), Y6
+	VSUBPS       Y6, Y7, Y7
+	VBROADCASTSS (R9), Y6
+	VMULPS       Y6, Y7, Y7
+	VMOVD        (DI)(R8*1), X8
+	VPMOVZXBW    X8, X8
+	VPSLLW       $0x04, X8, X6
+	VPOR         X6, X8, X8
+	VPAND        q4fnibbles<>+0(SB), X8, X8
+	VPMOVZXBD    X8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VBROADCASTSS 16(R9), Y6
+	VSUBPS       Y6, Y8, Y8
+	VBROADCASTSS 4(R9), Y6
+	VMULPS       Y6, Y8, Y8
+	VMOVD        (SI)(R8*1), X9
+	VPMOVZXBW    X9, X9
+	VPSLLW       $0x04, X9, X6
+	VPOR         X6, X9, X9
+	VPAND        q4fnibbles<>+0(SB), X9, X9
+	VPMOVZXBD    X9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS 20(R9), Y6
+	VSUBPS       Y6, Y9, Y9
+	VBROADCASTSS 8(R9), Y6
+	VMULPS       Y6, Y9, Y9
+	VMOVUPS      (AX)(R8*8), Y6
+	VFMADD231PS  Y7, Y6, Y0
+	VFMADD231PS  Y8, Y6, Y1
+	VFMADD231PS  Y9, Y6, Y2
+	VMOVUPS      (DX)(R8*8), Y6
+	VFMADD231PS  Y7, Y6, Y3
+	VFMADD231PS  Y8, Y6, Y4
+	VFMADD231PS  Y9, Y6, Y5
+	ADDQ         $0x04, R8
+	JZ           reduce
+	TESTQ        R8, gmask+120(FP)
+	JNZ          loop
+	ADDQ         $0x18, R9
+	JMP          loop
+
+reduce:
+	MOVQ         (SP), R8
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	CMPQ         add+144(FP), $0x00
+	JE           set0
+	VMOVSD       (R8), X0
+	VINSERTPS    $0x20, 8(R8), X0, X0
+	VADDPS       X0, X1, X1
+
+set0:
+	VMOVLPS      X1, (R8)
+	VEXTRACTPS   $0x02, X1, 8(R8)
+	ADDQ         8(SP), R8
+	VHADDPS      Y4, Y3, Y3
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set1
+	VMOVSD       (R8), X1
+	VINSERTPS    $0x20, 8(R8), X1, X1
+	VADDPS       X1, X0, X0
+
+set1:
+	VMOVLPS    X0, (R8)
+	VEXTRACTPS $0x02, X0, 8(R8)
+	ADDQ       $0x0c, (SP)
+	MOVQ       24(SP), R9
+	ADDQ       sstep+128(FP), R9
+	MOVQ       R9, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), DI
+	ADDQ       16(SP), SI
+	DECQ       panels+136(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4YT3R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gemmQ4YT3R1(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000001, SI, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, DI
+	MOVQ   24(SP), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+loop:
+	VMOVD        (CX)(DI*1), X4
+	VPMOVZXBW    X4, X4
+	VPSLLW       $0x04, X4, X3
+	VPOR         X3, X4, X4
+	VPAND        q4fnibbles<>+0(SB), X4, X4
+	VPMOVZXBD    X4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS 4(R8), Y3
+	VSUBPS       Y3, Y4, Y4
+	VBROADCASTSS (R8), Y3
+	VMULPS       Y3, Y4, Y4
+	VMOVUPS      (AX)(DI*8), Y3
+	VFMADD231PS  Y4, Y3, Y0
+	VMOVUPS      (SI)(DI*8), Y3
+	VFMADD231PS  Y4, Y3, Y1
+	VMOVUPS      (DX)(DI*8), Y3
+	VFMADD231PS  Y4, Y3, Y2
+	ADDQ         $0x04, DI
+	JZ           reduce
+	TESTQ        DI, gmask+120(FP)
+	JNZ          loop
+	ADDQ         $0x08, R8
+	JMP          loop
+
+reduce:
+	MOVQ         (SP), DI
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X3, X0, X3
+	CMPQ         add+144(FP), $0x00
+	JE           set0
+	VADDSS       (DI), X3, X3
+
+set0:
+	VMOVSS       X3, (DI)
+	ADDQ         8(SP), DI
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set1
+	VADDSS       (DI), X0, X0
+
+set1:
+	VMOVSS       X0, (DI)
+	ADDQ         8(SP), DI
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set2
+	VADDSS       (DI), X0, X0
+
+set2:
+	VMOVSS X0, (DI)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), R8
+	ADDQ   sstep+128(FP), R8
+	MOVQ   R8, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4YT3R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gemmQ4YT3R3(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000003, SI, DI
+	MOVQ   DI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DI
+	LEAQ   (DI)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(SI*1), R8
+	LEAQ   (R8)(SI*1), SI
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R9
+	MOVQ   24(SP), R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+
+loop:
+	VMOVD        (CX)(R9*1), X10
+	VPMOVZXBW    X10, X10
+	VPSLLW       $0x04, X10, X9
+	VPOR         X9, X10, X10
+	VPAND        q4fnibbles<>+0(SB), X10, X10
+	VPMOVZXBD    X10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VBROADCASTSS 12(R10), Y9
+	VSUBPS       Y9, Y10, Y10
+	VBROADCASTSS (R10), Y9
+	VMULPS       Y9, Y10, Y10
+	VMOVD        (R8)(R9*1), X11
+	VPMOVZXBW    X11, X11
+	VPSLLW       $0x04, X11, X9
+	VPOR         X9, X11, X11
+	VPAND        q4fnibbles<>+0(SB), X11, X11
+	VPMOVZXBD    X11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VBROADCASTSS 16(R10), Y9
+	VSUBPS       Y9, Y11, Y11
+	VBROADCASTSS 4(R10), Y9
+	VMULPS       Y9, Y11, Y11
+	VMOVD        (SI)(R9*1), X12
+	VPMOVZXBW    X12, X12
+	VPSLLW       $0x04, X12, X9
+	VPOR         X9, X12, X12
+	VPAND        q4fnibbles<>+0(SB), X12, X12
+	VPMOVZXBD    X12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VBROADCASTSS 20(R10), Y9
+	VSUBPS       Y9, Y12, Y12
+	VBROADCASTSS 8(R10), Y9
+	VMULPS       Y9, Y12, Y12
+	VMOVUPS      (AX)(R9*8), Y9
+	VFMADD231PS  Y10, Y9, Y0
+	VFMADD231PS  Y11, Y9, Y1
+	VFMADD231PS  Y12, Y9, Y2
+	VMOVUPS      (DI)(R9*8), Y9
+	VFMADD231PS  Y10, Y9, Y3
+	VFMADD231PS  Y11, Y9, Y4
+	VFMADD231PS  Y12, Y9, Y5
+	VMOVUPS      (DX)(R9*8), Y9
+	VFMADD231PS  Y10, Y9, Y6
+	VFMADD231PS  Y11, Y9, Y7
+	VFMADD231PS  Y12, Y9, Y8
+	ADDQ         $0x04, R9
+	JZ           reduce
+	TESTQ        R9, gmask+120(FP)
+	JNZ          loop
+	ADDQ         $0x18, R10
+	JMP          loop
+
+reduce:
+	MOVQ         (SP), R9
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	CMPQ         add+144(FP), $0x00
+	JE           set0
+	VMOVSD       (R9), X0
+	VINSERTPS    $0x20, 8(R9), X0, X0
+	VADDPS       X0, X1, X1
+
+set0:
+	VMOVLPS      X1, (R9)
+	VEXTRACTPS   $0x02, X1, 8(R9)
+	ADDQ         8(SP), R9
+	VHADDPS      Y4, Y3, Y3
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set1
+	VMOVSD       (R9), X1
+	VINSERTPS    $0x20, 8(R9), X1, X1
+	VADDPS       X1, X0, X0
+
+set1:
+	VMOVLPS      X0, (R9)
+	VEXTRACTPS   $0x02, X0, 8(R9)
+	ADDQ         8(SP), R9
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y8, Y8, Y8
+	VHADDPS      Y8, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set2
+	VMOVSD       (R9), X1
+	VINSERTPS    $0x20, 8(R9), X1, X1
+	VADDPS       X1, X0, X0
+
+set2:
+	VMOVLPS    X0, (R9)
+	VEXTRACTPS $0x02, X0, 8(R9)
+	ADDQ       $0x0c, (SP)
+	MOVQ       24(SP), R10
+	ADDQ       sstep+128(FP), R10
+	MOVQ       R10, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), R8
+	ADDQ       16(SP), SI
+	DECQ       panels+136(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4YT4R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gemmQ4YT4R1(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000001, SI, SI
+	MOVQ   SI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), SI
+	LEAQ   (SI)(DX*4), DI
+	LEAQ   (DI)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R8
+	MOVQ   24(SP), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+loop:
+	VMOVD        (CX)(R8*1), X5
+	VPMOVZXBW    X5, X5
+	VPSLLW       $0x04, X5, X4
+	VPOR         X4, X5, X5
+	VPAND        q4fnibbles<>+0(SB), X5, X5
+	VPMOVZXBD    X5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS 4(R9), Y4
+	VSUBPS       Y4, Y5, Y5
+	VBROADCASTSS (R9), Y4
+	VMULPS       Y4, Y5, Y5
+	VMOVUPS      (AX)(R8*8), Y4
+	VFMADD231PS  Y5, Y4, Y0
+	VMOVUPS      (SI)(R8*8), Y4
+	VFMADD231PS  Y5, Y4, Y1
+	VMOVUPS      (DI)(R8*8), Y4
+	VFMADD231PS  Y5, Y4, Y2
+	VMOVUPS      (DX)(R8*8), Y4
+	VFMADD231PS  Y5, Y4, Y3
+	ADDQ         $0x04, R8
+	JZ           reduce
+	TESTQ        R8, gmask+120(FP)
+	JNZ          loop
+	ADDQ         $0x08, R9
+	JMP          loop
+
+reduce:
+	MOVQ         (SP), R8
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X4, X0, X4
+	CMPQ         add+144(FP), $0x00
+	JE           set0
+	VADDSS       (R8), X4, X4
+
+set0:
+	VMOVSS       X4, (R8)
+	ADDQ         8(SP), R8
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set1
+	VADDSS       (R8), X0, X0
+
+set1:
+	VMOVSS       X0, (R8)
+	ADDQ         8(SP), R8
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set2
+	VADDSS       (R8), X0, X0
+
+set2:
+	VMOVSS       X0, (R8)
+	ADDQ         8(SP), R8
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set3
+	VADDSS       (R8), X0, X0
+
+set3:
+	VMOVSS X0, (R8)
+	ADDQ   $0x04, (SP)
+	MOVQ   24(SP), R9
+	ADDQ   sstep+128(FP), R9
+	MOVQ   R9, 24(SP)
+	ADDQ   16(SP), CX
+	DECQ   panels+136(FP)
+	JNZ    panel
+	VZEROUPPER
+	RET
+
+// func gemmQ4YT4R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gemmQ4YT4R3(SB), NOSPLIT, $32-152
+	MOVQ   y_base+0(FP), AX
+	MOVQ   AX, (SP)
+	MOVQ   ldy+24(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   AX, 8(SP)
+	MOVQ   sc_base+80(FP), AX
+	MOVQ   AX, 24(SP)
+	MOVQ   x_base+32(FP), AX
+	MOVQ   w_base+56(FP), CX
+	MOVQ   cols+104(FP), DX
+	MOVQ   k+112(FP), BX
+	MOVQ   DX, SI
+	SHRQ   $0x01, SI
+	IMUL3Q $0x00000003, SI, DI
+	MOVQ   DI, 16(SP)
+	LEAQ   (AX)(BX*4), AX
+	LEAQ   (AX)(DX*4), DI
+	LEAQ   (DI)(DX*4), R8
+	LEAQ   (R8)(DX*4), DX
+	SHRQ   $0x01, BX
+	LEAQ   (CX)(BX*1), CX
+	LEAQ   (CX)(SI*1), R9
+	LEAQ   (R9)(SI*1), SI
+	NEGQ   BX
+
+panel:
+	MOVQ   BX, R10
+	MOVQ   24(SP), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+loop:
+	VMOVD        (CX)(R10*1), X13
+	VPMOVZXBW    X13, X13
+	VPSLLW       $0x04, X13, X12
+	VPOR         X12, X13, X13
+	VPAND        q4fnibbles<>+0(SB), X13, X13
+	VPMOVZXBD    X13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VBROADCASTSS 12(R11), Y12
+	VSUBPS       Y12, Y13, Y13
+	VBROADCASTSS (R11), Y12
+	VMULPS       Y12, Y13, Y13
+	VMOVD        (R9)(R10*1), X14
+	VPMOVZXBW    X14, X14
+	VPSLLW       $0x04, X14, X12
+	VPOR         X12, X14, X14
+	VPAND        q4fnibbles<>+0(SB), X14, X14
+	VPMOVZXBD    X14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VBROADCASTSS 16(R11), Y12
+	VSUBPS       Y12, Y14, Y14
+	VBROADCASTSS 4(R11), Y12
+	VMULPS       Y12, Y14, Y14
+	VMOVD        (SI)(R10*1), X15
+	VPMOVZXBW    X15, X15
+	VPSLLW       $0x04, X15, X12
+	VPOR         X12, X15, X15
+	VPAND        q4fnibbles<>+0(SB), X15, X15
+	VPMOVZXBD    X15, Y15
+	VCVTDQ2PS    Y15, Y15
+	VBROADCASTSS 20(R11), Y12
+	VSUBPS       Y12, Y15, Y15
+	VBROADCASTSS 8(R11), Y12
+	VMULPS       Y12, Y15, Y15
+	VMOVUPS      (AX)(R10*8), Y12
+	VFMADD231PS  Y13, Y12, Y0
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y15, Y12, Y2
+	VMOVUPS      (DI)(R10*8), Y12
+	VFMADD231PS  Y13, Y12, Y3
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y15, Y12, Y5
+	VMOVUPS      (R8)(R10*8), Y12
+	VFMADD231PS  Y13, Y12, Y6
+	VFMADD231PS  Y14, Y12, Y7
+	VFMADD231PS  Y15, Y12, Y8
+	VMOVUPS      (DX)(R10*8), Y12
+	VFMADD231PS  Y13, Y12, Y9
+	VFMADD231PS  Y14, Y12, Y10
+	VFMADD231PS  Y15, Y12, Y11
+	ADDQ         $0x04, R10
+	JZ           reduce
+	TESTQ        R10, gmask+120(FP)
+	JNZ          loop
+	ADDQ         $0x18, R11
+	JMP          loop
+
+reduce:
+	MOVQ         (SP), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	CMPQ         add+144(FP), $0x00
+	JE           set0
+	VMOVSD       (R10), X0
+	VINSERTPS    $0x20, 8(R10), X0, X0
+	VADDPS       X0, X1, X1
+
+set0:
+	VMOVLPS      X1, (R10)
+	VEXTRACTPS   $0x02, X1, 8(R10)
+	ADDQ         8(SP), R10
+	VHADDPS      Y4, Y3, Y3
+	VHADDPS      Y5, Y5, Y5
+	VHADDPS      Y5, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set1
+	VMOVSD       (R10), X1
+	VINSERTPS    $0x20, 8(R10), X1, X1
+	VADDPS       X1, X0, X0
+
+set1:
+	VMOVLPS      X0, (R10)
+	VEXTRACTPS   $0x02, X0, 8(R10)
+	ADDQ         8(SP), R10
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y8, Y8, Y8
+	VHADDPS      Y8, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set2
+	VMOVSD       (R10), X1
+	VINSERTPS    $0x20, 8(R10), X1, X1
+	VADDPS       X1, X0, X0
+
+set2:
+	VMOVLPS      X0, (R10)
+	VEXTRACTPS   $0x02, X0, 8(R10)
+	ADDQ         8(SP), R10
+	VHADDPS      Y10, Y9, Y9
+	VHADDPS      Y11, Y11, Y11
+	VHADDPS      Y11, Y9, Y9
+	VEXTRACTF128 $0x01, Y9, X0
+	VADDPS       X0, X9, X0
+	CMPQ         add+144(FP), $0x00
+	JE           set3
+	VMOVSD       (R10), X1
+	VINSERTPS    $0x20, 8(R10), X1, X1
+	VADDPS       X1, X0, X0
+
+set3:
+	VMOVLPS    X0, (R10)
+	VEXTRACTPS $0x02, X0, 8(R10)
+	ADDQ       $0x0c, (SP)
+	MOVQ       24(SP), R11
+	ADDQ       sstep+128(FP), R11
+	MOVQ       R11, 24(SP)
+	ADDQ       16(SP), CX
+	ADDQ       16(SP), R9
+	ADDQ       16(SP), SI
+	DECQ       panels+136(FP)
+	JNZ        panel
+	VZEROUPPER
+	RET
+
 // func gemmNNZ1x16(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k int, panels int, add int)
 // Requires: AVX, AVX512F
 TEXT ·gemmNNZ1x16(SB), NOSPLIT, $16-120

@@ -21,9 +21,14 @@ func MatVecQ4(y []float32, w []byte, scale, offset []uint16, group int, x []floa
 
 // MatMulQ4 computes a matrix product with q4 weights, the prefill path:
 // y[t*rows+r] = sum_c x[t*cols+c] * W[r, c] for t < n, r < rows, with W
-// dequantized as in MatVecQ4 and x quantized as there.
+// dequantized as in MatVecQ4 and x quantized as there, or, for the batches
+// where Q4FloatActs(n) holds, multiplied as float32 by MatMulQ4Float.
 func MatMulQ4(y, x []float32, w []byte, scale, offset []uint16, group, n, rows, cols int) {
 	checkMat("MatMulQ4", len(y), rows*cols, len(x), n, rows, cols) // w is checked by MatMulQ4Acts
+	if Q4FloatActs(n) {
+		MatMulQ4Float(y, rows, x, n, w, scale, offset, group, rows, cols)
+		return
+	}
 	a := actsPool.Get().(*Int8Acts)
 	a.Quantize(x, n, cols)
 	MatMulQ4Acts(y, rows, a, w, scale, offset, group, rows)

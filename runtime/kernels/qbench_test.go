@@ -26,12 +26,13 @@ const benchStreamBytes = 192 << 20
 
 // qBenchFormats are the weight formats compared: fp16 (the existing
 // MatVecF16/MatMulF16), q8 (times int16 activations, MatMulQ8Acts), q8f
-// (q8 times float activations, MatMulQ8Float: the GEMM only), and q4 with
-// groups of 32 and 64.
+// (q8 times float activations, MatMulQ8Float: the GEMM only), q4 with
+// groups of 32 and 64 (times int8 activations, MatMulQ4Acts), and q4f (q4
+// times float activations, MatMulQ4Float: the GEMM only).
 var qBenchFormats = []struct {
 	name  string
-	group int // 0: q8; -1: fp16; -2: q8 with float activations
-}{{"f16", -1}, {"q8", 0}, {"q8f", -2}, {"q4g32", 32}, {"q4g64", 64}}
+	group int // 0: q8; -1: fp16; -2: q8 with float activations; -G: q4 with float activations
+}{{"f16", -1}, {"q8", 0}, {"q8f", -2}, {"q4g32", 32}, {"q4g64", 64}, {"q4fg32", -32}, {"q4fg64", -64}}
 
 // benchMatrix is one weight matrix in one format.
 type benchMatrix struct {
@@ -48,6 +49,9 @@ func (m benchMatrix) bytes() int64 {
 // benchMatrices makes count copies of a rows x cols matrix in the format
 // group names (copies share nothing, so rotating through them streams).
 func benchMatrices(rows, cols, group, count int) []benchMatrix {
+	if group < -2 {
+		group = -group // q4 with float activations: the same matrix
+	}
 	r := rand.New(rand.NewPCG(5, 5))
 	w := randW(r, min(rows, 256), cols) // one block of rows, repeated
 	var proto benchMatrix
@@ -102,6 +106,9 @@ func benchMatrices(rows, cols, group, count int) []benchMatrix {
 // the way a caller splits a product over a Pool: by slicing the row range.
 func runRows(y []float32, ldy int, m benchMatrix, a *Int8Acts, a16 *Int16Acts, xf []float32, group, n, rows, cols, lo, hi int) {
 	switch {
+	case group < -2:
+		g := -cols / group
+		MatMulQ4Float(y[lo:], ldy, xf, n, m.w4[lo*cols/2:hi*cols/2], m.scale[lo*g:hi*g], m.offset[lo*g:hi*g], -group, hi-lo, cols)
 	case group == -2:
 		MatMulQ8Float(y[lo:], ldy, xf, n, m.w8[lo*cols:hi*cols], m.scale[lo:hi], hi-lo, cols)
 	case group == -1:
@@ -131,7 +138,7 @@ func BenchmarkQuantGEMV(b *testing.B) {
 		a.Quantize(x[:s.cols], 1, s.cols)
 		a16.Quantize(x[:s.cols], 1, s.cols)
 		for _, f := range qBenchFormats {
-			if f.group == -2 {
+			if f.group < -1 {
 				continue // a GEMM kernel
 			}
 			one := benchMatrices(s.rows, s.cols, f.group, 1)
@@ -257,6 +264,49 @@ func BenchmarkQ8Batch(b *testing.B) {
 				b.ReportMetric(float64(s.rows)*float64(b.N)/tq.Seconds(), "q8-rows/s")
 				b.ReportMetric(float64(s.rows)*float64(b.N)/tf.Seconds(), "q8f-rows/s")
 				b.ReportMetric(tq.Seconds()/tf.Seconds(), "q8/q8f-time")
+			})
+		}
+	}
+}
+
+// BenchmarkQ4Batch finds the token count from which the q4 float-activation
+// GEMM (q4f, MatMulQ4Float) beats the W4A8 kernels (q4, Int8Acts.Quantize +
+// MatMulQ4Acts, the quantization timed too as a model does it once per
+// input), as BenchmarkQ8Batch does for q8: groups of 64, n = 1..8 tokens, 2
+// threads, weights streamed from DRAM, the two alternating within one run.
+func BenchmarkQ4Batch(b *testing.B) {
+	const group = 64
+	x := benchVec(8 * 4864)
+	y := make([]float32, 8*4864)
+	var a Int8Acts
+	p := NewPool(2)
+	defer p.Close()
+	for _, s := range qBenchShapes[:4] {
+		one := benchMatrices(s.rows, s.cols, group, 1)
+		ms := append(one, benchMatrices(s.rows, s.cols, group, max(1, int(benchStreamBytes/one[0].bytes()))-1)...)
+		for n := 1; n <= 8; n++ {
+			b.Run(fmt.Sprintf("%s/n=%d", s.name, n), func(b *testing.B) {
+				var cur benchMatrix
+				xs := x[:n*s.cols]
+				q4 := func(lo, hi int) { runRows(y, s.rows, cur, &a, nil, xs, group, n, s.rows, s.cols, lo, hi) }
+				q4f := func(lo, hi int) { runRows(y, s.rows, cur, nil, nil, xs, -group, n, s.rows, s.cols, lo, hi) }
+				var tq, tf time.Duration
+				i := 0
+				for b.Loop() {
+					cur = ms[i%len(ms)]
+					i++
+					t0 := time.Now()
+					a.Quantize(xs, n, s.cols)
+					p.Parallel(s.rows, p.rowGrain(s.rows, 12, 12), q4)
+					t1 := time.Now()
+					cur = ms[i%len(ms)]
+					i++
+					p.Parallel(s.rows, p.rowGrain(s.rows, 12, 12), q4f)
+					tq, tf = tq+t1.Sub(t0), tf+time.Since(t1)
+				}
+				b.ReportMetric(float64(s.rows)*float64(b.N)/tq.Seconds(), "q4-rows/s")
+				b.ReportMetric(float64(s.rows)*float64(b.N)/tf.Seconds(), "q4f-rows/s")
+				b.ReportMetric(tq.Seconds()/tf.Seconds(), "q4/q4f-time")
 			})
 		}
 	}

@@ -374,6 +374,126 @@ func gemmQ8YT4R1(y []float32, ldy int, x []float32, w []int8, scale []uint16, co
 //go:noescape
 func gemmQ8YT4R3(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols int, k int, panels int, add int)
 
+// gemmQ4ZT1R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*1+r,c]-sc[g,1+r]) for t < 1, r < 1, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 16.
+//
+//go:noescape
+func gemmQ4ZT1R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4ZT1R3 sets (add == 0) or adds to (add != 0) y[t*ldy+p*3+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*3+r,c]-sc[g,3+r]) for t < 1, r < 3, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 16.
+//
+//go:noescape
+func gemmQ4ZT1R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4ZT2R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*1+r,c]-sc[g,1+r]) for t < 2, r < 1, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 16.
+//
+//go:noescape
+func gemmQ4ZT2R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4ZT2R3 sets (add == 0) or adds to (add != 0) y[t*ldy+p*3+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*3+r,c]-sc[g,3+r]) for t < 2, r < 3, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 16.
+//
+//go:noescape
+func gemmQ4ZT2R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4ZT3R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*1+r,c]-sc[g,1+r]) for t < 3, r < 1, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 16.
+//
+//go:noescape
+func gemmQ4ZT3R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4ZT3R3 sets (add == 0) or adds to (add != 0) y[t*ldy+p*3+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*3+r,c]-sc[g,3+r]) for t < 3, r < 3, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 16.
+//
+//go:noescape
+func gemmQ4ZT3R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4ZT4R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*1+r,c]-sc[g,1+r]) for t < 4, r < 1, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 16.
+//
+//go:noescape
+func gemmQ4ZT4R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4ZT4R3 sets (add == 0) or adds to (add != 0) y[t*ldy+p*3+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*3+r,c]-sc[g,3+r]) for t < 4, r < 3, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 16.
+//
+//go:noescape
+func gemmQ4ZT4R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4ZT5R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*1+r,c]-sc[g,1+r]) for t < 5, r < 1, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 16.
+//
+//go:noescape
+func gemmQ4ZT5R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4ZT5R3 sets (add == 0) or adds to (add != 0) y[t*ldy+p*3+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*3+r,c]-sc[g,3+r]) for t < 5, r < 3, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 16.
+//
+//go:noescape
+func gemmQ4ZT5R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4ZT6R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*1+r,c]-sc[g,1+r]) for t < 6, r < 1, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 16.
+//
+//go:noescape
+func gemmQ4ZT6R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4ZT6R3 sets (add == 0) or adds to (add != 0) y[t*ldy+p*3+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*3+r,c]-sc[g,3+r]) for t < 6, r < 3, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 16.
+//
+//go:noescape
+func gemmQ4ZT6R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4ZT7R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*1+r,c]-sc[g,1+r]) for t < 7, r < 1, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 16.
+//
+//go:noescape
+func gemmQ4ZT7R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4ZT7R3 sets (add == 0) or adds to (add != 0) y[t*ldy+p*3+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*3+r,c]-sc[g,3+r]) for t < 7, r < 3, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 16.
+//
+//go:noescape
+func gemmQ4ZT7R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4ZT8R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*1+r,c]-sc[g,1+r]) for t < 8, r < 1, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 16.
+//
+//go:noescape
+func gemmQ4ZT8R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4ZT8R3 sets (add == 0) or adds to (add != 0) y[t*ldy+p*3+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*3+r,c]-sc[g,3+r]) for t < 8, r < 3, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 16.
+//
+//go:noescape
+func gemmQ4ZT8R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4YT1R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*1+r,c]-sc[g,1+r]) for t < 1, r < 1, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 8.
+//
+//go:noescape
+func gemmQ4YT1R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4YT1R3 sets (add == 0) or adds to (add != 0) y[t*ldy+p*3+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*3+r,c]-sc[g,3+r]) for t < 1, r < 3, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 8.
+//
+//go:noescape
+func gemmQ4YT1R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4YT2R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*1+r,c]-sc[g,1+r]) for t < 2, r < 1, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 8.
+//
+//go:noescape
+func gemmQ4YT2R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4YT2R3 sets (add == 0) or adds to (add != 0) y[t*ldy+p*3+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*3+r,c]-sc[g,3+r]) for t < 2, r < 3, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 8.
+//
+//go:noescape
+func gemmQ4YT2R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4YT3R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*1+r,c]-sc[g,1+r]) for t < 3, r < 1, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 8.
+//
+//go:noescape
+func gemmQ4YT3R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4YT3R3 sets (add == 0) or adds to (add != 0) y[t*ldy+p*3+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*3+r,c]-sc[g,3+r]) for t < 3, r < 3, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 8.
+//
+//go:noescape
+func gemmQ4YT3R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4YT4R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*1+r,c]-sc[g,1+r]) for t < 4, r < 1, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 8.
+//
+//go:noescape
+func gemmQ4YT4R1(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
+// gemmQ4YT4R3 sets (add == 0) or adds to (add != 0) y[t*ldy+p*3+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*3+r,c]-sc[g,3+r]) for t < 4, r < 3, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of 8.
+//
+//go:noescape
+func gemmQ4YT4R3(y []float32, ldy int, x []float32, w []byte, sc []float32, cols int, k int, gmask int, sstep int, panels int, add int)
+
 // gemmNNZ1x16 sets (add == 0) or adds to (add != 0) c[i*ldc+p*16+j] the sum_{kk<k} a[i*lda+kk]*b[kk*ldb+p*16+j] for i < 1, j < 16, p < panels; k > 0.
 //
 //go:noescape

@@ -61,6 +61,29 @@ var gemmQ8YPanels = [tileTokens][2]q8fPanelFunc{
 	{gemmQ8YT4R1, gemmQ8YT4R3},
 }
 
+// q4fPanelFunc is the signature of the q4 float-activation GEMM kernels (internal/gen/q4f.go).
+type q4fPanelFunc = func(y []float32, ldy int, x []float32, w []byte, sc []float32, cols, k, gmask, sstep, panels, add int)
+
+// gemmQ4ZPanels holds the AVX-512 (VBMI) q4 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for zq4Rows rows].
+var gemmQ4ZPanels = [zq4Tokens][2]q4fPanelFunc{
+	{gemmQ4ZT1R1, gemmQ4ZT1R3},
+	{gemmQ4ZT2R1, gemmQ4ZT2R3},
+	{gemmQ4ZT3R1, gemmQ4ZT3R3},
+	{gemmQ4ZT4R1, gemmQ4ZT4R3},
+	{gemmQ4ZT5R1, gemmQ4ZT5R3},
+	{gemmQ4ZT6R1, gemmQ4ZT6R3},
+	{gemmQ4ZT7R1, gemmQ4ZT7R3},
+	{gemmQ4ZT8R1, gemmQ4ZT8R3},
+}
+
+// gemmQ4YPanels holds the AVX2 q4 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for tileRows rows].
+var gemmQ4YPanels = [tileTokens][2]q4fPanelFunc{
+	{gemmQ4YT1R1, gemmQ4YT1R3},
+	{gemmQ4YT2R1, gemmQ4YT2R3},
+	{gemmQ4YT3R1, gemmQ4YT3R3},
+	{gemmQ4YT4R1, gemmQ4YT4R3},
+}
+
 // gemmNNZKernels holds the NN kernels indexed by [rows-1][0 for 16 columns, 1 for 64].
 var gemmNNZKernels = [nnRows][2]func(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int){
 	{gemmNNZ1x16, gemmNNZ1x64},
@@ -91,4 +114,7 @@ const (
 	// zTokens x zRows is the GEMM micro-tile of the AVX-512 assembly.
 	zTokens = 6
 	zRows   = 4
+	// zq4Tokens x zq4Rows is the micro-tile of the AVX-512 q4 float-activation GEMM.
+	zq4Tokens = 8
+	zq4Rows   = 3
 )

@@ -46,6 +46,7 @@ func main() {
 	gemmPanels("gemmF32Panels", false)
 	avx512Kernels()
 	q8fKernels()
+	q4fKernels()
 	nnKernels()
 	sum()
 	dot()
@@ -110,6 +111,20 @@ func writeTiles(path string) {
 		fmt.Fprintf(&b, "{%s, %s},\n", q8fName(false, t, 1), q8fName(false, t, tileRows))
 	}
 	b.WriteString("}\n\n")
+	fmt.Fprintf(&b, "// q4fPanelFunc is the signature of the q4 float-activation GEMM kernels (internal/gen/q4f.go).\n")
+	fmt.Fprintf(&b, "type q4fPanelFunc = func(y []float32, ldy int, x []float32, w []byte, sc []float32, cols, k, gmask, sstep, panels, add int)\n\n")
+	fmt.Fprintf(&b, "// gemmQ4ZPanels holds the AVX-512 (VBMI) q4 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for zq4Rows rows].\n")
+	fmt.Fprintf(&b, "var gemmQ4ZPanels = [zq4Tokens][2]q4fPanelFunc{\n")
+	for t := 1; t <= zq4Tokens; t++ {
+		fmt.Fprintf(&b, "{%s, %s},\n", q4fName(true, t, 1), q4fName(true, t, zq4Rows))
+	}
+	b.WriteString("}\n\n")
+	fmt.Fprintf(&b, "// gemmQ4YPanels holds the AVX2 q4 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for tileRows rows].\n")
+	fmt.Fprintf(&b, "var gemmQ4YPanels = [tileTokens][2]q4fPanelFunc{\n")
+	for t := 1; t <= tileTokens; t++ {
+		fmt.Fprintf(&b, "{%s, %s},\n", q4fName(false, t, 1), q4fName(false, t, tileRows))
+	}
+	b.WriteString("}\n\n")
 	for _, isa := range nnISAs {
 		fmt.Fprintf(&b, "// gemmNN%sKernels holds the NN kernels indexed by [rows-1][0 for %d columns, 1 for %d].\n", isa.name, isa.lanes, isa.wide*isa.lanes)
 		fmt.Fprintf(&b, "var gemmNN%sKernels = [nnRows][2]func(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int){\n", isa.name)
@@ -120,7 +135,8 @@ func writeTiles(path string) {
 	}
 	fmt.Fprintf(&b, "// nnRows is the most rows of one NN kernel.\nconst nnRows = %d\n\n", nnRows)
 	fmt.Fprintf(&b, "const (\n\t// tileTokens x tileRows is the GEMM micro-tile of the AVX2 assembly.\n\ttileTokens = %d\n\ttileRows = %d\n", tileTokens, tileRows)
-	fmt.Fprintf(&b, "\t// zTokens x zRows is the GEMM micro-tile of the AVX-512 assembly.\n\tzTokens = %d\n\tzRows = %d\n)\n", zTokens, zRows)
+	fmt.Fprintf(&b, "\t// zTokens x zRows is the GEMM micro-tile of the AVX-512 assembly.\n\tzTokens = %d\n\tzRows = %d\n", zTokens, zRows)
+	fmt.Fprintf(&b, "\t// zq4Tokens x zq4Rows is the micro-tile of the AVX-512 q4 float-activation GEMM.\n\tzq4Tokens = %d\n\tzq4Rows = %d\n)\n", zq4Tokens, zq4Rows)
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		log.Fatal(err)
