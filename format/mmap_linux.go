@@ -11,21 +11,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// adviseMapping asks for transparent huge pages on the mapping (MADV_HUGEPAGE). For a file
-// mapping this makes the kernel read pages it does not have cached as 2 MiB folios (on
-// filesystems with large folios, such as ext4 and XFS on Linux 6.x) and map them with one PMD
-// entry each: a weight matrix then crosses a few hundred TLB entries instead of a few hundred
-// thousand, and the hardware prefetchers no longer stop at every 4 KiB page. In a VM, where
-// every TLB miss walks two page tables, this doubled the read bandwidth of a 1 GB decode step
-// (BENCHMARKS.md). The advice is only a hint: an error (no THP support, THP disabled) changes
-// nothing and is ignored.
-func adviseMapping(data []byte) {
-	_ = unix.Madvise(data, unix.MADV_HUGEPAGE)
-}
+// adviseMapping leaves the mapping as the kernel sets it up: no MADV_HUGEPAGE by default.
+// Huge pages help decode only when the page cache holds the bundle in 2 MiB folios, which it
+// does not right after the bundle was written (anepack, a pull), the usual case; there the
+// advice measured 3-10% slower decode (Intel Sapphire Rapids at 2 and 16 threads, AMD EPYC at
+// 2 threads; BENCHMARKS.md, "Huge pages"). --mlock (PlaceHuge) asks for them and re-reads the
+// file so that they are actually used.
+func adviseMapping(data []byte) {}
 
-// PlaceHuge makes the whole mapping resident, in 2 MiB pages where the kernel can. It reads
-// every page in (MADV_POPULATE_READ); if less than 90% of the mapping then sits in 2 MiB page
-// mappings, because the page cache holds the file in small folios (as it does right after the
+// PlaceHuge makes the whole mapping resident, in 2 MiB pages where the kernel can. It asks for
+// transparent huge pages (MADV_HUGEPAGE) and reads every page in (MADV_POPULATE_READ); if less
+// than 90% of the mapping then sits in 2 MiB page mappings, because the page cache holds the file in small folios (as it does right after the
 // file was written in chunks smaller than 2 MiB, or copied with a small buffer, or when some of
 // it was evicted and read back by a process that did not ask for huge pages), it drops the
 // mapping's pages, evicts them from the page cache (pages another process maps stay) and reads
@@ -36,6 +32,9 @@ func (b *Bundle) PlaceHuge() (before, after int64, err error) {
 	if b.data == nil {
 		return 0, 0, fmt.Errorf("format: %s is not memory-mapped", b.name)
 	}
+	// Ask for transparent huge pages first: a file mapping is read in 2 MiB folios only under
+	// MADV_HUGEPAGE (an error, no THP support, only means small pages).
+	_ = unix.Madvise(b.data, unix.MADV_HUGEPAGE)
 	if err := unix.Madvise(b.data, unix.MADV_POPULATE_READ); err != nil {
 		return 0, 0, fmt.Errorf("format: populate %s: %w", b.name, err)
 	}
