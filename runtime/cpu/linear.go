@@ -45,6 +45,12 @@ type dispatch struct {
 	// (and for the up projection of SwiGLU); a work item takes one and gives it back.
 	scratch chan []float32
 
+	// act and actY are the current elementwise activation job (activate); actFn is its
+	// method value, made once so that a call allocates nothing.
+	act   func(dst, x []float32)
+	actY  []float32
+	actFn func(lo, hi int)
+
 	// The current job.
 	x     []float32 // [n, cols]
 	n     int
@@ -64,9 +70,24 @@ func newDispatch(pool *kernels.Pool, batch int) *dispatch {
 		// result of up to maxDecodeGrain rows.
 		d.scratch <- make([]float32, max(2*batch*prefillGrain, maxDecodeGrain))
 	}
-	d.fn = d.run
+	d.fn, d.actFn = d.run, d.runAct
 	return d
 }
+
+// activationGrain is the elements per work item of activate: enough to amortize a work item,
+// small enough to split a prefill's [n, intermediate] activations over every thread.
+const activationGrain = 8192
+
+// activate applies act to y in place, in parallel over the pool (a plain MLP's activation of
+// [n, intermediate] values, GPT-2's gelu_new, is otherwise a serial stretch of every prefill).
+func (d *dispatch) activate(act func(dst, x []float32), y []float32) {
+	d.act, d.actY = act, y
+	d.pool.Parallel(len(y), activationGrain, d.actFn)
+	d.act, d.actY = nil, nil
+}
+
+// runAct is one work item of activate.
+func (d *dispatch) runAct(lo, hi int) { d.act(d.actY[lo:hi], d.actY[lo:hi]) }
 
 // add appends an output to the current job.
 func (d *dispatch) add(w *runtime.Linear, bias, y []float32, ldy, col int) {

@@ -109,7 +109,7 @@ func (pr *projector) Group(layer, g int, x []float32, n int, y []float32) error 
 		} else {
 			pr.d.add(w[0], b[0], mlp, inter, 0)
 			pr.d.linear(x, n)
-			pr.p.act(mlp, mlp)
+			pr.d.activate(pr.p.act, mlp)
 			w, b = w[1:], b[1:]
 		}
 		pr.d.add(w[0], b[0], y, G.Out, 0)
