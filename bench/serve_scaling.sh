@@ -59,7 +59,8 @@ for r in $(seq "$rounds"); do
     wait_up "$url"
     "$loadgen" -url "$url" -clients 1 -requests 1 -max-tokens 4 >/dev/null # warm up
     for c in "${counts[@]}"; do
-      j=$("$loadgen" -url "$url" -clients "$c" -requests $((2 * c)) -max-tokens "$tokens" -pid "$pid" -json)
+      # loadgen exits 1 when a request failed; its JSON line (with "failed") still says how many.
+      j=$("$loadgen" -url "$url" -clients "$c" -requests $((2 * c)) -max-tokens "$tokens" -pid "$pid" -json) || true
       tps=$(sed -E 's/.*"tokens_per_s":([0-9.]+).*/\1/' <<<"$j")
       p50=$(sed -E 's/.*"ttft_ms_p50":([0-9.]+).*/\1/' <<<"$j")
       p99=$(sed -E 's/.*"ttft_ms_p99":([0-9.]+).*/\1/' <<<"$j")
