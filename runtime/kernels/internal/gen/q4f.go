@@ -73,16 +73,7 @@ func q4fKernels() {
 		DATA(8*m, U32(uint32(8*m)))
 		DATA(8*m+4, U32(uint32(8*m+4)))
 	}
-	for t := 1; t <= zq4Tokens; t++ {
-		for _, r := range []int{1, zq4Rows} {
-			q4fPanels(true, t, r)
-		}
-	}
-	for t := 1; t <= tileTokens; t++ {
-		for _, r := range []int{1, tileRows} {
-			q4fPanels(false, t, r)
-		}
-	}
+	eachTile(zq4Tokens, zq4Rows, q4fPanels)
 }
 
 // q4fPanels emits one kernel: for T tokens it sweeps `panels` consecutive
@@ -108,16 +99,7 @@ func q4fPanels(z bool, T, R int) {
 	TEXT(name, NOSPLIT, "func(y []float32, ldy int, x []float32, w []byte, sc []float32, cols, k, gmask, sstep, panels, add int)")
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s sets (add == 0) or adds to (add != 0) y[t*ldy+p*%d+r] the sum_{c<k} x[t*cols+c]*sc[g,r]*(q[p*%d+r,c]-sc[g,%d+r]) for t < %d, r < %d, p < panels (see q4fPanels); k is a positive multiple of the group, a multiple of %d.", name, R, R, R, T, R, lanes))
-	yLocal, ldyLocal, stepLocal, sLocal := AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8)
-	{
-		yb := Load(Param("y").Base(), GP64())
-		MOVQ(yb, yLocal)
-		ldy := Load(Param("ldy"), GP64())
-		SHLQ(U8(2), ldy)
-		MOVQ(ldy, ldyLocal)
-		sb := Load(Param("sc").Base(), GP64())
-		MOVQ(sb, sLocal)
-	}
+	yLocal, ldyLocal, stepLocal, sLocal := panelLocals("sc")
 	x0 := Load(Param("x").Base(), GP64())
 	w0 := Load(Param("w").Base(), GP64())
 	cols := Load(Param("cols"), GP64())

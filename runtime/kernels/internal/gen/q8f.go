@@ -37,16 +37,37 @@ func q8fName(z bool, T, R int) string {
 
 // q8fKernels emits every q8 float-activation kernel.
 func q8fKernels() {
-	for t := 1; t <= zTokens; t++ {
-		for _, r := range []int{1, zRows} {
-			q8fPanels(true, t, r)
+	eachTile(zTokens, zRows, q8fPanels)
+}
+
+// eachTile calls emit for every AVX-512 tile shape (1..zt tokens by 1 or zr rows), then every
+// AVX2 one (1..tileTokens tokens by 1 or tileRows rows).
+func eachTile(zt, zr int, emit func(z bool, T, R int)) {
+	for t := 1; t <= zt; t++ {
+		for _, r := range []int{1, zr} {
+			emit(true, t, r)
 		}
 	}
 	for t := 1; t <= tileTokens; t++ {
 		for _, r := range []int{1, tileRows} {
-			q8fPanels(false, t, r)
+			emit(false, t, r)
 		}
 	}
+}
+
+// panelLocals allocates the frame slots of a float-activation panel kernel and fills three:
+// y's base, ldy in bytes and the base of the slice parameter scales; stepLocal, the panel
+// step in bytes, is the caller's to store.
+func panelLocals(scales string) (yLocal, ldyLocal, stepLocal, sLocal Mem) {
+	yLocal, ldyLocal, stepLocal, sLocal = AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8)
+	yb := Load(Param("y").Base(), GP64())
+	MOVQ(yb, yLocal)
+	ldy := Load(Param("ldy"), GP64())
+	SHLQ(U8(2), ldy)
+	MOVQ(ldy, ldyLocal)
+	sb := Load(Param(scales).Base(), GP64())
+	MOVQ(sb, sLocal)
+	return yLocal, ldyLocal, stepLocal, sLocal
 }
 
 // q8fPanels emits one kernel: for T tokens it sweeps `panels` consecutive
@@ -70,16 +91,7 @@ func q8fPanels(z bool, T, R int) {
 	TEXT(name, NOSPLIT, "func(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols, k, panels, add int)")
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s sets (add == 0) or adds to (add != 0) y[t*ldy+p*%d+r] the scale[p*%d+r] * sum_{c<k} x[t*cols+c]*w[(p*%d+r)*cols+c] for t < %d, r < %d, p < panels; k is a positive multiple of %d.", name, R, R, R, T, R, lanes))
-	yLocal, ldyLocal, stepLocal, sLocal := AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8)
-	{
-		yb := Load(Param("y").Base(), GP64())
-		MOVQ(yb, yLocal)
-		ldy := Load(Param("ldy"), GP64())
-		SHLQ(U8(2), ldy)
-		MOVQ(ldy, ldyLocal)
-		sb := Load(Param("scale").Base(), GP64())
-		MOVQ(sb, sLocal)
-	}
+	yLocal, ldyLocal, stepLocal, sLocal := panelLocals("scale")
 	x0 := Load(Param("x").Base(), GP64())
 	w0 := Load(Param("w").Base(), GP64())
 	cols := Load(Param("cols"), GP64())
