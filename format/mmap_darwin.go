@@ -2,10 +2,6 @@ package format
 
 import "fmt"
 
-// adviseMapping has nothing to ask for on macOS: it has no transparent huge pages for file
-// mappings (see mmap_linux.go).
-func adviseMapping(data []byte) {}
-
 // PlaceHuge makes the whole mapping resident by reading every page; macOS has no huge pages
 // for file mappings, so it reports 0 bytes in them (see mmap_linux.go).
 func (b *Bundle) PlaceHuge() (before, after int64, err error) {

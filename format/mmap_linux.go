@@ -11,23 +11,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// adviseMapping leaves the mapping as the kernel sets it up: no MADV_HUGEPAGE by default.
-// Huge pages help decode only when the page cache holds the bundle in 2 MiB folios, which it
-// does not right after the bundle was written (anepack, a pull), the usual case; there the
-// advice measured 3-10% slower decode (Intel Sapphire Rapids at 2 and 16 threads, AMD EPYC at
-// 2 threads; BENCHMARKS.md, "Huge pages"). --mlock (PlaceHuge) asks for them and re-reads the
-// file so that they are actually used.
-func adviseMapping(data []byte) {}
-
 // PlaceHuge makes the whole mapping resident, in 2 MiB pages where the kernel can. It asks for
 // transparent huge pages (MADV_HUGEPAGE) and reads every page in (MADV_POPULATE_READ); if less
-// than 90% of the mapping then sits in 2 MiB page mappings, because the page cache holds the file in small folios (as it does right after the
-// file was written in chunks smaller than 2 MiB, or copied with a small buffer, or when some of
-// it was evicted and read back by a process that did not ask for huge pages), it drops the
-// mapping's pages, evicts them from the page cache (pages another process maps stay) and reads
+// than 90% of the mapping then sits in 2 MiB page mappings, because the page cache holds the
+// file in small folios (as it does right after the file was written in chunks smaller than
+// 2 MiB, or copied with a small buffer, or when some of it was evicted and read back by a
+// process that did not ask for huge pages), it drops the mapping's pages, evicts them from the page cache (pages another process maps stay) and reads
 // them again, which under MADV_HUGEPAGE the kernel does in 2 MiB folios. That costs one read
 // of the file from disk, once: later runs find the large folios in the page cache. It reports
 // the bytes mapped with 2 MiB entries before and after.
+//
+// Open does not ask for huge pages itself: they help decode only when the page cache holds the
+// bundle in 2 MiB folios, which it does not right after the bundle was written (anepack, a
+// pull), the usual case; there MADV_HUGEPAGE on the mapping measured 3-10% slower decode
+// (Sapphire Rapids at 2 and 16 threads, AMD EPYC at 2; BENCHMARKS.md, "Huge pages").
 func (b *Bundle) PlaceHuge() (before, after int64, err error) {
 	if b.data == nil {
 		return 0, 0, fmt.Errorf("format: %s is not memory-mapped", b.name)

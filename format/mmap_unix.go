@@ -52,7 +52,6 @@ func openMapped(path string) (b *Bundle, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("mmap: %w", err)
 	}
-	adviseMapping(data)
 	defer func() {
 		if err != nil {
 			fileutil.Unmap(data)
