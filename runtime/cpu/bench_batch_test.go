@@ -31,6 +31,7 @@ var qwen05BDType = map[string]func() (string, error){
 	"int8": sync.OnceValues(func() (string, error) { return buildQwen05B("int8") }),
 }
 
+// buildQwen05B packs the full-size Qwen2.5-0.5B SYNTH-1 checkpoint (seed 1) as dtype.
 func buildQwen05B(dtype string) (string, error) {
 	cfgPath, err := testmodel.Config("qwen2.5-0.5b")
 	if err != nil {

@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"os"
 	"sync"
 	"testing"
 
@@ -18,17 +17,7 @@ import (
 // Decode reports tokens/s of single-token steps after a 128-token prompt; Prefill reports
 // tokens/s of 128-token batched prompts.
 
-var qwen05B = sync.OnceValues(func() (string, error) {
-	cfgPath, err := testmodel.Config("qwen2.5-0.5b")
-	if err != nil {
-		return "", err
-	}
-	cfg, err := os.ReadFile(cfgPath)
-	if err != nil {
-		return "", err
-	}
-	return testmodel.Build(cfg, 1, "qwen2.5-0.5b", "f16")
-})
+var qwen05B = sync.OnceValues(func() (string, error) { return buildQwen05B("f16") })
 
 func benchModel(b *testing.B, name string) (*runtime.Model, *Backend) {
 	b.Helper()
