@@ -206,3 +206,44 @@ func TestQuantizedBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignQuantizedCheckpoint: a checkpoint already quantized in a scheme anepack does not
+// read (GPTQ/AWQ qweight, bitsandbytes SCB, compressed-tensors weight_packed) is refused with
+// an error naming the file, the tensor and the scheme, and nothing is written.
+func TestForeignQuantizedCheckpoint(t *testing.T) {
+	for _, tc := range []struct{ suffix, scheme string }{
+		{".qweight", "GPTQ/AWQ"},
+		{".SCB", "bitsandbytes int8"},
+		{".weight_packed", "compressed-tensors"},
+	} {
+		t.Run(tc.suffix, func(t *testing.T) {
+			dir := goldenCheckpoint(t, "qwen3-tiny")
+			ckpt, err := convert.OpenCheckpoint(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ts []sttest.Tensor
+			for _, n := range ckpt.Names() {
+				r := ckpt.Tensor(n)
+				ts = append(ts, sttest.New(n, r.RawDType, r.Shape, r.Data))
+			}
+			name := "model.layers.0.self_attn.q_proj" + tc.suffix
+			ts = append(ts, sttest.New(name, "I32", []int{2}, make([]byte, 8)))
+			data := sttest.Build(ts) // before Close: the tensors' bytes are the checkpoint's mapping
+			ckpt.Close()
+			if err := os.WriteFile(filepath.Join(dir, convert.SingleFile), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), "q.aneb")
+			_, err = Pack(context.Background(), dir, Options{Output: out, DType: "int8"})
+			for _, want := range []string{filepath.Join(dir, convert.SingleFile), name, tc.scheme, "does not read"} {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("error %v does not mention %q", err, want)
+				}
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("a bundle was written")
+			}
+		})
+	}
+}
