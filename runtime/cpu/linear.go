@@ -40,10 +40,10 @@ const maxDecodeGrain = 4096
 // nothing.
 type dispatch struct {
 	pool *kernels.Pool
-	fn   func(lo, hi int)
-	// scratch holds one buffer per pool thread for prefill results before they are scattered
-	// (and for the up projection of SwiGLU); a work item takes one and gives it back.
-	scratch chan []float32
+	fn   func(slot, lo, hi int)
+	// scratch holds one buffer per pool slot for prefill results before they are scattered
+	// (and for the up projection of a gated MLP); a work item uses its slot's.
+	scratch [][]float32
 
 	// act and actY are the current elementwise activation job (activate); actFn is its
 	// method value, made once so that a call allocates nothing.
@@ -64,11 +64,11 @@ type dispatch struct {
 }
 
 func newDispatch(pool *kernels.Pool, batch int) *dispatch {
-	d := &dispatch{pool: pool, scratch: make(chan []float32, pool.Threads())}
-	for range pool.Threads() {
+	d := &dispatch{pool: pool, scratch: make([][]float32, pool.Threads())}
+	for i := range d.scratch {
 		// A prefill item holds two [batch, prefillGrain] results; a decode item one GEMV
 		// result of up to maxDecodeGrain rows.
-		d.scratch <- make([]float32, max(2*batch*prefillGrain, maxDecodeGrain))
+		d.scratch[i] = make([]float32, max(2*batch*prefillGrain, maxDecodeGrain))
 	}
 	d.fn, d.actFn = d.run, d.runAct
 	return d
@@ -105,7 +105,7 @@ func (d *dispatch) linear(x []float32, n int) {
 	last := &d.outs[d.nout-1]
 	d.x, d.n, d.gated = x, n, nil
 	d.quantizeInput()
-	d.pool.Parallel(last.first+last.w.Rows, d.grain(last.first+last.w.Rows), d.fn)
+	d.pool.ParallelSlots(last.first+last.w.Rows, d.grain(last.first+last.w.Rows), d.fn)
 	d.reset()
 }
 
@@ -130,7 +130,7 @@ func (d *dispatch) gatedMLP(y, x []float32, n int, gate, up *runtime.Linear, gb,
 	d.outs[1] = output{w: up, bias: ub}
 	d.nout, d.x, d.n, d.gated = 2, x, n, act
 	d.quantizeInput()
-	d.pool.Parallel(gate.Rows, d.grain(gate.Rows), d.fn)
+	d.pool.ParallelSlots(gate.Rows, d.grain(gate.Rows), d.fn)
 	d.reset()
 }
 
@@ -154,13 +154,12 @@ func (d *dispatch) grain(rows int) int {
 	return (g + 3) &^ 3
 }
 
-// run is the work item: rows [lo, hi) of the concatenated outputs.
-func (d *dispatch) run(lo, hi int) {
+// run is the work item: rows [lo, hi) of the concatenated outputs, with slot's scratch.
+func (d *dispatch) run(slot, lo, hi int) {
 	if d.gated != nil {
-		d.runGated(lo, hi)
+		d.runGated(d.scratch[slot], lo, hi)
 		return
 	}
-	var tmp []float32
 	for i := range d.outs[:d.nout] {
 		o := &d.outs[i]
 		a, b := max(lo, o.first)-o.first, min(hi, o.first+o.w.Rows)-o.first
@@ -185,9 +184,7 @@ func (d *dispatch) run(lo, hi int) {
 			}
 			continue
 		}
-		if tmp == nil {
-			tmp = <-d.scratch
-		}
+		tmp := d.scratch[slot]
 		rows := b - a
 		o.w.MatMul(tmp[:d.n*rows], d.x, d.n, a, b)
 		for t := 0; t < d.n; t++ {
@@ -198,15 +195,12 @@ func (d *dispatch) run(lo, hi int) {
 			}
 		}
 	}
-	if tmp != nil {
-		d.scratch <- tmp
-	}
 }
 
-func (d *dispatch) runGated(lo, hi int) {
+// runGated is the work item of gatedMLP: rows [lo, hi) of gate and up, with tmp as scratch.
+func (d *dispatch) runGated(tmp []float32, lo, hi int) {
 	gate, up := &d.outs[0], &d.outs[1]
 	rows := hi - lo
-	tmp := <-d.scratch
 	if d.n == 1 {
 		y := gate.y[lo:hi]
 		u := tmp[:rows]
@@ -226,7 +220,6 @@ func (d *dispatch) runGated(lo, hi int) {
 			d.gated(gate.y[t*gate.ldy+lo:t*gate.ldy+hi], gt, ut)
 		}
 	}
-	d.scratch <- tmp
 }
 
 // product computes rows [lo, hi) of w for the job's tokens into y, [n, hi-lo] densely: from

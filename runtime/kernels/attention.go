@@ -21,13 +21,14 @@ import "fmt"
 // batch (prefill) by KV head and block of tokens, as matrix products (attention_batch.go).
 type Attention struct {
 	pool    *Pool
-	fn      func(lo, hi int)
-	scratch chan []float32 // one [maxTokens] scores buffer per pool thread
+	fn      func(slot, lo, hi int)
+	scratch [][]float32 // one [maxTokens] scores buffer per pool slot
 
-	batchFn, prepFn func(lo, hi int)
-	batchScratch    chan *attnScratch // one per pool thread, grown on demand
-	batch           attnBatch         // the batched path's shared state
-	prepChunks      int               // position chunks per KV head in its pre-pass
+	batchFn      func(slot, lo, hi int)
+	prepFn       func(lo, hi int)
+	batchScratch []*attnScratch // one per pool slot, grown on demand
+	batch        attnBatch      // the batched path's shared state
+	prepChunks   int            // position chunks per KV head in its pre-pass
 
 	heads, kvHeads, headDim, maxTokens int
 	scale                              float32
@@ -48,10 +49,10 @@ type Attention struct {
 // values over a cache of maxTokens positions; scale is usually headDim^-0.5.
 func NewAttention(pool *Pool, heads, kvHeads, headDim, maxTokens int, scale float32) *Attention {
 	a := &Attention{pool: pool, heads: heads, kvHeads: kvHeads, headDim: headDim, maxTokens: maxTokens,
-		scale: scale, scratch: make(chan []float32, pool.Threads()), batchScratch: make(chan *attnScratch, pool.Threads())}
-	for range pool.Threads() {
-		a.scratch <- make([]float32, maxTokens)
-		a.batchScratch <- new(attnScratch)
+		scale: scale, scratch: make([][]float32, pool.Threads()), batchScratch: make([]*attnScratch, pool.Threads())}
+	for i := range pool.Threads() {
+		a.scratch[i] = make([]float32, maxTokens)
+		a.batchScratch[i] = new(attnScratch)
 	}
 	a.fn, a.batchFn, a.prepFn = a.run, a.runBatch, a.prep
 	return a
@@ -76,14 +77,14 @@ func (a *Attention) ComputeWindow(out, q []float32, qStride int, keys, values []
 	if n > 1 {
 		a.computeBatch(n)
 	} else {
-		a.pool.Parallel(n*a.heads, 1, a.fn)
+		a.pool.ParallelSlots(n*a.heads, 1, a.fn)
 	}
 	a.out, a.q, a.keys, a.values = nil, nil, nil, nil
 }
 
-func (a *Attention) run(lo, hi int) {
+func (a *Attention) run(slot, lo, hi int) {
 	d, group, capacity := a.headDim, a.heads/a.kvHeads, a.capacity
-	scores := <-a.scratch
+	scores := a.scratch[slot]
 	for item := lo; item < hi; item++ {
 		i, h := item/a.heads, item%a.heads
 		q := a.q[i*a.qStride+h*d : i*a.qStride+(h+1)*d]
@@ -114,5 +115,4 @@ func (a *Attention) run(lo, hi int) {
 			}
 		}
 	}
-	a.scratch <- scores
 }

@@ -75,7 +75,7 @@ func (a *Attention) computeBatch(n int) {
 
 	a.qBlock = a.queryBlock(n, b.span)
 	blocks := (n + a.qBlock - 1) / a.qBlock
-	a.pool.Parallel(a.kvHeads*blocks, 1, a.batchFn)
+	a.pool.ParallelSlots(a.kvHeads*blocks, 1, a.batchFn)
 }
 
 // prep is the pre-pass's work item: for items [lo, hi) of (KV head, 64
@@ -108,15 +108,14 @@ func (a *Attention) prep(lo, hi int) {
 
 // runBatch is the work item of the batched path: items [lo, hi) of
 // (KV head, query block) pairs, KV head major.
-func (a *Attention) runBatch(lo, hi int) {
-	sc := <-a.batchScratch
+func (a *Attention) runBatch(slot, lo, hi int) {
+	sc := a.batchScratch[slot]
 	blocks := (a.n + a.qBlock - 1) / a.qBlock
 	for item := lo; item < hi; item++ {
 		g, blk := item/blocks, item%blocks
 		i0 := blk * a.qBlock
 		a.block(sc, g, i0, min(a.n, i0+a.qBlock))
 	}
-	a.batchScratch <- sc
 }
 
 // block computes the outputs of tokens [i0, i1) for the query heads of KV

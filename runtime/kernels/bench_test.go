@@ -360,7 +360,7 @@ func BenchmarkAttentionPrefill(b *testing.B) {
 					}
 					a.out, a.q, a.qStride, a.keys, a.values, a.pos, a.n = out, q, heads*d, keys, values, 0, n
 					a.capacity, a.window = n, 0
-					pool.Parallel(n*heads, 1, a.fn)
+					pool.ParallelSlots(n*heads, 1, a.fn)
 				}
 				reportGFLOPS(b, 4*d*pairs)
 			})

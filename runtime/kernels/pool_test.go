@@ -149,3 +149,39 @@ func TestPoolWakesParkedWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolParallelSlots checks that ParallelSlots covers the range once, that every slot is in
+// [0, Threads()) and that no two goroutines hold one slot at the same time (each item marks its
+// slot busy while it runs; an item that finds it busy fails).
+func TestPoolParallelSlots(t *testing.T) {
+	for _, threads := range []int{1, 3, 8} {
+		p := NewPool(threads)
+		busy := make([]atomic.Int32, threads)
+		for _, n := range []int{1, 5, 999} {
+			hits := make([]atomic.Int32, n)
+			p.ParallelSlots(n, 1, func(slot, lo, hi int) {
+				if slot < 0 || slot >= threads {
+					t.Errorf("threads %d: slot %d", threads, slot)
+					return
+				}
+				if !busy[slot].CompareAndSwap(0, 1) {
+					t.Errorf("threads %d: slot %d used by two goroutines at once", threads, slot)
+					return
+				}
+				for i := lo; i < hi; i++ {
+					hits[i].Add(1)
+				}
+				for range 200 { // hold the slot long enough for an overlap to show
+					runtime.Gosched()
+				}
+				busy[slot].Store(0)
+			})
+			for i := range hits {
+				if hits[i].Load() != 1 {
+					t.Fatalf("threads %d n %d: index %d ran %d times", threads, n, i, hits[i].Load())
+				}
+			}
+		}
+		p.Close()
+	}
+}
