@@ -1864,7 +1864,7 @@ loop:
 	RET
 
 // func matVecF16AVX512(y []float32, w []uint16, x []float32, rows int, cols int, k int)
-// Requires: AVX, AVX512F, AVX512VL
+// Requires: AVX, AVX512F, AVX512VL, MMX+
 TEXT ·matVecF16AVX512(SB), NOSPLIT, $0-96
 	MOVQ y_base+0(FP), AX
 	MOVQ w_base+24(FP), CX
@@ -1888,6 +1888,8 @@ row:
 c64:
 	CMPQ        R10, $0x40
 	JB          c16
+	PREFETCHT0  4096(R8)
+	PREFETCHT0  4160(R8)
 	VCVTPH2PS   (R8), Z4
 	VFMADD231PS (R9), Z4, Z0
 	VCVTPH2PS   32(R8), Z4
@@ -1936,7 +1938,7 @@ done:
 	RET
 
 // func matVecF32AVX512(y []float32, w []float32, x []float32, rows int, cols int, k int)
-// Requires: AVX, AVX512F, AVX512VL
+// Requires: AVX, AVX512F, AVX512VL, MMX+
 TEXT ·matVecF32AVX512(SB), NOSPLIT, $0-96
 	MOVQ y_base+0(FP), AX
 	MOVQ w_base+24(FP), CX
@@ -1960,6 +1962,10 @@ row:
 c64:
 	CMPQ        R10, $0x40
 	JB          c16
+	PREFETCHT0  4096(R8)
+	PREFETCHT0  4160(R8)
+	PREFETCHT0  4224(R8)
+	PREFETCHT0  4288(R8)
 	VMOVUPS     (R8), Z4
 	VFMADD231PS (R9), Z4, Z0
 	VMOVUPS     64(R8), Z4

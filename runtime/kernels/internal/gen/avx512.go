@@ -31,14 +31,15 @@ const (
 )
 
 // zRowPrefetch is how far ahead (bytes) the AVX-512 GEMV prefetches its
-// weight stream (see rowPrefetch), 0 for no software prefetch. Measured on
-// the Zen 5 dev VM, one thread streaming 24 distinct 4864x896 fp16 matrices,
-// the variants interleaved call by call in one process (3 runs, GB/s):
-// none 25.4/27.2/28.7, 1 KiB 22.9/23.9/25.2, 2 KiB 24.1/25.4/25.9, 4 KiB
-// 25.3/25.8/27.0, 8 KiB 24.2/24.3/26.4 in huge pages, and none 29.1/31.3/29.0
-// against 25.0-30.1 for the others in 4 KiB pages: the hardware prefetchers
-// keep up with one sequential stream, and the extra instructions only cost.
-const zRowPrefetch = 0
+// weight stream, 0 for no software prefetch. On the 16-core Sapphire Rapids
+// machine, decode of the full-size Qwen2.5-0.5B (f16, `anerun bench -p 16
+// -n 128`, three alternating rounds) ran at 12.4-13.5 tok/s on 2 threads
+// without it, 14.5-16.5 with 1 KiB and 17.7-19.4 with 4 KiB; on 16 threads
+// 52.7-62.7 without, 64.2-72.1 with 1 KiB, 66.8-70.8 with 2 KiB and
+// 65.2-75.2 with 4 KiB. On the Zen 5 dev VM, where the hardware prefetchers
+// keep up with one stream per core, 4 KiB costs nothing measurable (2
+// threads: 38.3-40.8 against 37.4-40.0 tok/s without) and 8 KiB about 7%.
+const zRowPrefetch = 4096
 
 // zload16 loads 16 weights at m as 16 float32 into v.
 func zload16(f16 bool, m Mem, v VecVirtual) {
