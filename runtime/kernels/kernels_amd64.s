@@ -29,7 +29,7 @@ row:
 c32:
 	CMPQ        R10, $0x20
 	JB          c8
-	PREFETCHT0  1024(R8)
+	PREFETCHT0  4096(R8)
 	VCVTPH2PS   (R8), Y4
 	VFMADD231PS (R9), Y4, Y0
 	VCVTPH2PS   16(R8), Y4
@@ -96,8 +96,8 @@ row:
 c32:
 	CMPQ        R10, $0x20
 	JB          c8
-	PREFETCHT0  1024(R8)
-	PREFETCHT0  1088(R8)
+	PREFETCHT0  4096(R8)
+	PREFETCHT0  4160(R8)
 	VMOVUPS     (R8), Y4
 	VFMADD231PS (R9), Y4, Y0
 	VMOVUPS     32(R8), Y4
@@ -14329,7 +14329,7 @@ loop:
 	VMOVD        (BX), X2
 	VPSHUFB      half2x4<>+0(SB), X2, X2
 	VCVTPH2PS    X2, Y2
-	PREFETCHT0   1024(CX)
+	PREFETCHT0   4096(CX)
 	VMOVDQU      (CX), Y3
 	VPSRLW       $0x04, Y3, Y4
 	VPAND        nibbleMask<>+0(SB), Y3, Y3
@@ -14411,12 +14411,12 @@ loop:
 	VMOVD        (BX)(R10*1), X5
 	VPSHUFB      half2x4<>+0(SB), X5, X5
 	VCVTPH2PS    X5, Y5
-	PREFETCHT0   1024(CX)
+	PREFETCHT0   4096(CX)
 	VMOVDQU      (CX), Y6
 	VPSRLW       $0x04, Y6, Y7
 	VPAND        nibbleMask<>+0(SB), Y6, Y6
 	VPAND        nibbleMask<>+0(SB), Y7, Y7
-	PREFETCHT0   1024(CX)(R9*1)
+	PREFETCHT0   4096(CX)(R9*1)
 	VMOVDQU      (CX)(R9*1), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        nibbleMask<>+0(SB), Y8, Y8
@@ -14981,7 +14981,7 @@ loop:
 	VCVTPH2PS    X1, Y1
 	VPBROADCASTW (BX), X2
 	VCVTPH2PS    X2, Y2
-	PREFETCHT0   1024(CX)
+	PREFETCHT0   4096(CX)
 	VMOVDQU      (CX), Y3
 	VPSRLW       $0x04, Y3, Y4
 	VPAND        nibbleMask<>+0(SB), Y3, Y3
@@ -15059,12 +15059,12 @@ loop:
 	VCVTPH2PS    X4, Y4
 	VPBROADCASTW (BX)(R10*1), X5
 	VCVTPH2PS    X5, Y5
-	PREFETCHT0   1024(CX)
+	PREFETCHT0   4096(CX)
 	VMOVDQU      (CX), Y6
 	VPSRLW       $0x04, Y6, Y7
 	VPAND        nibbleMask<>+0(SB), Y6, Y6
 	VPAND        nibbleMask<>+0(SB), Y7, Y7
-	PREFETCHT0   1024(CX)(R9*1)
+	PREFETCHT0   4096(CX)(R9*1)
 	VMOVDQU      (CX)(R9*1), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        nibbleMask<>+0(SB), Y8, Y8
@@ -15618,7 +15618,7 @@ loop:
 	VCVTPH2PS    X1, Y1
 	VPBROADCASTW (BX), X2
 	VCVTPH2PS    X2, Y2
-	PREFETCHT0   1024(CX)
+	PREFETCHT0   4096(CX)
 	VMOVDQU      (CX), Y3
 	VPSRLW       $0x04, Y3, Y4
 	VPAND        nibbleMask<>+0(SB), Y3, Y3
@@ -15631,7 +15631,7 @@ loop:
 	VMULPS       (R8), Y3, Y3
 	VFNMADD231PS 32(R8), Y2, Y3
 	VFMADD231PS  Y1, Y3, Y0
-	PREFETCHT0   1056(CX)
+	PREFETCHT0   4128(CX)
 	VMOVDQU      32(CX), Y3
 	VPSRLW       $0x04, Y3, Y4
 	VPAND        nibbleMask<>+0(SB), Y3, Y3
@@ -15710,12 +15710,12 @@ loop:
 	VCVTPH2PS    X4, Y4
 	VPBROADCASTW (BX)(R10*1), X5
 	VCVTPH2PS    X5, Y5
-	PREFETCHT0   1024(CX)
+	PREFETCHT0   4096(CX)
 	VMOVDQU      (CX), Y6
 	VPSRLW       $0x04, Y6, Y7
 	VPAND        nibbleMask<>+0(SB), Y6, Y6
 	VPAND        nibbleMask<>+0(SB), Y7, Y7
-	PREFETCHT0   1024(CX)(R9*1)
+	PREFETCHT0   4096(CX)(R9*1)
 	VMOVDQU      (CX)(R9*1), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        nibbleMask<>+0(SB), Y8, Y8
@@ -15736,12 +15736,12 @@ loop:
 	VMULPS       (R8), Y6, Y6
 	VFNMADD231PS 32(R8), Y5, Y6
 	VFMADD231PS  Y4, Y6, Y1
-	PREFETCHT0   1056(CX)
+	PREFETCHT0   4128(CX)
 	VMOVDQU      32(CX), Y6
 	VPSRLW       $0x04, Y6, Y7
 	VPAND        nibbleMask<>+0(SB), Y6, Y6
 	VPAND        nibbleMask<>+0(SB), Y7, Y7
-	PREFETCHT0   1056(CX)(R9*1)
+	PREFETCHT0   4128(CX)(R9*1)
 	VMOVDQU      32(CX)(R9*1), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        nibbleMask<>+0(SB), Y8, Y8
@@ -16444,7 +16444,7 @@ loop:
 	VMOVD        (BX), X2
 	VPSHUFB      half2x4<>+0(SB), X2, X2
 	VCVTPH2PS    X2, Y2
-	PREFETCHT0   1024(CX)
+	PREFETCHT0   4096(CX)
 	VMOVDQU      (CX), Y3
 	VPSRLW       $0x04, Y3, Y4
 	VPAND        nibbleMask<>+0(SB), Y3, Y3
@@ -16525,12 +16525,12 @@ loop:
 	VMOVD        (BX)(R10*1), X5
 	VPSHUFB      half2x4<>+0(SB), X5, X5
 	VCVTPH2PS    X5, Y5
-	PREFETCHT0   1024(CX)
+	PREFETCHT0   4096(CX)
 	VMOVDQU      (CX), Y6
 	VPSRLW       $0x04, Y6, Y7
 	VPAND        nibbleMask<>+0(SB), Y6, Y6
 	VPAND        nibbleMask<>+0(SB), Y7, Y7
-	PREFETCHT0   1024(CX)(R9*1)
+	PREFETCHT0   4096(CX)(R9*1)
 	VMOVDQU      (CX)(R9*1), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        nibbleMask<>+0(SB), Y8, Y8
@@ -17078,7 +17078,7 @@ loop:
 	VCVTPH2PS    X1, Y1
 	VPBROADCASTW (BX), X2
 	VCVTPH2PS    X2, Y2
-	PREFETCHT0   1024(CX)
+	PREFETCHT0   4096(CX)
 	VMOVDQU      (CX), Y3
 	VPSRLW       $0x04, Y3, Y4
 	VPAND        nibbleMask<>+0(SB), Y3, Y3
@@ -17155,12 +17155,12 @@ loop:
 	VCVTPH2PS    X4, Y4
 	VPBROADCASTW (BX)(R10*1), X5
 	VCVTPH2PS    X5, Y5
-	PREFETCHT0   1024(CX)
+	PREFETCHT0   4096(CX)
 	VMOVDQU      (CX), Y6
 	VPSRLW       $0x04, Y6, Y7
 	VPAND        nibbleMask<>+0(SB), Y6, Y6
 	VPAND        nibbleMask<>+0(SB), Y7, Y7
-	PREFETCHT0   1024(CX)(R9*1)
+	PREFETCHT0   4096(CX)(R9*1)
 	VMOVDQU      (CX)(R9*1), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        nibbleMask<>+0(SB), Y8, Y8
@@ -17697,7 +17697,7 @@ loop:
 	VCVTPH2PS    X1, Y1
 	VPBROADCASTW (BX), X2
 	VCVTPH2PS    X2, Y2
-	PREFETCHT0   1024(CX)
+	PREFETCHT0   4096(CX)
 	VMOVDQU      (CX), Y3
 	VPSRLW       $0x04, Y3, Y4
 	VPAND        nibbleMask<>+0(SB), Y3, Y3
@@ -17709,7 +17709,7 @@ loop:
 	VMULPS       (R8), Y5, Y5
 	VFNMADD231PS 32(R8), Y2, Y5
 	VFMADD231PS  Y1, Y5, Y0
-	PREFETCHT0   1056(CX)
+	PREFETCHT0   4128(CX)
 	VMOVDQU      32(CX), Y3
 	VPSRLW       $0x04, Y3, Y4
 	VPAND        nibbleMask<>+0(SB), Y3, Y3
@@ -17787,12 +17787,12 @@ loop:
 	VCVTPH2PS    X4, Y4
 	VPBROADCASTW (BX)(R10*1), X5
 	VCVTPH2PS    X5, Y5
-	PREFETCHT0   1024(CX)
+	PREFETCHT0   4096(CX)
 	VMOVDQU      (CX), Y6
 	VPSRLW       $0x04, Y6, Y7
 	VPAND        nibbleMask<>+0(SB), Y6, Y6
 	VPAND        nibbleMask<>+0(SB), Y7, Y7
-	PREFETCHT0   1024(CX)(R9*1)
+	PREFETCHT0   4096(CX)(R9*1)
 	VMOVDQU      (CX)(R9*1), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        nibbleMask<>+0(SB), Y8, Y8
@@ -17811,12 +17811,12 @@ loop:
 	VMULPS       (R8), Y6, Y6
 	VFNMADD231PS 32(R8), Y5, Y6
 	VFMADD231PS  Y4, Y6, Y1
-	PREFETCHT0   1056(CX)
+	PREFETCHT0   4128(CX)
 	VMOVDQU      32(CX), Y6
 	VPSRLW       $0x04, Y6, Y7
 	VPAND        nibbleMask<>+0(SB), Y6, Y6
 	VPAND        nibbleMask<>+0(SB), Y7, Y7
-	PREFETCHT0   1056(CX)(R9*1)
+	PREFETCHT0   4128(CX)(R9*1)
 	VMOVDQU      32(CX)(R9*1), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        nibbleMask<>+0(SB), Y8, Y8

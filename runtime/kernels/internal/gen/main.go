@@ -154,15 +154,18 @@ const (
 	tileRows   = 3
 )
 
-// rowPrefetch is how far ahead (bytes) the GEMV prefetches its weight
-// stream. Rows are contiguous, so one row at a time reads the whole matrix
-// as a single sequential stream; a software prefetch 1 KiB ahead keeps
-// enough cache-line misses in flight for one core to approach its read
-// bandwidth. Measured on the Zen 3 dev VM (interleaved with a STREAM-like
-// read pass, best of 6): one row at a time with this prefetch streamed
-// 15.0 GB/s on one core, against 13.6 GB/s for four interleaved rows
-// prefetching the next 4-row block and ~8 GB/s with no software prefetch.
-const rowPrefetch = 1024
+// rowPrefetch is how far ahead (bytes) the AVX2 GEMV and the quantized
+// kernels prefetch their weight streams. Rows are contiguous, so one row at a
+// time reads the whole matrix as a single sequential stream; a software
+// prefetch keeps enough cache-line misses in flight for one core to approach
+// its read bandwidth (on a Zen 3 VM, 1 KiB ahead streamed 15.0 GB/s on one
+// core against ~8 GB/s with none). 4 KiB beats 1 KiB wherever it was tried:
+// decode of the full-size Qwen2.5-0.5B on 2 threads (`anerun bench -p 16 -n
+// 64`, three alternating rounds), int8 / int4 / f16 forced onto the AVX2
+// GEMV, in tok/s: Sapphire Rapids 33.8-35.9 against 26.5-27.7 / 41.6-47.1
+// against 33.5-35.6 / 16.9-21.0 against 13.2-18.2; Zen 5 45.4-55.3 against
+// 40.3-44.8 / 62.4-65.5 against 49.8-57.0 / 31.1-42.4 against 32.0-38.3.
+const rowPrefetch = 4096
 
 // load8 loads 8 weights at m as 8 float32 into v: VCVTPH2PS for fp16 (the
 // conversion happens in registers, the matrix is read as 2 bytes/weight).
