@@ -8,45 +8,47 @@ import (
 )
 
 // Pool runs data-parallel work on a fixed set of goroutines. A call splits a
-// range [0, n) into chunks that the workers and the calling goroutine claim
-// one at a time (an atomic counter), so a core slowed down by other load
-// simply takes fewer chunks. Nothing is allocated per call: the job lives in
-// the Pool, and the typed methods (MatVecF16, ...) need no closure.
+// range [0, n) into chunks that the calling goroutine and whichever workers
+// are awake claim one at a time (one atomic word), so a core slowed down by
+// other load simply takes fewer chunks. The call returns once every chunk is
+// done; it never waits for a worker that has not started (one still waking
+// up joins whatever call is running when it does). Nothing is allocated per
+// call: the job lives in the Pool, and the typed methods (MatVecF16, ...)
+// need no closure.
 //
-// Between calls a worker spins for a short while (spinDuration) watching for
-// the next job before it parks on its channel. Decode issues ~100 pooled
-// calls per token with only microseconds between them; waking a parked
-// goroutine costs tens of microseconds on a VM (the host must reschedule an
-// idle vCPU), which measured as ~20% of GEMV throughput on 4864x896
-// matrices. Spinning keeps the workers hot for the whole token and costs
-// nothing once a pause outlasts the spin. Every poll of a spin loop first
-// runs the CPU's spin hint (spinPause): on 16 Sapphire Rapids cores, 15
-// workers polling flat out slowed decode by a fifth, through the traffic
-// on the cache lines they watch.
+// Between calls a worker spins (spinDuration) watching for the next job
+// before it parks on its channel. Decode issues ~100 pooled calls per token
+// with only microseconds between them, and waking a parked goroutine costs
+// tens of microseconds on a VM, milliseconds when the host has descheduled
+// the idle vCPU. Every poll runs the CPU's spin hint (spinPause), which
+// spares the cache line being watched from 15 cores polling flat out, and
+// every spinYield polls a spinning worker lets other goroutines of the
+// process run (runtime.Gosched), so a long spin does not starve them. No
+// spinning is done when the pool has more threads than GOMAXPROCS.
 //
 // A Pool runs one call at a time; concurrent calls are serialized. Close
 // stops the workers. The zero Pool is not usable: use NewPool.
 type Pool struct {
 	threads int
-	spin    int // polls before blocking: spinPolls(), or 0 when oversubscribed
+	spin    time.Duration // how long to spin before parking: spinDuration, or 0 when oversubscribed
 	workers []*poolWorker
 	mu      sync.Mutex // one call at a time
 	closing atomic.Bool
 
-	// job is the published job: its sequence number << 16 | the number of
-	// workers that take part. Workers watch it; the caller bumps it after
-	// writing the fields below, which the taking-part workers then read.
-	job     atomic.Uint64
-	pending atomic.Int32   // taking-part workers not finished yet
-	done    sync.WaitGroup // the same count, for a caller that stops spinning
+	// claim publishes the job and hands out its chunks: the job's sequence
+	// number (claimSeqBits, wrapping), its chunk count and the next chunk
+	// to claim, packed so one compare-and-swap claims a chunk of a known
+	// job. The caller writes the job fields below before it stores a new
+	// sequence number, and rewrites them only after every chunk is done, so
+	// whoever claimed a chunk may read them.
+	claim    atomic.Uint64
+	finished atomic.Int64 // chunks of the current job done
 
 	kind   jobKind
 	fn     func(lo, hi int)
 	slotFn func(slot, lo, hi int)
 	n      int
 	grain  int
-	chunks int64
-	next   atomic.Int64
 	y, x   []float32
 	w16    []uint16
 	w32    []float32
@@ -54,6 +56,20 @@ type Pool struct {
 	rows   int
 	cols   int
 }
+
+// The fields of Pool.claim: sequence number, chunk count, next chunk.
+const (
+	claimIdxBits   = 20
+	claimCountBits = 20
+	claimSeqBits   = 64 - claimIdxBits - claimCountBits
+	maxChunks      = 1<<claimIdxBits - 1
+	claimIdxMask   = 1<<claimIdxBits - 1
+	claimCountMask = 1<<claimCountBits - 1
+)
+
+func claimSeq(c uint64) uint64 { return c >> (claimIdxBits + claimCountBits) }
+func claimCount(c uint64) int  { return int(c >> claimIdxBits & claimCountMask) }
+func claimIdx(c uint64) int    { return int(c & claimIdxMask) }
 
 // poolWorker is one worker's wake-up channel and parking state, padded so
 // two workers' states never share a cache line.
@@ -68,22 +84,23 @@ const (
 	workerParked
 )
 
-// spinDuration is about how long a worker (or the waiting caller) polls
-// before blocking.
-const spinDuration = 100 * time.Microsecond
+// spinDuration is how long a worker polls for the next job before it parks.
+// Measured on 16 Sapphire Rapids vCPUs (a VM), 16-thread decode of the
+// full-size Qwen2.5-0.5B (`anerun bench -p 16 -n 128`, four alternating
+// rounds, parks per run in brackets): spinning 0.1 ms gave 47.6-95.0 tok/s
+// (2,732-19,649), 2 ms 87.0-94.3 (28-236), 10 ms 86.1-98.6 (0-15) and 40 ms
+// 85.2-95.3 (0). Before a call stopped waiting for every woken worker, short
+// spins let decode collapse to 12-44 tok/s: one slow wake-up delayed the
+// call, so more workers parked before the next one.
+const spinDuration = 40 * time.Millisecond
 
-// spinPolls returns how many polls last spinDuration, measured once per
-// process: a spin hint takes from a few cycles to ~140 (Skylake and later
-// Intel cores), so a fixed count would spin for anything from 10 µs to 3 ms.
-var spinPolls = sync.OnceValue(func() int {
-	const probe = 2000
-	start := time.Now()
-	for range probe {
-		spinPause()
-	}
-	per := max(time.Since(start)/probe, 1)
-	return min(max(int(spinDuration/per), 1<<8), 1<<16)
-})
+// spinCheck is how many polls pass between two looks at the clock (reading
+// it costs ~20 ns, a poll with its spin hint 10-40 ns); spinYield how many
+// between two runtime.Gosched calls of a spinning worker.
+const (
+	spinCheck = 256
+	spinYield = 4096
+)
 
 type jobKind int
 
@@ -107,7 +124,7 @@ func NewPool(threads int) *Pool {
 	// more threads than GOMAXPROCS a spinning goroutine just delays the one
 	// it waits for.
 	if threads <= runtime.GOMAXPROCS(0) {
-		p.spin = spinPolls()
+		p.spin = spinDuration
 	}
 	for i := range p.workers {
 		w := &poolWorker{wake: make(chan struct{}, 1)}
@@ -133,55 +150,80 @@ func (p *Pool) Close() {
 	}
 }
 
-// worker runs the jobs in which it takes part until the pool closes.
+// worker takes part in every job it sees until the pool closes.
 func (p *Pool) worker(id int, w *poolWorker) {
-	var seen uint64 // last job sequence number handled
+	seen := claimSeq(p.claim.Load()) // the last job taken part in
 	for {
-		job := p.job.Load()
-		for spin := 0; job>>16 == seen; spin++ {
-			if spin >= p.spin {
-				// Park. Announce it first, then look once more so a job
-				// published in between is not missed: either we take the
-				// state back (no wake-up is coming) or the caller already
-				// took it and its send is on the way.
-				w.state.Store(workerParked)
-				if p.job.Load()>>16 == seen {
-					if _, ok := <-w.wake; !ok {
-						return
-					}
-				} else if !w.state.CompareAndSwap(workerParked, workerSpinning) {
-					if _, ok := <-w.wake; !ok {
-						return
-					}
+		c, ok := p.awaitJob(seen)
+		for !ok {
+			// Park. Announce it first, then look once more so a job
+			// published in between is not missed: either we take the
+			// state back (no wake-up is coming) or the caller already
+			// took it and its send is on the way.
+			w.state.Store(workerParked)
+			if claimSeq(p.claim.Load()) == seen {
+				if _, open := <-w.wake; !open {
+					return
 				}
-				w.state.Store(workerSpinning)
-				spin = 0
+			} else if !w.state.CompareAndSwap(workerParked, workerSpinning) {
+				if _, open := <-w.wake; !open {
+					return
+				}
 			}
+			w.state.Store(workerSpinning)
 			if p.closing.Load() {
 				return
 			}
-			spinPause()
-			job = p.job.Load()
+			c, ok = p.awaitJob(seen)
 		}
-		seen = job >> 16
-		if id < int(job&0xFFFF) {
-			p.work(id + 1)
-			p.pending.Add(-1)
-			p.done.Done()
-		}
+		seen = claimSeq(c)
+		p.work(seen, id+1)
 	}
 }
 
-// work claims chunks until none is left; slot is the goroutine's slot (the caller 0, worker
-// i i+1).
-func (p *Pool) work(slot int) {
+// awaitJob polls for a job other than seen for up to p.spin and returns the
+// claim word and true, or false when the spin ran out or the pool is closing.
+func (p *Pool) awaitJob(seen uint64) (c uint64, ok bool) {
+	var start time.Time
+	for i := 1; ; i++ {
+		if c = p.claim.Load(); claimSeq(c) != seen {
+			return c, true
+		}
+		if p.spin == 0 {
+			return c, false
+		}
+		if i%spinCheck == 0 {
+			if p.closing.Load() {
+				return c, false
+			}
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) >= p.spin {
+				return c, false
+			}
+			if i%spinYield == 0 {
+				runtime.Gosched()
+			}
+		}
+		spinPause()
+	}
+}
+
+// work claims chunks of job seq until none is left (or that job is over) and
+// runs them in slot (the caller's is 0, worker i's i+1).
+func (p *Pool) work(seq uint64, slot int) {
 	for {
-		c := p.next.Add(1) - 1
-		if c >= p.chunks {
+		c := p.claim.Load()
+		i := claimIdx(c)
+		if claimSeq(c) != seq || i >= claimCount(c) {
 			return
 		}
-		lo := int(c) * p.grain
+		if !p.claim.CompareAndSwap(c, c+1) {
+			continue
+		}
+		lo := i * p.grain
 		p.do(slot, lo, min(p.n, lo+p.grain))
+		p.finished.Add(1)
 	}
 }
 
@@ -211,31 +253,32 @@ func (p *Pool) run(n, grain int) {
 	if n <= 0 {
 		return
 	}
-	grain = max(grain, 1)
+	grain = max(grain, 1, (n+maxChunks-1)/maxChunks)
+	chunks := (n + grain - 1) / grain
 	p.n, p.grain = n, grain
-	p.chunks = int64((n + grain - 1) / grain)
-	p.next.Store(0)
-	helpers := min(len(p.workers), int(p.chunks)-1)
-	if p.closing.Load() {
-		helpers = 0 // a closed pool still works, on the caller alone
-	}
-	if helpers > 0 {
-		p.pending.Store(int32(helpers))
-		p.done.Add(helpers)
-		seq := p.job.Load()>>16 + 1
-		p.job.Store(seq<<16 | uint64(helpers))
-		for _, w := range p.workers[:helpers] {
-			if w.state.CompareAndSwap(workerParked, workerSpinning) {
+	p.finished.Store(0)
+	seq := (claimSeq(p.claim.Load()) + 1) & (1<<claimSeqBits - 1)
+	p.claim.Store(seq<<(claimIdxBits+claimCountBits) | uint64(chunks)<<claimIdxBits)
+	if !p.closing.Load() {
+		// Wake parked workers, as many as there are chunks for besides ours.
+		woken := 0
+		for _, w := range p.workers {
+			if woken >= chunks-1 {
+				break
+			}
+			if w.state.Load() == workerParked && w.state.CompareAndSwap(workerParked, workerSpinning) {
 				w.wake <- struct{}{}
+				woken++
 			}
 		}
 	}
-	p.work(0)
-	if helpers > 0 {
-		for spin := 0; p.pending.Load() != 0 && spin < p.spin; spin++ {
-			spinPause()
+	p.work(seq, 0)
+	// Every chunk is claimed; wait for those other goroutines are running.
+	for i := 1; p.finished.Load() != int64(chunks); i++ {
+		if i%spinCheck == 0 {
+			runtime.Gosched() // a claimant without a P of its own needs ours
 		}
-		p.done.Wait()
+		spinPause()
 	}
 	// Drop references so the pool does not keep buffers alive.
 	p.fn, p.slotFn, p.y, p.x, p.w16, p.w32 = nil, nil, nil, nil, nil, nil

@@ -124,7 +124,7 @@ func TestPoolWakesParkedWorkers(t *testing.T) {
 	p := NewPool(threads)
 	defer p.Close()
 	for round := 0; round < 5; round++ {
-		time.Sleep(3 * time.Millisecond) // far longer than the spin
+		time.Sleep(spinDuration + 20*time.Millisecond) // longer than the spin
 		var arrived, timedOut atomic.Int32
 		var sum atomic.Int64
 		// A worker that is never woken would hang the call: watch it.
