@@ -38,7 +38,7 @@ const (
 // 52.7-62.7 without, 64.2-72.1 with 1 KiB, 66.8-70.8 with 2 KiB and
 // 65.2-75.2 with 4 KiB. On the Zen 5 dev VM, where the hardware prefetchers
 // keep up with one stream per core, 4 KiB costs nothing measurable (2
-// threads: 38.3-40.8 against 37.4-40.0 tok/s without) and 8 KiB about 7%.
+// threads: 36.3-40.8 against 37.4-40.0 tok/s without) and 8 KiB about 7%.
 const zRowPrefetch = 4096
 
 // zload16 loads 16 weights at m as 16 float32 into v.
