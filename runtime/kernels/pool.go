@@ -273,7 +273,7 @@ func (p *Pool) run(n, grain int) {
 		}
 	}
 	p.work(seq, 0)
-	// Every chunk is claimed; wait for those other goroutines are running.
+	// Every chunk is claimed; wait for the ones other goroutines still run.
 	for i := 1; p.finished.Load() != int64(chunks); i++ {
 		if i%spinCheck == 0 {
 			runtime.Gosched() // a claimant without a P of its own needs ours
@@ -298,8 +298,8 @@ func (p *Pool) Parallel(n, grain int, fn func(lo, hi int)) {
 // ParallelSlots is Parallel for work that needs scratch memory: fn(slot, lo, hi) also gets the
 // slot of the goroutine running it, in [0, Threads()), which no other goroutine of the call
 // uses at the same time, so per-slot buffers need no locking. (A channel of buffers serializes
-// every work item on the channel's lock: with 16 threads, decode's ~5000 items per token
-// contended for it.)
+// every work item on the channel's lock: decode of Qwen2.5-0.5B on 16 threads sent ~3300 per
+// token through it.)
 func (p *Pool) ParallelSlots(n, grain int, fn func(slot, lo, hi int)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
