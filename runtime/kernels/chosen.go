@@ -14,7 +14,7 @@ func Kernels() []Kernel {
 		{"matvec f16/f32 (decode)", gemv},
 		{"matmul f16/f32 (prefill)", gemm},
 		{"attention (prefill)", nn},
-		{"attention (decode), softmax, swiglu", vec},
+		{"attention (decode), softmax, swiglu, gelu, add", vec},
 		{"matmul q8/q4", QuantKernels()},
 		{"matmul q8, batched (float activations)", q8FloatImpl()},
 		{"matmul q4, batched (float activations)", q4FloatImpl()},

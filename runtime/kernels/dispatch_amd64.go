@@ -165,6 +165,24 @@ func swigluFast(dst, gate, up []float32) int {
 	return n
 }
 
+func geluTanhFast(dst, x []float32) int {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		return 0
+	}
+	geluTanhAVX2(dst[:n], x[:n])
+	return n
+}
+
+func geGLUFast(dst, gate, up []float32) int {
+	n := len(dst) &^ 7
+	if !useAVX2 || n == 0 {
+		return 0
+	}
+	geGLUAVX2(dst[:n], gate[:n], up[:n])
+	return n
+}
+
 func expSumFast(dst, x []float32, m float32) (float32, int) {
 	n := len(x) &^ 7
 	if !useAVX2 || n == 0 {

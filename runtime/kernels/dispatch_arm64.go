@@ -46,6 +46,8 @@ func axpyFast(y []float32, a float32, x []float32) int {
 
 func sumFast(x []float32) (float32, int)                    { return 0, 0 }
 func swigluFast(dst, gate, up []float32) int                { return 0 }
+func geluTanhFast(dst, x []float32) int                     { return 0 }
+func geGLUFast(dst, gate, up []float32) int                 { return 0 }
 func expSumFast(dst, x []float32, m float32) (float32, int) { return 0, 0 }
 func maxFast(x []float32) (float32, int)                    { return 0, 0 }
 func scaleFast(x []float32, a float32) int                  { return 0 }

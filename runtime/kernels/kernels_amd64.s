@@ -14220,6 +14220,173 @@ done:
 	VZEROUPPER
 	RET
 
+// func geluTanhAVX2(dst []float32, x []float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·geluTanhAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ x_base+24(FP), CX
+	MOVQ dst_len+8(FP), DX
+
+loop:
+	TESTQ        DX, DX
+	JZ           done
+	VMOVUPS      (CX), Y0
+	VMULPS       Y0, Y0, Y1
+	VMULPS       Y0, Y1, Y1
+	VMULPS       geluTanhAVX2Cube<>+0(SB), Y1, Y1
+	VADDPS       Y0, Y1, Y1
+	VMULPS       geluTanhAVX2Beta<>+0(SB), Y1, Y1
+	VMULPS       geluTanhAVX2Minus2<>+0(SB), Y1, Y1
+	VCMPPS       $0x01, expLo<>+0(SB), Y1, Y2
+	VCMPPS       $0x1e, expMax<>+0(SB), Y1, Y3
+	VMINPS       expHi<>+0(SB), Y1, Y1
+	VMAXPS       expLo<>+0(SB), Y1, Y1
+	VMULPS       expLog2e<>+0(SB), Y1, Y4
+	VROUNDPS     $0x00, Y4, Y4
+	VFNMADD231PS expLn2Hi<>+0(SB), Y4, Y1
+	VFNMADD231PS expLn2Lo<>+0(SB), Y4, Y1
+	VMOVUPS      expP0<>+0(SB), Y5
+	VFMADD213PS  expP1<>+0(SB), Y1, Y5
+	VFMADD213PS  expP2<>+0(SB), Y1, Y5
+	VFMADD213PS  expP3<>+0(SB), Y1, Y5
+	VFMADD213PS  expP4<>+0(SB), Y1, Y5
+	VFMADD213PS  expP5<>+0(SB), Y1, Y5
+	VMULPS       Y1, Y1, Y6
+	VFMADD213PS  Y1, Y6, Y5
+	VADDPS       one<>+0(SB), Y5, Y5
+	VCVTPS2DQ    Y4, Y1
+	VPADDD       i127<>+0(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y5, Y5
+	VANDNPS      Y5, Y2, Y5
+	VBLENDVPS    Y3, inf<>+0(SB), Y5, Y5
+	VADDPS       one<>+0(SB), Y5, Y5
+	VDIVPS       Y5, Y0, Y0
+	VMOVUPS      Y0, (AX)
+	ADDQ         $0x20, AX
+	ADDQ         $0x20, CX
+	SUBQ         $0x08, DX
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA geluTanhAVX2Beta<>+0(SB)/4, $0x3f4c422a
+DATA geluTanhAVX2Beta<>+4(SB)/4, $0x3f4c422a
+DATA geluTanhAVX2Beta<>+8(SB)/4, $0x3f4c422a
+DATA geluTanhAVX2Beta<>+12(SB)/4, $0x3f4c422a
+DATA geluTanhAVX2Beta<>+16(SB)/4, $0x3f4c422a
+DATA geluTanhAVX2Beta<>+20(SB)/4, $0x3f4c422a
+DATA geluTanhAVX2Beta<>+24(SB)/4, $0x3f4c422a
+DATA geluTanhAVX2Beta<>+28(SB)/4, $0x3f4c422a
+GLOBL geluTanhAVX2Beta<>(SB), RODATA|NOPTR, $32
+
+DATA geluTanhAVX2Cube<>+0(SB)/4, $0x3d372713
+DATA geluTanhAVX2Cube<>+4(SB)/4, $0x3d372713
+DATA geluTanhAVX2Cube<>+8(SB)/4, $0x3d372713
+DATA geluTanhAVX2Cube<>+12(SB)/4, $0x3d372713
+DATA geluTanhAVX2Cube<>+16(SB)/4, $0x3d372713
+DATA geluTanhAVX2Cube<>+20(SB)/4, $0x3d372713
+DATA geluTanhAVX2Cube<>+24(SB)/4, $0x3d372713
+DATA geluTanhAVX2Cube<>+28(SB)/4, $0x3d372713
+GLOBL geluTanhAVX2Cube<>(SB), RODATA|NOPTR, $32
+
+DATA geluTanhAVX2Minus2<>+0(SB)/4, $0xc0000000
+DATA geluTanhAVX2Minus2<>+4(SB)/4, $0xc0000000
+DATA geluTanhAVX2Minus2<>+8(SB)/4, $0xc0000000
+DATA geluTanhAVX2Minus2<>+12(SB)/4, $0xc0000000
+DATA geluTanhAVX2Minus2<>+16(SB)/4, $0xc0000000
+DATA geluTanhAVX2Minus2<>+20(SB)/4, $0xc0000000
+DATA geluTanhAVX2Minus2<>+24(SB)/4, $0xc0000000
+DATA geluTanhAVX2Minus2<>+28(SB)/4, $0xc0000000
+GLOBL geluTanhAVX2Minus2<>(SB), RODATA|NOPTR, $32
+
+// func geGLUAVX2(dst []float32, x []float32, up []float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·geGLUAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ x_base+24(FP), CX
+	MOVQ up_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+loop:
+	TESTQ        BX, BX
+	JZ           done
+	VMOVUPS      (CX), Y0
+	VMULPS       Y0, Y0, Y1
+	VMULPS       Y0, Y1, Y1
+	VMULPS       geGLUAVX2Cube<>+0(SB), Y1, Y1
+	VADDPS       Y0, Y1, Y1
+	VMULPS       geGLUAVX2Beta<>+0(SB), Y1, Y1
+	VMULPS       geGLUAVX2Minus2<>+0(SB), Y1, Y1
+	VCMPPS       $0x01, expLo<>+0(SB), Y1, Y2
+	VCMPPS       $0x1e, expMax<>+0(SB), Y1, Y3
+	VMINPS       expHi<>+0(SB), Y1, Y1
+	VMAXPS       expLo<>+0(SB), Y1, Y1
+	VMULPS       expLog2e<>+0(SB), Y1, Y4
+	VROUNDPS     $0x00, Y4, Y4
+	VFNMADD231PS expLn2Hi<>+0(SB), Y4, Y1
+	VFNMADD231PS expLn2Lo<>+0(SB), Y4, Y1
+	VMOVUPS      expP0<>+0(SB), Y5
+	VFMADD213PS  expP1<>+0(SB), Y1, Y5
+	VFMADD213PS  expP2<>+0(SB), Y1, Y5
+	VFMADD213PS  expP3<>+0(SB), Y1, Y5
+	VFMADD213PS  expP4<>+0(SB), Y1, Y5
+	VFMADD213PS  expP5<>+0(SB), Y1, Y5
+	VMULPS       Y1, Y1, Y6
+	VFMADD213PS  Y1, Y6, Y5
+	VADDPS       one<>+0(SB), Y5, Y5
+	VCVTPS2DQ    Y4, Y1
+	VPADDD       i127<>+0(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y5, Y5
+	VANDNPS      Y5, Y2, Y5
+	VBLENDVPS    Y3, inf<>+0(SB), Y5, Y5
+	VADDPS       one<>+0(SB), Y5, Y5
+	VDIVPS       Y5, Y0, Y0
+	VMULPS       (DX), Y0, Y0
+	ADDQ         $0x20, DX
+	VMOVUPS      Y0, (AX)
+	ADDQ         $0x20, AX
+	ADDQ         $0x20, CX
+	SUBQ         $0x08, BX
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA geGLUAVX2Beta<>+0(SB)/4, $0x3f4c422a
+DATA geGLUAVX2Beta<>+4(SB)/4, $0x3f4c422a
+DATA geGLUAVX2Beta<>+8(SB)/4, $0x3f4c422a
+DATA geGLUAVX2Beta<>+12(SB)/4, $0x3f4c422a
+DATA geGLUAVX2Beta<>+16(SB)/4, $0x3f4c422a
+DATA geGLUAVX2Beta<>+20(SB)/4, $0x3f4c422a
+DATA geGLUAVX2Beta<>+24(SB)/4, $0x3f4c422a
+DATA geGLUAVX2Beta<>+28(SB)/4, $0x3f4c422a
+GLOBL geGLUAVX2Beta<>(SB), RODATA|NOPTR, $32
+
+DATA geGLUAVX2Cube<>+0(SB)/4, $0x3d372713
+DATA geGLUAVX2Cube<>+4(SB)/4, $0x3d372713
+DATA geGLUAVX2Cube<>+8(SB)/4, $0x3d372713
+DATA geGLUAVX2Cube<>+12(SB)/4, $0x3d372713
+DATA geGLUAVX2Cube<>+16(SB)/4, $0x3d372713
+DATA geGLUAVX2Cube<>+20(SB)/4, $0x3d372713
+DATA geGLUAVX2Cube<>+24(SB)/4, $0x3d372713
+DATA geGLUAVX2Cube<>+28(SB)/4, $0x3d372713
+GLOBL geGLUAVX2Cube<>(SB), RODATA|NOPTR, $32
+
+DATA geGLUAVX2Minus2<>+0(SB)/4, $0xc0000000
+DATA geGLUAVX2Minus2<>+4(SB)/4, $0xc0000000
+DATA geGLUAVX2Minus2<>+8(SB)/4, $0xc0000000
+DATA geGLUAVX2Minus2<>+12(SB)/4, $0xc0000000
+DATA geGLUAVX2Minus2<>+16(SB)/4, $0xc0000000
+DATA geGLUAVX2Minus2<>+20(SB)/4, $0xc0000000
+DATA geGLUAVX2Minus2<>+24(SB)/4, $0xc0000000
+DATA geGLUAVX2Minus2<>+28(SB)/4, $0xc0000000
+GLOBL geGLUAVX2Minus2<>(SB), RODATA|NOPTR, $32
+
 // func expSumAVX2(dst []float32, x []float32, m float32) float32
 // Requires: AVX, AVX2, FMA3, SSE
 TEXT ·expSumAVX2(SB), NOSPLIT, $0-60

@@ -644,6 +644,16 @@ func scaleAVX2(x []float32, a float32)
 //go:noescape
 func swigluAVX2(dst []float32, gate []float32, up []float32)
 
+// geluTanhAVX2 sets dst[i] = gelu_tanh(x[i]) for i < len(dst), a multiple of 8.
+//
+//go:noescape
+func geluTanhAVX2(dst []float32, x []float32)
+
+// geGLUAVX2 sets dst[i] = gelu_tanh(x[i])*up[i] for i < len(dst), a multiple of 8.
+//
+//go:noescape
+func geGLUAVX2(dst []float32, x []float32, up []float32)
+
 // expSumAVX2 sets dst[i] = exp(x[i]-m) for i < len(x), a multiple of 8, and returns their sum.
 //
 //go:noescape

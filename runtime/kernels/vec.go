@@ -73,8 +73,9 @@ func Max(x []float32) float32 {
 // Add adds x to y in place: y[i] += x[i] (the residual connections).
 func Add(y, x []float32) {
 	y = y[:len(x)]
-	for i, v := range x {
-		y[i] += v
+	// The axpy kernel with a = 1: a fused 1*x+y rounds once, exactly as y+x does.
+	for i := axpyFast(y, 1, x); i < len(x); i++ {
+		y[i] += x[i]
 	}
 }
 
@@ -155,8 +156,8 @@ func GeluTanh(dst, x []float32) {
 	if len(dst) < len(x) {
 		panic(fmt.Sprintf("kernels.GeluTanh: len(x) = %d, len(dst) = %d", len(x), len(dst)))
 	}
-	for i, v := range x {
-		dst[i] = geluTanh(v)
+	for i := geluTanhFast(dst, x); i < len(x); i++ {
+		dst[i] = geluTanh(x[i])
 	}
 }
 
@@ -166,7 +167,7 @@ func GeGLU(dst, gate, up []float32) {
 	if len(gate) < len(dst) || len(up) < len(dst) {
 		panic(fmt.Sprintf("kernels.GeGLU: len(dst) = %d, len(gate) = %d, len(up) = %d", len(dst), len(gate), len(up)))
 	}
-	for i := range dst {
+	for i := geGLUFast(dst, gate, up); i < len(dst); i++ {
 		dst[i] = geluTanh(gate[i]) * up[i]
 	}
 }

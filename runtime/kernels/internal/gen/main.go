@@ -55,6 +55,8 @@ func main() {
 	scale()
 	expConsts()
 	swiglu()
+	gelu("geluTanhAVX2", false)
+	gelu("geGLUAVX2", true)
 	expSum()
 	quantKernels()
 	Generate()
@@ -520,6 +522,56 @@ func swiglu() {
 	ADDQ(U8(32), d)
 	ADDQ(U8(32), g)
 	ADDQ(U8(32), u)
+	SUBQ(U8(8), n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// gelu emits dst = x / (1 + exp(-2*inner)), inner = kBeta*(x + 0.044715*x³), the
+// tanh-approximated GELU as geluTanh in vec.go computes it, operation by operation
+// (separate multiplies and adds, no FMA), so the two differ only as exp8 and expf32 do
+// (a few ulp); with glu it multiplies by up (GeGLU).
+func gelu(name string, glu bool) {
+	sig, doc := "func(dst, x []float32)", name+" sets dst[i] = gelu_tanh(x[i]) for i < len(dst), a multiple of 8."
+	if glu {
+		sig, doc = "func(dst, x, up []float32)", name+" sets dst[i] = gelu_tanh(x[i])*up[i] for i < len(dst), a multiple of 8."
+	}
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	Doc(doc)
+	d := Load(Param("dst").Base(), GP64())
+	xp := Load(Param("x").Base(), GP64())
+	var u Register
+	if glu {
+		u = Load(Param("up").Base(), GP64())
+	}
+	n := Load(Param("dst").Len(), GP64())
+	cBeta := constF(name+"Beta", float32(math.Sqrt2*(2/math.SqrtPi)*0.5))
+	cCube := constF(name+"Cube", 0.044715)
+	cMinus2 := constF(name+"Minus2", -2)
+	Label("loop")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	x, t := YMM(), YMM()
+	VMOVUPS(Mem{Base: xp}, x)
+	VMULPS(x, x, t)
+	VMULPS(x, t, t)     // x*x*x
+	VMULPS(cCube, t, t) // 0.044715*x³
+	VADDPS(x, t, t)     // x + ...
+	VMULPS(cBeta, t, t) // inner
+	VMULPS(cMinus2, t, t)
+	e := exp8(t)
+	VADDPS(cOne, e, e)
+	VDIVPS(e, x, x)
+	if glu {
+		VMULPS(Mem{Base: u}, x, x)
+		ADDQ(U8(32), u)
+	}
+	VMOVUPS(x, Mem{Base: d})
+	ADDQ(U8(32), d)
+	ADDQ(U8(32), xp)
 	SUBQ(U8(8), n)
 	JMP(LabelRef("loop"))
 	Label("done")
