@@ -93,7 +93,8 @@ func (in Info) String() string {
 }
 
 // CPUFeatures lists the features the CPU kernels (runtime/kernels) can use that this CPU
-// has: AVX2, FMA and F16C on amd64, Advanced SIMD on arm64. Never nil.
+// has: AVX2, FMA and F16C (and AVX-512 F, VL, VNNI, VBMI) on amd64, Advanced SIMD on arm64.
+// Never nil.
 func CPUFeatures() []string {
 	f := []string{}
 	add := func(has bool, name string) {
@@ -109,6 +110,7 @@ func CPUFeatures() []string {
 		add(cpu.X86.HasAVX512F, "avx512f")
 		add(cpu.X86.HasAVX512VL, "avx512vl")
 		add(cpu.X86.HasAVX512VNNI, "avx512vnni")
+		add(cpu.X86.HasAVX512VBMI, "avx512vbmi")
 	case "arm64":
 		add(cpu.ARM64.HasASIMD, "asimd") // NEON; the fp16 weights are widened with FCVTL (ARMv8.0)
 		add(cpu.ARM64.HasASIMDDP, "asimddp")
