@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -131,6 +132,9 @@ func main() {
 	}
 }
 
+// requestSeq numbers the requests, for their Idempotency-Key.
+var requestSeq atomic.Int64
+
 // result is one request's outcome.
 type result struct {
 	tokens int
@@ -150,6 +154,10 @@ func stream(ctx context.Context, url, model, prompt string, maxTokens int) resul
 		return result{err: err.Error()}
 	}
 	req.Header.Set("Content-Type", "application/json")
+	// With an Idempotency-Key, Go's client resends a POST whose kept-alive connection the
+	// server had already closed (nothing sent, no answer), as it does for a GET; without it,
+	// llama-server's closing of idle connections showed up as failed requests ("EOF").
+	req.Header.Set("Idempotency-Key", fmt.Sprintf("loadgen-%d", requestSeq.Add(1)))
 	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
