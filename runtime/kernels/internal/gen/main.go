@@ -71,6 +71,17 @@ func main() {
 	}
 }
 
+// pairTable writes the doc line and `var decl{...}` of a table of kernels
+// indexed by [i-1][0 for the narrow form, 1 for the wide one], for i <= n:
+// the entry is {name(i, 1), name(i, wide)}.
+func pairTable(b *bytes.Buffer, doc, decl string, n int, name func(i, size int) string, wide int) {
+	fmt.Fprintf(b, "// %s\nvar %s{\n", doc, decl)
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(b, "{%s, %s},\n", name(i, 1), name(i, wide))
+	}
+	b.WriteString("}\n\n")
+}
+
 // writeTiles writes the [tokens-1][rows-1] tables of the GEMM micro-kernels
 // and the tile size constants, so the Go side always matches the assembly.
 func writeTiles(path string) {
@@ -92,48 +103,26 @@ func writeTiles(path string) {
 		name, w string
 		f16     bool
 	}{{"F16", "[]uint16", true}, {"F32", "[]float32", false}} {
-		fmt.Fprintf(&b, "// gemm%sZPanels holds the AVX-512 kernels indexed by [tokens-1][0 for 1 row, 1 for zRows rows].\n", dt.name)
-		fmt.Fprintf(&b, "var gemm%sZPanels = [zTokens][2]func(y []float32, ldy int, x []float32, w %s, cols, k, panels, add int){\n", dt.name, dt.w)
-		for t := 1; t <= zTokens; t++ {
-			fmt.Fprintf(&b, "{%s, %s},\n", zGemmName(dt.f16, t, 1), zGemmName(dt.f16, t, zRows))
-		}
-		b.WriteString("}\n\n")
+		pairTable(&b, fmt.Sprintf("gemm%sZPanels holds the AVX-512 kernels indexed by [tokens-1][0 for 1 row, 1 for zRows rows].", dt.name),
+			fmt.Sprintf("gemm%sZPanels = [zTokens][2]func(y []float32, ldy int, x []float32, w %s, cols, k, panels, add int)", dt.name, dt.w),
+			zTokens, func(t, r int) string { return zGemmName(dt.f16, t, r) }, zRows)
 	}
 	fmt.Fprintf(&b, "// q8fPanelFunc is the signature of the q8 float-activation GEMM kernels (internal/gen/q8f.go).\n")
 	fmt.Fprintf(&b, "type q8fPanelFunc = func(y []float32, ldy int, x []float32, w []int8, scale []uint16, cols, k, panels, add int)\n\n")
-	fmt.Fprintf(&b, "// gemmQ8ZPanels holds the AVX-512 q8 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for zRows rows].\n")
-	fmt.Fprintf(&b, "var gemmQ8ZPanels = [zTokens][2]q8fPanelFunc{\n")
-	for t := 1; t <= zTokens; t++ {
-		fmt.Fprintf(&b, "{%s, %s},\n", q8fName(true, t, 1), q8fName(true, t, zRows))
-	}
-	b.WriteString("}\n\n")
-	fmt.Fprintf(&b, "// gemmQ8YPanels holds the AVX2 q8 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for tileRows rows].\n")
-	fmt.Fprintf(&b, "var gemmQ8YPanels = [tileTokens][2]q8fPanelFunc{\n")
-	for t := 1; t <= tileTokens; t++ {
-		fmt.Fprintf(&b, "{%s, %s},\n", q8fName(false, t, 1), q8fName(false, t, tileRows))
-	}
-	b.WriteString("}\n\n")
+	pairTable(&b, "gemmQ8ZPanels holds the AVX-512 q8 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for zRows rows].",
+		"gemmQ8ZPanels = [zTokens][2]q8fPanelFunc", zTokens, func(t, r int) string { return q8fName(true, t, r) }, zRows)
+	pairTable(&b, "gemmQ8YPanels holds the AVX2 q8 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for tileRows rows].",
+		"gemmQ8YPanels = [tileTokens][2]q8fPanelFunc", tileTokens, func(t, r int) string { return q8fName(false, t, r) }, tileRows)
 	fmt.Fprintf(&b, "// q4fPanelFunc is the signature of the q4 float-activation GEMM kernels (internal/gen/q4f.go).\n")
 	fmt.Fprintf(&b, "type q4fPanelFunc = func(y []float32, ldy int, x []float32, w []byte, sc []float32, cols, k, gmask, sstep, panels, add int)\n\n")
-	fmt.Fprintf(&b, "// gemmQ4ZPanels holds the AVX-512 (VBMI) q4 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for zq4Rows rows].\n")
-	fmt.Fprintf(&b, "var gemmQ4ZPanels = [zq4Tokens][2]q4fPanelFunc{\n")
-	for t := 1; t <= zq4Tokens; t++ {
-		fmt.Fprintf(&b, "{%s, %s},\n", q4fName(true, t, 1), q4fName(true, t, zq4Rows))
-	}
-	b.WriteString("}\n\n")
-	fmt.Fprintf(&b, "// gemmQ4YPanels holds the AVX2 q4 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for tileRows rows].\n")
-	fmt.Fprintf(&b, "var gemmQ4YPanels = [tileTokens][2]q4fPanelFunc{\n")
-	for t := 1; t <= tileTokens; t++ {
-		fmt.Fprintf(&b, "{%s, %s},\n", q4fName(false, t, 1), q4fName(false, t, tileRows))
-	}
-	b.WriteString("}\n\n")
+	pairTable(&b, "gemmQ4ZPanels holds the AVX-512 (VBMI) q4 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for zq4Rows rows].",
+		"gemmQ4ZPanels = [zq4Tokens][2]q4fPanelFunc", zq4Tokens, func(t, r int) string { return q4fName(true, t, r) }, zq4Rows)
+	pairTable(&b, "gemmQ4YPanels holds the AVX2 q4 float-activation kernels indexed by [tokens-1][0 for 1 row, 1 for tileRows rows].",
+		"gemmQ4YPanels = [tileTokens][2]q4fPanelFunc", tileTokens, func(t, r int) string { return q4fName(false, t, r) }, tileRows)
 	for _, isa := range nnISAs {
-		fmt.Fprintf(&b, "// gemmNN%sKernels holds the NN kernels indexed by [rows-1][0 for %d columns, 1 for %d].\n", isa.name, isa.lanes, isa.wide*isa.lanes)
-		fmt.Fprintf(&b, "var gemmNN%sKernels = [nnRows][2]func(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int){\n", isa.name)
-		for r := 1; r <= nnRows; r++ {
-			fmt.Fprintf(&b, "{%s, %s},\n", nnName(isa, r, 1), nnName(isa, r, isa.wide))
-		}
-		b.WriteString("}\n\n")
+		pairTable(&b, fmt.Sprintf("gemmNN%sKernels holds the NN kernels indexed by [rows-1][0 for %d columns, 1 for %d].", isa.name, isa.lanes, isa.wide*isa.lanes),
+			fmt.Sprintf("gemmNN%sKernels = [nnRows][2]func(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, k, panels, add int)", isa.name),
+			nnRows, func(r, v int) string { return nnName(isa, r, v) }, isa.wide)
 	}
 	fmt.Fprintf(&b, "// nnRows is the most rows of one NN kernel.\nconst nnRows = %d\n\n", nnRows)
 	fmt.Fprintf(&b, "const (\n\t// tileTokens x tileRows is the GEMM micro-tile of the AVX2 assembly.\n\ttileTokens = %d\n\ttileRows = %d\n", tileTokens, tileRows)
@@ -299,24 +288,9 @@ func gemmTile(name string, f16 bool, T, R int) {
 	cols := Load(Param("cols"), GP64())
 	k := Load(Param("k"), GP64())
 	// xs[t] = &x[t*cols+k], ws[r] = &w[r*cols+k]; idx runs from -k to 0.
-	xs, ws := make([]GPVirtual, T), make([]GPVirtual, R)
-	for t := range xs {
-		xs[t] = GP64()
-		if t == 0 {
-			LEAQ(Mem{Base: x0, Index: k, Scale: 4}, xs[t])
-		} else {
-			LEAQ(Mem{Base: xs[t-1], Index: cols, Scale: 4}, xs[t])
-		}
-	}
+	xs := rowPointers(T, x0, k, cols, 4)
 	scale := uint8(esz)
-	for r := range ws {
-		ws[r] = GP64()
-		if r == 0 {
-			LEAQ(Mem{Base: w0, Index: k, Scale: scale}, ws[r])
-		} else {
-			LEAQ(Mem{Base: ws[r-1], Index: cols, Scale: scale}, ws[r])
-		}
-	}
+	ws := rowPointers(R, w0, k, cols, scale)
 	idx := k
 	NEGQ(idx)
 	acc := make([][]VecVirtual, T)
@@ -669,24 +643,9 @@ func gemmPanels(name string, f16 bool) {
 	cols := Load(Param("cols"), GP64())
 	kneg := Load(Param("k"), GP64())
 	panels := Load(Param("panels"), GP64())
-	xs, ws := make([]GPVirtual, T), make([]GPVirtual, R)
-	for t := range xs {
-		xs[t] = GP64()
-		if t == 0 {
-			LEAQ(Mem{Base: x0, Index: kneg, Scale: 4}, xs[t])
-		} else {
-			LEAQ(Mem{Base: xs[t-1], Index: cols, Scale: 4}, xs[t])
-		}
-	}
+	xs := rowPointers(T, x0, kneg, cols, 4)
 	scale := uint8(esz)
-	for r := range ws {
-		ws[r] = GP64()
-		if r == 0 {
-			LEAQ(Mem{Base: w0, Index: kneg, Scale: scale}, ws[r])
-		} else {
-			LEAQ(Mem{Base: ws[r-1], Index: cols, Scale: scale}, ws[r])
-		}
-	}
+	ws := rowPointers(R, w0, kneg, cols, scale)
 	// step = R rows of weights in bytes, to move every row pointer on.
 	step := GP64()
 	LEAQ(Mem{Base: cols, Index: cols, Scale: 2}, step) // 3*cols (R = 3)
@@ -744,4 +703,21 @@ func gemmPanels(name string, f16 bool) {
 	JNZ(LabelRef("panel"))
 	VZEROUPPER()
 	RET()
+}
+
+// rowPointers returns n registers pointing into the rows of a row-major
+// matrix at base, at column `first`: p[0] = base + first*scale and p[i] =
+// p[i-1] + stride*scale (stride is the row length in elements of scale
+// bytes). The GEMM kernels keep one such pointer per token and per weight row.
+func rowPointers(n int, base, first, stride Register, scale uint8) []GPVirtual {
+	p := make([]GPVirtual, n)
+	for i := range p {
+		p[i] = GP64()
+		if i == 0 {
+			LEAQ(Mem{Base: base, Index: first, Scale: scale}, p[i])
+		} else {
+			LEAQ(Mem{Base: p[i-1], Index: stride, Scale: scale}, p[i])
+		}
+	}
+	return p
 }

@@ -112,24 +112,9 @@ func q4fPanels(z bool, T, R int) {
 		IMUL3Q(U32(R), half, step)
 		MOVQ(step, stepLocal)
 	}
-	xs, ws := make([]GPVirtual, T), make([]GPVirtual, R)
-	for t := range xs {
-		xs[t] = GP64()
-		if t == 0 {
-			LEAQ(Mem{Base: x0, Index: kneg, Scale: 4}, xs[t])
-		} else {
-			LEAQ(Mem{Base: xs[t-1], Index: cols, Scale: 4}, xs[t])
-		}
-	}
+	xs := rowPointers(T, x0, kneg, cols, 4)
 	SHRQ(U8(1), kneg)
-	for r := range ws {
-		ws[r] = GP64()
-		if r == 0 {
-			LEAQ(Mem{Base: w0, Index: kneg, Scale: 1}, ws[r])
-		} else {
-			LEAQ(Mem{Base: ws[r-1], Index: half, Scale: 1}, ws[r])
-		}
-	}
+	ws := rowPointers(R, w0, kneg, half, 1)
 	NEGQ(kneg)
 	idx, sp := GP64(), GP64()
 	var ctrl VecVirtual
