@@ -233,40 +233,14 @@ func BenchmarkQuantizeActs(b *testing.B) {
 // kernel alternates with the other within one benchmark run so that the
 // load of a shared machine hits both alike; it reports rows/s of each.
 func BenchmarkQ8Batch(b *testing.B) {
-	x := benchVec(8 * 4864)
-	y := make([]float32, 8*4864)
 	var a16 Int16Acts
-	p := NewPool(2)
-	defer p.Close()
-	for _, s := range qBenchShapes[:4] {
-		one := benchMatrices(s.rows, s.cols, 0, 1)
-		ms := append(one, benchMatrices(s.rows, s.cols, 0, max(1, int(benchStreamBytes/one[0].bytes()))-1)...)
-		for n := 1; n <= 8; n++ {
-			b.Run(fmt.Sprintf("%s/n=%d", s.name, n), func(b *testing.B) {
-				var cur benchMatrix
-				xs := x[:n*s.cols]
-				q8 := func(lo, hi int) { runRows(y, s.rows, cur, nil, &a16, xs, 0, n, s.rows, s.cols, lo, hi) }
-				q8f := func(lo, hi int) { runRows(y, s.rows, cur, nil, nil, xs, -2, n, s.rows, s.cols, lo, hi) }
-				var tq, tf time.Duration
-				i := 0
-				for b.Loop() {
-					cur = ms[i%len(ms)]
-					i++
-					t0 := time.Now()
-					a16.Quantize(xs, n, s.cols)
-					p.Parallel(s.rows, p.rowGrain(s.rows, 12, 12), q8)
-					t1 := time.Now()
-					cur = ms[i%len(ms)]
-					i++
-					p.Parallel(s.rows, p.rowGrain(s.rows, 12, 12), q8f)
-					tq, tf = tq+t1.Sub(t0), tf+time.Since(t1)
-				}
-				b.ReportMetric(float64(s.rows)*float64(b.N)/tq.Seconds(), "q8-rows/s")
-				b.ReportMetric(float64(s.rows)*float64(b.N)/tf.Seconds(), "q8f-rows/s")
-				b.ReportMetric(tq.Seconds()/tf.Seconds(), "q8/q8f-time")
-			})
+	benchBatchCrossover(b, "q8", 0, a16.Quantize, func(y []float32, m benchMatrix, xs []float32, float bool, n, rows, cols, lo, hi int) {
+		if float {
+			runRows(y, rows, m, nil, nil, xs, -2, n, rows, cols, lo, hi)
+		} else {
+			runRows(y, rows, m, nil, &a16, xs, 0, n, rows, cols, lo, hi)
 		}
-	}
+	})
 }
 
 // BenchmarkQ4Batch finds the token count from which the q4 float-activation
@@ -276,9 +250,25 @@ func BenchmarkQ8Batch(b *testing.B) {
 // threads, weights streamed from DRAM, the two alternating within one run.
 func BenchmarkQ4Batch(b *testing.B) {
 	const group = 64
+	var a Int8Acts
+	benchBatchCrossover(b, "q4", group, a.Quantize, func(y []float32, m benchMatrix, xs []float32, float bool, n, rows, cols, lo, hi int) {
+		if float {
+			runRows(y, rows, m, nil, nil, xs, -group, n, rows, cols, lo, hi)
+		} else {
+			runRows(y, rows, m, &a, nil, xs, group, n, rows, cols, lo, hi)
+		}
+	})
+}
+
+// benchBatchCrossover is BenchmarkQ8Batch and BenchmarkQ4Batch: for the first four shapes and
+// n = 1..8 tokens it alternates quantize + run(float = false), the kernel on quantized
+// activations, with run(float = true), the float-activation one, on 2 threads over weights of
+// groups of `group` (0: per row) streamed from DRAM, and reports each one's rows/s and their
+// time ratio under the names kind and kind+"f".
+func benchBatchCrossover(b *testing.B, kind string, group int, quantize func(x []float32, n, cols int),
+	run func(y []float32, m benchMatrix, xs []float32, float bool, n, rows, cols, lo, hi int)) {
 	x := benchVec(8 * 4864)
 	y := make([]float32, 8*4864)
-	var a Int8Acts
 	p := NewPool(2)
 	defer p.Close()
 	for _, s := range qBenchShapes[:4] {
@@ -288,25 +278,25 @@ func BenchmarkQ4Batch(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/n=%d", s.name, n), func(b *testing.B) {
 				var cur benchMatrix
 				xs := x[:n*s.cols]
-				q4 := func(lo, hi int) { runRows(y, s.rows, cur, &a, nil, xs, group, n, s.rows, s.cols, lo, hi) }
-				q4f := func(lo, hi int) { runRows(y, s.rows, cur, nil, nil, xs, -group, n, s.rows, s.cols, lo, hi) }
+				quant := func(lo, hi int) { run(y, cur, xs, false, n, s.rows, s.cols, lo, hi) }
+				float := func(lo, hi int) { run(y, cur, xs, true, n, s.rows, s.cols, lo, hi) }
 				var tq, tf time.Duration
 				i := 0
 				for b.Loop() {
 					cur = ms[i%len(ms)]
 					i++
 					t0 := time.Now()
-					a.Quantize(xs, n, s.cols)
-					p.Parallel(s.rows, p.rowGrain(s.rows, 12, 12), q4)
+					quantize(xs, n, s.cols)
+					p.Parallel(s.rows, p.rowGrain(s.rows, 12, 12), quant)
 					t1 := time.Now()
 					cur = ms[i%len(ms)]
 					i++
-					p.Parallel(s.rows, p.rowGrain(s.rows, 12, 12), q4f)
+					p.Parallel(s.rows, p.rowGrain(s.rows, 12, 12), float)
 					tq, tf = tq+t1.Sub(t0), tf+time.Since(t1)
 				}
-				b.ReportMetric(float64(s.rows)*float64(b.N)/tq.Seconds(), "q4-rows/s")
-				b.ReportMetric(float64(s.rows)*float64(b.N)/tf.Seconds(), "q4f-rows/s")
-				b.ReportMetric(tq.Seconds()/tf.Seconds(), "q4/q4f-time")
+				b.ReportMetric(float64(s.rows)*float64(b.N)/tq.Seconds(), kind+"-rows/s")
+				b.ReportMetric(float64(s.rows)*float64(b.N)/tf.Seconds(), kind+"f-rows/s")
+				b.ReportMetric(tq.Seconds()/tf.Seconds(), kind+"/"+kind+"f-time")
 			})
 		}
 	}
