@@ -39,33 +39,12 @@ func checkQ4Float(t *testing.T, r *rand.Rand, level string, group, n, rows, cols
 	x := randActs16(r, n, cols, integers)
 	ref, mag := qRef(m, x, n)
 	name := fmt.Sprintf("%s G=%d n=%d %dx%d ldy=%d int=%v", level, group, n, rows, cols, rows+pad, integers)
-	ldy := rows + pad
 
-	strided := func(y []float32) []float32 { // y[t*ldy+r] -> [t*rows+r], checking the padding
-		out := make([]float32, n*rows)
-		for tk := 0; tk < n; tk++ {
-			copy(out[tk*rows:], y[tk*ldy:tk*ldy+rows])
-			for i := tk*ldy + rows; i < min(len(y), (tk+1)*ldy); i++ {
-				if !math.IsNaN(float64(y[i])) {
-					t.Fatalf("%s: padding y[%d] written", name, i)
-				}
-			}
-		}
-		return out
-	}
-	fast := nanSlice((n-1)*ldy + rows)
-	MatMulQ4Float(fast, ldy, x, n, m.w4, m.scale, m.offset, group, rows, cols)
-	fastC := strided(fast)
-	checkQClose(t, "MatMulQ4Float "+name, fastC, rows, ref, mag, n, rows, cols, integers)
-	twin := nanSlice((n-1)*ldy + rows)
-	matMulQ4FloatGeneric(twin, ldy, x, n, m.w4, m.scale, m.offset, group, rows, cols)
-	twinC := strided(twin)
-	checkQClose(t, "matMulQ4FloatGeneric "+name, twinC, rows, ref, mag, n, rows, cols, integers)
-	for i := range fastC {
-		if d, tol := math.Abs(float64(fastC[i]-twinC[i])), 2*float64(cols/8+16)*u*mag[i]; !(d <= tol) {
-			t.Fatalf("%s: assembly %g, Go twin %g (|diff| %g > %g)", name, fastC[i], twinC[i], d, tol)
-		}
-	}
+	checkFloatTwins(t, "MatMulQ4Float", name, n, rows, cols, rows+pad, ref, mag, integers,
+		func(y []float32, ldy int) { MatMulQ4Float(y, ldy, x, n, m.w4, m.scale, m.offset, group, rows, cols) },
+		func(y []float32, ldy int) {
+			matMulQ4FloatGeneric(y, ldy, x, n, m.w4, m.scale, m.offset, group, rows, cols)
+		})
 
 	// A row range [lo, hi) writes exactly its outputs.
 	lo, hi := rows/3, rows-rows/4

@@ -29,33 +29,10 @@ func checkQ8Float(t *testing.T, r *rand.Rand, level string, n, rows, cols, pad i
 	x := randActs16(r, n, cols, integers)
 	ref, mag := qRef(m, x, n)
 	name := fmt.Sprintf("%s n=%d %dx%d ldy=%d int=%v", level, n, rows, cols, rows+pad, integers)
-	ldy := rows + pad
 
-	strided := func(y []float32) []float32 { // y[t*ldy+r] -> [t*rows+r], checking the padding
-		out := make([]float32, n*rows)
-		for tk := 0; tk < n; tk++ {
-			copy(out[tk*rows:], y[tk*ldy:tk*ldy+rows])
-			for i := tk*ldy + rows; i < min(len(y), (tk+1)*ldy); i++ {
-				if !math.IsNaN(float64(y[i])) {
-					t.Fatalf("%s: padding y[%d] written", name, i)
-				}
-			}
-		}
-		return out
-	}
-	fast := nanSlice((n-1)*ldy + rows)
-	MatMulQ8Float(fast, ldy, x, n, m.w8, m.scale, rows, cols)
-	fastC := strided(fast)
-	checkQClose(t, "MatMulQ8Float "+name, fastC, rows, ref, mag, n, rows, cols, integers)
-	twin := nanSlice((n-1)*ldy + rows)
-	matMulQ8FloatGeneric(twin, ldy, x, n, m.w8, m.scale, rows, cols, 0)
-	twinC := strided(twin)
-	checkQClose(t, "matMulQ8FloatGeneric "+name, twinC, rows, ref, mag, n, rows, cols, integers)
-	for i := range fastC {
-		if d, tol := math.Abs(float64(fastC[i]-twinC[i])), 2*float64(cols/8+16)*u*mag[i]; !(d <= tol) {
-			t.Fatalf("%s: assembly %g, Go twin %g (|diff| %g > %g)", name, fastC[i], twinC[i], d, tol)
-		}
-	}
+	checkFloatTwins(t, "MatMulQ8Float", name, n, rows, cols, rows+pad, ref, mag, integers,
+		func(y []float32, ldy int) { MatMulQ8Float(y, ldy, x, n, m.w8, m.scale, rows, cols) },
+		func(y []float32, ldy int) { matMulQ8FloatGeneric(y, ldy, x, n, m.w8, m.scale, rows, cols, 0) })
 
 	// A row range [lo, hi) writes exactly its outputs.
 	lo, hi := rows/3, rows-rows/4
@@ -162,4 +139,37 @@ func FuzzMatMulQ8Float(f *testing.F) {
 		r := rand.New(rand.NewPCG(seed, 98))
 		checkQ8Float(t, r, "default", 1+int(n)%15, 1+int(rows)%40, 1+int(cols)%2200, int(pad)%5, integers)
 	})
+}
+
+// checkFloatTwins runs a float-activation GEMM (fast, the exported kernel: assembly where there
+// is some) and its Go twin, each into a NaN-filled y whose n rows of `rows` outputs are ldy
+// apart. It checks that neither wrote the padding between rows, holds both to the float64
+// reference (checkQClose) and the assembly to the Go twin within its rounding bound.
+func checkFloatTwins(t *testing.T, kernel, name string, n, rows, cols, ldy int, ref, mag []float64, integers bool, fast, twin func(y []float32, ldy int)) {
+	t.Helper()
+	strided := func(y []float32) []float32 { // y[t*ldy+r] -> [t*rows+r], checking the padding
+		out := make([]float32, n*rows)
+		for tk := 0; tk < n; tk++ {
+			copy(out[tk*rows:], y[tk*ldy:tk*ldy+rows])
+			for i := tk*ldy + rows; i < min(len(y), (tk+1)*ldy); i++ {
+				if !math.IsNaN(float64(y[i])) {
+					t.Fatalf("%s: padding y[%d] written", name, i)
+				}
+			}
+		}
+		return out
+	}
+	y := nanSlice((n-1)*ldy + rows)
+	fast(y, ldy)
+	fastC := strided(y)
+	checkQClose(t, kernel+" "+name, fastC, rows, ref, mag, n, rows, cols, integers)
+	y = nanSlice((n-1)*ldy + rows)
+	twin(y, ldy)
+	twinC := strided(y)
+	checkQClose(t, kernel+" Go twin "+name, twinC, rows, ref, mag, n, rows, cols, integers)
+	for i := range fastC {
+		if d, tol := math.Abs(float64(fastC[i]-twinC[i])), 2*float64(cols/8+16)*u*mag[i]; !(d <= tol) {
+			t.Fatalf("%s: assembly %g, Go twin %g (|diff| %g > %g)", name, fastC[i], twinC[i], d, tol)
+		}
+	}
 }
