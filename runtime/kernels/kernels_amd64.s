@@ -14170,6 +14170,36 @@ DATA expMax<>+24(SB)/4, $0x42b17218
 DATA expMax<>+28(SB)/4, $0x42b17218
 GLOBL expMax<>(SB), RODATA|NOPTR, $32
 
+DATA geluBeta<>+0(SB)/4, $0x3f4c422a
+DATA geluBeta<>+4(SB)/4, $0x3f4c422a
+DATA geluBeta<>+8(SB)/4, $0x3f4c422a
+DATA geluBeta<>+12(SB)/4, $0x3f4c422a
+DATA geluBeta<>+16(SB)/4, $0x3f4c422a
+DATA geluBeta<>+20(SB)/4, $0x3f4c422a
+DATA geluBeta<>+24(SB)/4, $0x3f4c422a
+DATA geluBeta<>+28(SB)/4, $0x3f4c422a
+GLOBL geluBeta<>(SB), RODATA|NOPTR, $32
+
+DATA geluCube<>+0(SB)/4, $0x3d372713
+DATA geluCube<>+4(SB)/4, $0x3d372713
+DATA geluCube<>+8(SB)/4, $0x3d372713
+DATA geluCube<>+12(SB)/4, $0x3d372713
+DATA geluCube<>+16(SB)/4, $0x3d372713
+DATA geluCube<>+20(SB)/4, $0x3d372713
+DATA geluCube<>+24(SB)/4, $0x3d372713
+DATA geluCube<>+28(SB)/4, $0x3d372713
+GLOBL geluCube<>(SB), RODATA|NOPTR, $32
+
+DATA minus2<>+0(SB)/4, $0xc0000000
+DATA minus2<>+4(SB)/4, $0xc0000000
+DATA minus2<>+8(SB)/4, $0xc0000000
+DATA minus2<>+12(SB)/4, $0xc0000000
+DATA minus2<>+16(SB)/4, $0xc0000000
+DATA minus2<>+20(SB)/4, $0xc0000000
+DATA minus2<>+24(SB)/4, $0xc0000000
+DATA minus2<>+28(SB)/4, $0xc0000000
+GLOBL minus2<>(SB), RODATA|NOPTR, $32
+
 // func swigluAVX2(dst []float32, gate []float32, up []float32)
 // Requires: AVX, AVX2, FMA3
 TEXT ·swigluAVX2(SB), NOSPLIT, $0-72
@@ -14233,10 +14263,10 @@ loop:
 	VMOVUPS      (CX), Y0
 	VMULPS       Y0, Y0, Y1
 	VMULPS       Y0, Y1, Y1
-	VMULPS       geluTanhAVX2Cube<>+0(SB), Y1, Y1
+	VMULPS       geluCube<>+0(SB), Y1, Y1
 	VADDPS       Y0, Y1, Y1
-	VMULPS       geluTanhAVX2Beta<>+0(SB), Y1, Y1
-	VMULPS       geluTanhAVX2Minus2<>+0(SB), Y1, Y1
+	VMULPS       geluBeta<>+0(SB), Y1, Y1
+	VMULPS       minus2<>+0(SB), Y1, Y1
 	VCMPPS       $0x01, expLo<>+0(SB), Y1, Y2
 	VCMPPS       $0x1e, expMax<>+0(SB), Y1, Y3
 	VMINPS       expHi<>+0(SB), Y1, Y1
@@ -14272,36 +14302,6 @@ done:
 	VZEROUPPER
 	RET
 
-DATA geluTanhAVX2Beta<>+0(SB)/4, $0x3f4c422a
-DATA geluTanhAVX2Beta<>+4(SB)/4, $0x3f4c422a
-DATA geluTanhAVX2Beta<>+8(SB)/4, $0x3f4c422a
-DATA geluTanhAVX2Beta<>+12(SB)/4, $0x3f4c422a
-DATA geluTanhAVX2Beta<>+16(SB)/4, $0x3f4c422a
-DATA geluTanhAVX2Beta<>+20(SB)/4, $0x3f4c422a
-DATA geluTanhAVX2Beta<>+24(SB)/4, $0x3f4c422a
-DATA geluTanhAVX2Beta<>+28(SB)/4, $0x3f4c422a
-GLOBL geluTanhAVX2Beta<>(SB), RODATA|NOPTR, $32
-
-DATA geluTanhAVX2Cube<>+0(SB)/4, $0x3d372713
-DATA geluTanhAVX2Cube<>+4(SB)/4, $0x3d372713
-DATA geluTanhAVX2Cube<>+8(SB)/4, $0x3d372713
-DATA geluTanhAVX2Cube<>+12(SB)/4, $0x3d372713
-DATA geluTanhAVX2Cube<>+16(SB)/4, $0x3d372713
-DATA geluTanhAVX2Cube<>+20(SB)/4, $0x3d372713
-DATA geluTanhAVX2Cube<>+24(SB)/4, $0x3d372713
-DATA geluTanhAVX2Cube<>+28(SB)/4, $0x3d372713
-GLOBL geluTanhAVX2Cube<>(SB), RODATA|NOPTR, $32
-
-DATA geluTanhAVX2Minus2<>+0(SB)/4, $0xc0000000
-DATA geluTanhAVX2Minus2<>+4(SB)/4, $0xc0000000
-DATA geluTanhAVX2Minus2<>+8(SB)/4, $0xc0000000
-DATA geluTanhAVX2Minus2<>+12(SB)/4, $0xc0000000
-DATA geluTanhAVX2Minus2<>+16(SB)/4, $0xc0000000
-DATA geluTanhAVX2Minus2<>+20(SB)/4, $0xc0000000
-DATA geluTanhAVX2Minus2<>+24(SB)/4, $0xc0000000
-DATA geluTanhAVX2Minus2<>+28(SB)/4, $0xc0000000
-GLOBL geluTanhAVX2Minus2<>(SB), RODATA|NOPTR, $32
-
 // func geGLUAVX2(dst []float32, x []float32, up []float32)
 // Requires: AVX, AVX2, FMA3
 TEXT ·geGLUAVX2(SB), NOSPLIT, $0-72
@@ -14316,10 +14316,10 @@ loop:
 	VMOVUPS      (CX), Y0
 	VMULPS       Y0, Y0, Y1
 	VMULPS       Y0, Y1, Y1
-	VMULPS       geGLUAVX2Cube<>+0(SB), Y1, Y1
+	VMULPS       geluCube<>+0(SB), Y1, Y1
 	VADDPS       Y0, Y1, Y1
-	VMULPS       geGLUAVX2Beta<>+0(SB), Y1, Y1
-	VMULPS       geGLUAVX2Minus2<>+0(SB), Y1, Y1
+	VMULPS       geluBeta<>+0(SB), Y1, Y1
+	VMULPS       minus2<>+0(SB), Y1, Y1
 	VCMPPS       $0x01, expLo<>+0(SB), Y1, Y2
 	VCMPPS       $0x1e, expMax<>+0(SB), Y1, Y3
 	VMINPS       expHi<>+0(SB), Y1, Y1
@@ -14346,46 +14346,16 @@ loop:
 	VADDPS       one<>+0(SB), Y5, Y5
 	VDIVPS       Y5, Y0, Y0
 	VMULPS       (DX), Y0, Y0
-	ADDQ         $0x20, DX
 	VMOVUPS      Y0, (AX)
 	ADDQ         $0x20, AX
 	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
 	SUBQ         $0x08, BX
 	JMP          loop
 
 done:
 	VZEROUPPER
 	RET
-
-DATA geGLUAVX2Beta<>+0(SB)/4, $0x3f4c422a
-DATA geGLUAVX2Beta<>+4(SB)/4, $0x3f4c422a
-DATA geGLUAVX2Beta<>+8(SB)/4, $0x3f4c422a
-DATA geGLUAVX2Beta<>+12(SB)/4, $0x3f4c422a
-DATA geGLUAVX2Beta<>+16(SB)/4, $0x3f4c422a
-DATA geGLUAVX2Beta<>+20(SB)/4, $0x3f4c422a
-DATA geGLUAVX2Beta<>+24(SB)/4, $0x3f4c422a
-DATA geGLUAVX2Beta<>+28(SB)/4, $0x3f4c422a
-GLOBL geGLUAVX2Beta<>(SB), RODATA|NOPTR, $32
-
-DATA geGLUAVX2Cube<>+0(SB)/4, $0x3d372713
-DATA geGLUAVX2Cube<>+4(SB)/4, $0x3d372713
-DATA geGLUAVX2Cube<>+8(SB)/4, $0x3d372713
-DATA geGLUAVX2Cube<>+12(SB)/4, $0x3d372713
-DATA geGLUAVX2Cube<>+16(SB)/4, $0x3d372713
-DATA geGLUAVX2Cube<>+20(SB)/4, $0x3d372713
-DATA geGLUAVX2Cube<>+24(SB)/4, $0x3d372713
-DATA geGLUAVX2Cube<>+28(SB)/4, $0x3d372713
-GLOBL geGLUAVX2Cube<>(SB), RODATA|NOPTR, $32
-
-DATA geGLUAVX2Minus2<>+0(SB)/4, $0xc0000000
-DATA geGLUAVX2Minus2<>+4(SB)/4, $0xc0000000
-DATA geGLUAVX2Minus2<>+8(SB)/4, $0xc0000000
-DATA geGLUAVX2Minus2<>+12(SB)/4, $0xc0000000
-DATA geGLUAVX2Minus2<>+16(SB)/4, $0xc0000000
-DATA geGLUAVX2Minus2<>+20(SB)/4, $0xc0000000
-DATA geGLUAVX2Minus2<>+24(SB)/4, $0xc0000000
-DATA geGLUAVX2Minus2<>+28(SB)/4, $0xc0000000
-GLOBL geGLUAVX2Minus2<>(SB), RODATA|NOPTR, $32
 
 // func expSumAVX2(dst []float32, x []float32, m float32) float32
 // Requires: AVX, AVX2, FMA3, SSE

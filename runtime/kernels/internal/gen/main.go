@@ -411,6 +411,7 @@ var (
 	cExpHi, cExpLo, cLog2e, cLn2Hi, cLn2Lo Mem
 	cExpP                                  [6]Mem
 	cOne, cSign, c127, cInf, cExpMax       Mem
+	cGeluBeta, cGeluCube, cMinus2          Mem // gelu's kBeta = √(2/π), 0.044715, -2
 )
 
 // constVec emits 8 copies of the 32-bit pattern bits as read-only data.
@@ -439,6 +440,9 @@ func expConsts() {
 	c127 = constVec("i127", 127)
 	cInf = constVec("inf", 0x7F800000)
 	cExpMax = constF("expMax", 88.72283905206835)
+	cGeluBeta = constF("geluBeta", float32(math.Sqrt2*(2/math.SqrtPi)*0.5))
+	cGeluCube = constF("geluCube", 0.044715)
+	cMinus2 = constF("minus2", -2)
 }
 
 // exp8 returns a new register with exp of the 8 lanes of x; x is clobbered.
@@ -475,32 +479,9 @@ func exp8(x VecVirtual) VecVirtual {
 
 // swiglu emits dst = gate/(1+exp(-gate)) * up, 8 lanes per step.
 func swiglu() {
-	TEXT("swigluAVX2", NOSPLIT, "func(dst, gate, up []float32)")
-	Pragma("noescape")
-	Doc("swigluAVX2 sets dst[i] = silu(gate[i])*up[i] for i < len(dst), a multiple of 8.")
-	d := Load(Param("dst").Base(), GP64())
-	g := Load(Param("gate").Base(), GP64())
-	u := Load(Param("up").Base(), GP64())
-	n := Load(Param("dst").Len(), GP64())
-	Label("loop")
-	TESTQ(n, n)
-	JZ(LabelRef("done"))
-	gv, neg := YMM(), YMM()
-	VMOVUPS(Mem{Base: g}, gv)
-	VXORPS(cSign, gv, neg)
-	e := exp8(neg)
-	VADDPS(cOne, e, e)
-	VDIVPS(e, gv, gv) // silu(g) = g / (1 + exp(-g)), as PyTorch computes it
-	VMULPS(Mem{Base: u}, gv, gv)
-	VMOVUPS(gv, Mem{Base: d})
-	ADDQ(U8(32), d)
-	ADDQ(U8(32), g)
-	ADDQ(U8(32), u)
-	SUBQ(U8(8), n)
-	JMP(LabelRef("loop"))
-	Label("done")
-	VZEROUPPER()
-	RET()
+	sigmoidScaled("swigluAVX2", "silu(gate[i])*up[i]", "gate", true, func(x, arg VecVirtual) {
+		VXORPS(cSign, x, arg) // -gate
+	})
 }
 
 // gelu emits dst = x / (1 + exp(-2*inner)), inner = kBeta*(x + 0.044715*x³), the
@@ -508,44 +489,57 @@ func swiglu() {
 // (separate multiplies and adds, no FMA), so the two differ only as exp8 and expf32 do
 // (a few ulp); with glu it multiplies by up (GeGLU).
 func gelu(name string, glu bool) {
-	sig, doc := "func(dst, x []float32)", name+" sets dst[i] = gelu_tanh(x[i]) for i < len(dst), a multiple of 8."
+	what := "gelu_tanh(x[i])"
 	if glu {
-		sig, doc = "func(dst, x, up []float32)", name+" sets dst[i] = gelu_tanh(x[i])*up[i] for i < len(dst), a multiple of 8."
+		what += "*up[i]"
+	}
+	sigmoidScaled(name, what, "x", glu, func(x, arg VecVirtual) {
+		VMULPS(x, x, arg)
+		VMULPS(x, arg, arg)         // x*x*x
+		VMULPS(cGeluCube, arg, arg) // 0.044715*x³
+		VADDPS(x, arg, arg)         // x + ...
+		VMULPS(cGeluBeta, arg, arg) // inner
+		VMULPS(cMinus2, arg, arg)
+	})
+}
+
+// sigmoidScaled emits the loop of the sigmoid-gated activations, 8 lanes per
+// step: dst = x / (1 + exp(arg(x))), times up[i] when glu; arg writes its
+// argument into its second register without touching x. x is the name of the
+// input parameter; what says what dst[i] becomes, for the doc line.
+func sigmoidScaled(name, what, x string, glu bool, arg func(x, arg VecVirtual)) {
+	sig := "func(dst, " + x + " []float32)"
+	if glu {
+		sig = "func(dst, " + x + ", up []float32)"
 	}
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
-	Doc(doc)
+	Doc(name + " sets dst[i] = " + what + " for i < len(dst), a multiple of 8.")
 	d := Load(Param("dst").Base(), GP64())
-	xp := Load(Param("x").Base(), GP64())
+	xp := Load(Param(x).Base(), GP64())
 	var u Register
 	if glu {
 		u = Load(Param("up").Base(), GP64())
 	}
 	n := Load(Param("dst").Len(), GP64())
-	cBeta := constF(name+"Beta", float32(math.Sqrt2*(2/math.SqrtPi)*0.5))
-	cCube := constF(name+"Cube", 0.044715)
-	cMinus2 := constF(name+"Minus2", -2)
 	Label("loop")
 	TESTQ(n, n)
 	JZ(LabelRef("done"))
-	x, t := YMM(), YMM()
-	VMOVUPS(Mem{Base: xp}, x)
-	VMULPS(x, x, t)
-	VMULPS(x, t, t)     // x*x*x
-	VMULPS(cCube, t, t) // 0.044715*x³
-	VADDPS(x, t, t)     // x + ...
-	VMULPS(cBeta, t, t) // inner
-	VMULPS(cMinus2, t, t)
-	e := exp8(t)
+	xv, a := YMM(), YMM()
+	VMOVUPS(Mem{Base: xp}, xv)
+	arg(xv, a)
+	e := exp8(a)
 	VADDPS(cOne, e, e)
-	VDIVPS(e, x, x)
+	VDIVPS(e, xv, xv) // x / (1 + exp(arg)), as PyTorch computes silu
 	if glu {
-		VMULPS(Mem{Base: u}, x, x)
-		ADDQ(U8(32), u)
+		VMULPS(Mem{Base: u}, xv, xv)
 	}
-	VMOVUPS(x, Mem{Base: d})
+	VMOVUPS(xv, Mem{Base: d})
 	ADDQ(U8(32), d)
 	ADDQ(U8(32), xp)
+	if glu {
+		ADDQ(U8(32), u)
+	}
 	SUBQ(U8(8), n)
 	JMP(LabelRef("loop"))
 	Label("done")
