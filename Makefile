@@ -34,11 +34,13 @@ vet:
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet ./...
 
 # What the tests need from outside Go: a real OCI registry (Debian's docker-registry, with
-# htpasswd for its auth tests) for the distribution tests, and qemu-aarch64 (Debian's
-# qemu-user) to run the arm64 kernels (NEON, SDOT) on this amd64 machine.
+# htpasswd for its auth tests) for the distribution tests, qemu-aarch64 (Debian's qemu-user)
+# to run the arm64 kernels (NEON, SDOT) on this amd64 machine, and GNU as and objcopy
+# (binutils) to check the byte encodings of the AMX instructions, which Go's assembler lacks.
 test-tools:
-	@command -v docker-registry >/dev/null && command -v htpasswd >/dev/null && command -v qemu-aarch64 >/dev/null || \
-		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry apache2-utils qemu-user; }
+	@command -v docker-registry >/dev/null && command -v htpasswd >/dev/null && command -v qemu-aarch64 >/dev/null && \
+		command -v as >/dev/null && command -v objcopy >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry apache2-utils qemu-user binutils; }
 
 # A real OpenAI client (the official openai npm package, pinned in package-lock.json) for the
 # server tests.

@@ -1,0 +1,384 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"sync"
+)
+
+// The AMX prefill product (MatMulF16AMX): Intel's Advanced Matrix Extensions multiply tiles of
+// bfloat16 into float32 accumulators, ~16x the multiply-adds per cycle of AVX-512 on a
+// Sapphire Rapids core. bfloat16 keeps 8 significant bits, so rather than round the operands
+// (which would lose the float32 result Hugging Face computes), each operand is split into
+// bfloat16 parts that add up to it exactly:
+//
+//   - an activation x (float32, 24 bits) = hi + mid + lo, each the top 8 significant bits of
+//     what is left (splitBF16x3Go);
+//   - an fp16 weight w (11 bits) = high + low, high its top 8 bits and low the 3 below; the
+//     weights of a bfloat16 checkpoint (most of them) have low = 0, and a block of weights
+//     whose remainders are all zero skips those products.
+//
+// Every product of two bfloat16 parts is exact in float32, so x·w = Σ parts' products exactly
+// and the only rounding is the float32 accumulation, as in the float32 GEMM: 3 tile products
+// per step (5 when a block has remainders), which drop only low·lo, below 2^-24 of x·w. The
+// results differ from the AVX-512 kernel's by accumulation order, like those of any two float32
+// kernels here (the tests hold both to the same kind of bound).
+//
+// Layout: see BF16Acts (activations) and packF16TileGo (weights). TDPBF16PS computes
+// C[m][n] += A[m][2kp]·B[kp][2n] + A[m][2kp+1]·B[kp][2n+1] for 16x16 float32 C, A 16 rows of 32
+// bfloat16 (tokens by columns) and B 16 rows of 16 column pairs (pairs of columns by weight
+// rows).
+
+const (
+	amxTile     = 16                 // rows of a tile: tokens of A and C, column pairs of B
+	amxChunk    = 32                 // bfloat16 values in a tile row: the columns one product consumes
+	amxElems    = amxTile * amxChunk // values in one A or B tile (1 KiB)
+	amxParts    = 3                  // hi, mid, lo
+	amxRowTiles = 3                  // weight row tiles of one kernel call
+	amxRows     = amxRowTiles * amxTile
+	amxStep     = amxParts * amxElems // values per chunk of a token tile's parts, and of a packed weight block
+	amxKBlock   = 8                   // chunks per pass over a token block: its activations (384 KiB for 256 tokens) stay in L2, the block's packed weights (24 KiB) in L1
+	amxTokBlock = 256                 // tokens per pass: each packed weight block serves up to this many
+	amxFlagAcc  = 1                   // amxCall flag: add to C instead of setting it
+	amxFlagLow  = 2                   // amxCall flag: the block has weight remainders
+)
+
+// BF16Acts is an input of n tokens split into the three bfloat16 parts the AMX product reads,
+// built once per input by Split and then only read, so work items on different weight rows
+// share it (like Int8Acts). The zero value is ready to use.
+//
+// Layout: tokens in tiles of 16 (the last padded with zero rows), columns in chunks of 32 (the
+// last padded with zeros); token tile tt's chunk c holds the hi, mid and lo A tiles, 16 rows
+// of 32 values each, at parts[(tt*chunks+c)*amxStep:], one after the other. A kernel call then
+// reads 3 KiB per chunk, in order.
+type BF16Acts struct {
+	parts   []uint16
+	n, cols int
+	chunks  int
+	x       []float32        // the input, during Split
+	splitFn func(lo, hi int) // splitRows, made once so that Split allocates nothing
+}
+
+// Tokens returns the number of tokens split.
+func (a *BF16Acts) Tokens() int { return a.n }
+
+// Cols returns the columns of each token.
+func (a *BF16Acts) Cols() int { return a.cols }
+
+// Split splits x ([n, cols]) into its bfloat16 parts, over the pool's threads when p is not
+// nil. It reuses the buffers of the previous input.
+func (a *BF16Acts) Split(p *Pool, x []float32, n, cols int) {
+	if n < 0 || cols < 0 || len(x) < n*cols {
+		panic(fmt.Sprintf("kernels.BF16Acts.Split: %d values for %d tokens of %d columns", len(x), n, cols))
+	}
+	a.n, a.cols = n, cols
+	a.chunks = (cols + amxChunk - 1) / amxChunk
+	tpad := (n + amxTile - 1) / amxTile * amxTile
+	size := tpad * a.chunks * amxChunk * amxParts
+	if cap(a.parts) < size {
+		a.parts = make([]uint16, size)
+	}
+	a.parts = a.parts[:size]
+	a.x = x
+	if a.splitFn == nil {
+		a.splitFn = a.splitRows
+	}
+	if p == nil || n*cols < 1<<16 {
+		a.splitRows(0, tpad)
+	} else {
+		p.Parallel(tpad, max(1, (1<<15)/max(cols, 1)), a.splitFn)
+	}
+	a.x = nil
+}
+
+// splitRows splits token rows [lo, hi); rows at or past n are padding and become zero.
+func (a *BF16Acts) splitRows(lo, hi int) {
+	for t := lo; t < hi; t++ {
+		dst := a.parts[(t/amxTile)*a.chunks*amxStep+(t%amxTile)*amxChunk:]
+		if t >= a.n {
+			splitRowGo(dst, nil, a.chunks)
+			continue
+		}
+		x := a.x[t*a.cols : (t+1)*a.cols]
+		if c := splitRowFast(dst, x); c < a.chunks {
+			splitRowGo(dst[c*amxStep:], x[c*amxChunk:], a.chunks-c)
+		}
+	}
+}
+
+// splitRowGo splits one token's values x into chunks chunks of its A-tile rows at dst (chunk
+// c's hi, mid and lo rows at dst[c*amxStep:], +amxElems, +2*amxElems), zero past len(x).
+func splitRowGo(dst []uint16, x []float32, chunks int) {
+	var v [amxChunk]float32
+	for c := 0; c < chunks; c++ {
+		clear(v[:])
+		if c*amxChunk < len(x) {
+			copy(v[:], x[c*amxChunk:])
+		}
+		d := dst[c*amxStep:]
+		splitBF16x3Go(d[:amxChunk], d[amxElems:amxElems+amxChunk], d[2*amxElems:2*amxElems+amxChunk], v[:])
+	}
+}
+
+// splitBF16x3Go writes x = hi + mid + lo, each part a bfloat16 (the top 16 bits of a float32
+// whose low 16 are zero): hi keeps x's sign, exponent and top 7 mantissa bits (rounded toward
+// zero, so x - hi is exact in float32 and has at most 16 significant bits), mid the same of
+// x - hi, and lo is the rest, at most 8 significant bits and so a bfloat16 exactly.
+func splitBF16x3Go(hi, mid, lo []uint16, x []float32) {
+	for i, v := range x {
+		h := math.Float32frombits(math.Float32bits(v) &^ 0xffff)
+		r := v - h
+		m := math.Float32frombits(math.Float32bits(r) &^ 0xffff)
+		l := r - m
+		hi[i] = uint16(math.Float32bits(h) >> 16)
+		mid[i] = uint16(math.Float32bits(m) >> 16)
+		lo[i] = uint16(math.Float32bits(l) >> 16)
+	}
+}
+
+// packF16TileGo packs weight rows [0, rows) of w (rows <= 16, row i at w[i*ldw:], cols
+// columns from w's start) for chunks chunks of 32 columns into B tiles, chunk c's at
+// dst[c*stride:]: the high bfloat16 parts, or with low the remainders. Rows past rows and
+// columns past cols are zero. Tile row kp holds, for weight rows n = 0..15, columns 2kp and
+// 2kp+1 of the chunk. It reports whether any remainder is nonzero.
+func packF16TileGo(dst []uint16, stride int, low bool, w []uint16, ldw, rows, cols, chunks int) bool {
+	tab, nonzero := f16Table(), false
+	for c := 0; c < chunks; c++ {
+		tile := dst[c*stride : c*stride+amxElems]
+		for kp := 0; kp < amxTile; kp++ {
+			for n := 0; n < amxTile; n++ {
+				for e := 0; e < 2; e++ {
+					k := c*amxChunk + 2*kp + e
+					var h, l uint16
+					if n < rows && k < cols {
+						v := tab[w[n*ldw+k]]
+						hv := math.Float32frombits(math.Float32bits(v) &^ 0xffff)
+						h = uint16(math.Float32bits(hv) >> 16)
+						l = uint16(math.Float32bits(v-hv) >> 16)
+					}
+					if low {
+						h = l
+					}
+					tile[kp*amxChunk+2*n+e] = h
+					nonzero = nonzero || l != 0
+				}
+			}
+		}
+	}
+	return nonzero
+}
+
+// packF16Block packs weight rows [0, rows) (rows <= amxRows; row i at w[i*ldw:]) for chunks
+// chunks of 32 columns from w's start (cols valid columns) into hi (and, when any is nonzero,
+// their remainders into lo), chunk c's three tiles at [c*amxStep:]. It reports whether the
+// remainders are needed.
+func packF16Block(hi, lo, w []uint16, ldw, rows, cols, chunks int) bool {
+	pack := func(dst []uint16, low bool) bool {
+		nonzero := false
+		for j := 0; j < amxRowTiles; j++ {
+			tr := min(amxTile, max(0, rows-j*amxTile))
+			wj := w[min(len(w), j*amxTile*ldw):]
+			done := 0
+			if tr == amxTile {
+				d, nz := packF16TileFast(dst[j*amxElems:], amxStep, low, wj, ldw, min(chunks, cols/amxChunk))
+				done, nonzero = d, nonzero || nz
+			}
+			if done < chunks {
+				nonzero = packF16TileGo(dst[done*amxStep+j*amxElems:], amxStep, low, wj[min(len(wj), done*amxChunk):], ldw, tr, cols-done*amxChunk, chunks-done) || nonzero
+			}
+		}
+		return nonzero
+	}
+	if !pack(hi, false) {
+		return false
+	}
+	pack(lo, true)
+	return true
+}
+
+// amxCall is one call of the AMX micro-kernel (amxTilesAsm, twin amxTilesGo): for each of tiles
+// token tiles, C[16 tokens, 16*rowTiles weight rows] over chunks chunks of 32 columns. Offsets
+// and strides count elements.
+type amxCall struct {
+	c        []float32 // token tile i's C row m at c[(16*i+m)*ldc:], 16*rowTiles values
+	ldc      int
+	a        []uint16 // token tile i's A tiles at a[i*lda:], amxStep per chunk
+	lda      int
+	b, blo   []uint16 // the packed weight block: high parts and remainders, amxStep per chunk
+	chunks   int
+	tiles    int
+	rowTiles int // 1 to amxRowTiles
+	flags    int // amxFlagAcc, amxFlagLow
+}
+
+// check panics unless every tile the call reads or writes lies inside its slices (the
+// assembly trusts the offsets).
+func (k *amxCall) check() {
+	need := k.chunks * amxStep
+	w := k.rowTiles * amxTile
+	if k.chunks <= 0 || k.tiles <= 0 || k.rowTiles < 1 || k.rowTiles > amxRowTiles || k.ldc < w || len(k.c) < (k.tiles*amxTile-1)*k.ldc+w ||
+		len(k.a) < (k.tiles-1)*k.lda+need || len(k.b) < need || k.flags&amxFlagLow != 0 && len(k.blo) < need {
+		panic(fmt.Sprintf("kernels: AMX call out of bounds: c %d (ldc %d), a %d (lda %d), b %d, blo %d, %d chunks, %d tiles of %d row tiles, flags %d",
+			len(k.c), k.ldc, len(k.a), k.lda, len(k.b), len(k.blo), k.chunks, k.tiles, k.rowTiles, k.flags))
+	}
+}
+
+// amxTilesGo is the pure-Go twin of the AMX micro-kernel: the same tile products in the same
+// order (amxPasses), each as tdpbf16psGo models TDPBF16PS.
+func amxTilesGo(k *amxCall) {
+	for i := 0; i < k.tiles; i++ {
+		c := k.c[i*amxTile*k.ldc:]
+		var all [amxRowTiles][amxTile * amxTile]float32
+		acc := all[:k.rowTiles]
+		if k.flags&amxFlagAcc != 0 {
+			for j := range acc {
+				for m := 0; m < amxTile; m++ {
+					copy(acc[j][m*amxTile:(m+1)*amxTile], c[m*k.ldc+j*amxTile:])
+				}
+			}
+		}
+		for ch := 0; ch < k.chunks; ch++ {
+			a := k.a[i*k.lda+ch*amxStep:]
+			for _, pass := range amxPasses {
+				if pass.low && k.flags&amxFlagLow == 0 {
+					continue
+				}
+				b := k.b[ch*amxStep:]
+				if pass.low {
+					b = k.blo[ch*amxStep:]
+				}
+				for j := range acc {
+					tdpbf16psGo(&acc[j], a[pass.part*amxElems:], b[j*amxElems:])
+				}
+			}
+		}
+		for j := range acc {
+			for m := 0; m < amxTile; m++ {
+				copy(c[m*k.ldc+j*amxTile:][:amxTile], acc[j][m*amxTile:(m+1)*amxTile])
+			}
+		}
+	}
+}
+
+// amxPasses is the order of the products of one chunk: the weights' high parts times the
+// activations' hi, mid and lo, then the remainders times hi and mid (low·lo, below 2^-24 of
+// the product, is left out).
+var amxPasses = [...]struct {
+	part int
+	low  bool
+}{{0, false}, {1, false}, {2, false}, {0, true}, {1, true}}
+
+// tdpbf16psGo is TDPBF16PS as Intel's manual defines it, on one 16x16 tile (A and B rows 32
+// values apart): for each token row m, pair row kp and column n, acc[m][n] += a[m][2kp]·b[kp][2n],
+// then += a[m][2kp+1]·b[kp][2n+1], each sum rounded to float32 (nearest even); bfloat16 denormal
+// inputs count as zero and denormal results are flushed to zero.
+func tdpbf16psGo(acc *[amxTile * amxTile]float32, a, b []uint16) {
+	for m := 0; m < amxTile; m++ {
+		row := acc[m*amxTile : (m+1)*amxTile]
+		for kp := 0; kp < amxTile; kp++ {
+			a0, a1 := bf16DAZ(a[m*amxChunk+2*kp]), bf16DAZ(a[m*amxChunk+2*kp+1])
+			bp := b[kp*amxChunk : (kp+1)*amxChunk]
+			for n := range row {
+				s := ftz(row[n] + float32(a0*bf16DAZ(bp[2*n])))
+				row[n] = ftz(s + float32(a1*bf16DAZ(bp[2*n+1])))
+			}
+		}
+	}
+}
+
+// bf16DAZ widens a bfloat16, denormals to zero.
+func bf16DAZ(h uint16) float32 {
+	if h&0x7f80 == 0 {
+		h &= 0x8000
+	}
+	return math.Float32frombits(uint32(h) << 16)
+}
+
+// ftz flushes a float32 denormal to zero (keeping its sign).
+func ftz(v float32) float32 {
+	if b := math.Float32bits(v); b&0x7f800000 == 0 {
+		return math.Float32frombits(b & 0x80000000)
+	}
+	return v
+}
+
+// amxScratch is one goroutine's packed weight block and edge tiles while it runs MatMulF16AMX.
+type amxScratch struct {
+	hi, lo [amxKBlock * amxStep]uint16
+	c      [amxTokBlock * amxRows]float32
+}
+
+var amxScratchPool = sync.Pool{New: func() any { return new(amxScratch) }}
+
+// MatMulF16AMX computes y[t*ldy + r] = w[r]·x[t] for the a.Tokens() tokens of a (x split by
+// BF16Acts.Split) and the rows weight rows of w (fp16, row-major, a.Cols() columns): the
+// prefill product of MatMulF16 on AMX tiles, exact in the parts (see the top of amx.go). It
+// runs on the calling goroutine; on a machine without AMX it runs the Go twin of the tile
+// kernel (correct, and slow: UseAMX says when to call it).
+//
+// Loop order: tokens in blocks of amxTokBlock, columns in blocks of amxKBlock chunks, then
+// weight blocks of up to 48 rows, each packed once per pass and swept by every 16-token tile of
+// the block in one kernel call; from the second column block on the kernel adds to y. Edge
+// tiles (a last tile of fewer than 16 tokens, a block whose rows are not a multiple of 16) go
+// through scratch.
+func MatMulF16AMX(y []float32, ldy int, a *BF16Acts, w []uint16, rows int) {
+	n, cols := a.n, a.cols
+	if rows < 0 || len(w) < rows*cols || ldy < rows || n > 0 && rows > 0 && len(y) < (n-1)*ldy+rows {
+		panic(fmt.Sprintf("kernels.MatMulF16AMX: y %d (ldy %d), w %d for %d rows of %d columns, %d tokens", len(y), ldy, len(w), rows, cols, n))
+	}
+	if n == 0 || rows == 0 {
+		return
+	}
+	if cols == 0 {
+		for t := 0; t < n; t++ {
+			clear(y[t*ldy : t*ldy+rows])
+		}
+		return
+	}
+	s := amxScratchPool.Get().(*amxScratch)
+	defer amxScratchPool.Put(s)
+	for tb := 0; tb < n; tb += amxTokBlock {
+		nt := min(amxTokBlock, n-tb)
+		full := nt / amxTile
+		for c0 := 0; c0 < a.chunks; c0 += amxKBlock {
+			k := amxCall{lda: a.chunks * amxStep, b: s.hi[:], blo: s.lo[:], chunks: min(amxKBlock, a.chunks-c0)}
+			if c0 > 0 {
+				k.flags |= amxFlagAcc
+			}
+			for r0 := 0; r0 < rows; r0 += amxRows {
+				nr := min(amxRows, rows-r0)
+				k.flags &^= amxFlagLow
+				if packF16Block(s.hi[:], s.lo[:], w[r0*cols+c0*amxChunk:], cols, nr, cols-c0*amxChunk, k.chunks) {
+					k.flags |= amxFlagLow
+				}
+				k.rowTiles = (nr + amxTile - 1) / amxTile
+				t0 := tb
+				if nr%amxTile == 0 && full > 0 {
+					k.a = a.parts[(tb/amxTile*a.chunks+c0)*amxStep:]
+					k.c, k.ldc, k.tiles = y[tb*ldy+r0:], ldy, full
+					amxTiles(&k)
+					t0 += full * amxTile
+				}
+				if t0 < tb+nt {
+					s.edge(&k, y, ldy, a, c0, t0, tb+nt, r0, nr)
+				}
+			}
+		}
+	}
+}
+
+// edge runs the kernel call k for tokens [t0, t1) (whole tiles but the last) and weight rows
+// [r0, r0+nr) of y through s.c, which holds the partial sums y has when k adds to them.
+func (s *amxScratch) edge(k *amxCall, y []float32, ldy int, a *BF16Acts, c0, t0, t1, r0, nr int) {
+	if k.flags&amxFlagAcc != 0 {
+		for t := t0; t < t1; t++ {
+			copy(s.c[(t-t0)*amxRows:(t-t0)*amxRows+nr], y[t*ldy+r0:])
+		}
+	}
+	k.a = a.parts[(t0/amxTile*a.chunks+c0)*amxStep:]
+	k.c, k.ldc, k.tiles = s.c[:], amxRows, (t1-t0+amxTile-1)/amxTile
+	amxTiles(k)
+	for t := t0; t < t1; t++ {
+		copy(y[t*ldy+r0:t*ldy+r0+nr], s.c[(t-t0)*amxRows:])
+	}
+}

@@ -1,0 +1,254 @@
+//go:build !noasm
+
+package kernels
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/anepack/anepack/half"
+)
+
+// TestAMXTilesMatchTwin runs the AMX micro-kernel and its Go twin on the same random tiles,
+// setting and adding to C, with and without remainder products, and holds both to the float32
+// accumulation bound of the exact sum of their products. They are not bit-identical: the twin
+// rounds every addition as Intel's manual writes TDPBF16PS, and Sapphire Rapids rounds its
+// sums otherwise (on random tiles ~85% of values differ in the last bits, and no simpler model
+// tried, pair sums or whole-row sums rounded once, toward zero or to nearest, matched either).
+// It needs a CPU with AMX (Sapphire Rapids or later, Linux 5.16+); elsewhere TestMatMulF16AMX
+// covers the driver with the twin.
+func TestAMXTilesMatchTwin(t *testing.T) {
+	if !amxAvailable() {
+		t.Skip("no usable AMX-BF16 on this machine")
+	}
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, flags := range []int{0, amxFlagAcc, amxFlagLow, amxFlagAcc | amxFlagLow} {
+		for _, chunks := range []int{1, 3, 8} {
+			for _, tiles := range []int{1, 3} {
+				rowTiles := 1 + (chunks+tiles)%amxRowTiles
+				lda := chunks*amxStep + 64
+				a := make([]uint16, tiles*lda)
+				for tok := 0; tok < tiles*amxTile; tok++ {
+					x := make([]float32, chunks*amxChunk)
+					for i := range x {
+						x[i] = float32(r.NormFloat64())
+					}
+					splitRowGo(a[tok/amxTile*lda+tok%amxTile*amxChunk:], x, chunks)
+				}
+				b, blo := make([]uint16, chunks*amxStep), make([]uint16, chunks*amxStep)
+				for i := range b {
+					v := float32(r.NormFloat64())
+					h := math.Float32frombits(math.Float32bits(v) &^ 0xffff)
+					b[i] = uint16(math.Float32bits(h) >> 16)
+					blo[i] = uint16(math.Float32bits((v-h)*(1.0/256)) >> 16)
+				}
+				ldc := amxRows + 5
+				got, twin := make([]float32, tiles*amxTile*ldc), make([]float32, tiles*amxTile*ldc)
+				for i := range got {
+					got[i] = float32(r.NormFloat64())
+				}
+				init := append([]float32(nil), got...)
+				copy(twin, got)
+				k := amxCall{c: got, ldc: ldc, a: a, lda: lda, b: b, blo: blo, chunks: chunks, tiles: tiles, rowTiles: rowTiles, flags: flags}
+				amxTiles(&k)
+				k.c = twin
+				amxTilesGo(&k)
+				passes, differ := 0, 0
+				for _, p := range amxPasses {
+					if !p.low || flags&amxFlagLow != 0 {
+						passes++
+					}
+				}
+				for m := 0; m < tiles*amxTile; m++ {
+					for n := 0; n < rowTiles*amxTile; n++ {
+						var ref, mag float64
+						if flags&amxFlagAcc != 0 {
+							ref, mag = float64(init[m*ldc+n]), math.Abs(float64(init[m*ldc+n]))
+						}
+						j, col := n/amxTile, n%amxTile
+						for c := 0; c < chunks; c++ {
+							for _, p := range amxPasses {
+								if p.low && flags&amxFlagLow == 0 {
+									continue
+								}
+								bt := b
+								if p.low {
+									bt = blo
+								}
+								for kk := 0; kk < amxChunk; kk++ {
+									av := float64(bf16DAZ(a[m/amxTile*lda+c*amxStep+p.part*amxElems+m%amxTile*amxChunk+kk]))
+									bv := float64(bf16DAZ(bt[c*amxStep+j*amxElems+kk/2*amxChunk+2*col+kk%2]))
+									ref += av * bv
+									mag += math.Abs(av * bv)
+								}
+							}
+						}
+						tol := float64(passes*amxChunk*chunks+16) * u * mag
+						i := m*ldc + n
+						for _, v := range []struct {
+							name string
+							got  float32
+						}{{"AMX", got[i]}, {"twin", twin[i]}} {
+							if d := math.Abs(float64(v.got) - ref); !(d <= tol) {
+								t.Fatalf("flags %d, %d chunks, %d tiles, %d row tiles: %s C[%d][%d] = %g, want %g (|diff| %g > %g)", flags, chunks, tiles, rowTiles, v.name, m, n, v.got, ref, d, tol)
+							}
+						}
+						if got[i] != twin[i] {
+							differ++
+						}
+					}
+				}
+				t.Logf("flags %d, %d chunks, %d tiles, %d row tiles: %d of %d values differ from the twin in the last bits", flags, chunks, tiles, rowTiles, differ, tiles*amxTile*rowTiles*amxTile)
+			}
+		}
+	}
+}
+
+// TestAMXEncodings assembles the AT&T form in the comment of each AMX #define in
+// amx_amd64.s with GNU as (binutils, which make test installs) and wants the bytes written
+// there: Go's assembler has no AMX mnemonics, so the instructions are spelled as BYTEs.
+func TestAMXEncodings(t *testing.T) {
+	src, err := os.ReadFile("amx_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := regexp.MustCompile(`(?m)^#define (\w+) ((?:BYTE \$0x[0-9a-f]{2}; )*BYTE \$0x[0-9a-f]{2}) // (.+)$`)
+	defs := def.FindAllStringSubmatch(string(src), -1)
+	if len(defs) < 28 {
+		t.Fatalf("found %d AMX #defines in amx_amd64.s, want at least 28", len(defs))
+	}
+	var asm strings.Builder
+	for _, d := range defs {
+		asm.WriteString(d[3] + "\n")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "amx.s"), []byte(asm.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	obj, bin := filepath.Join(dir, "amx.o"), filepath.Join(dir, "amx.bin")
+	for _, cmd := range [][]string{{"as", "-o", obj, filepath.Join(dir, "amx.s")}, {"objcopy", "-O", "binary", "-j", ".text", obj, bin}} {
+		if out, err := exec.Command(cmd[0], cmd[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(cmd, " "), err, out)
+		}
+	}
+	code, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hexByte := regexp.MustCompile(`\$0x([0-9a-f]{2})`)
+	for _, d := range defs {
+		var want []byte
+		for _, h := range hexByte.FindAllStringSubmatch(d[2], -1) {
+			var v byte
+			for _, c := range h[1] {
+				v = v<<4 | byte(strings.IndexRune("0123456789abcdef", c))
+			}
+			want = append(want, v)
+		}
+		if !bytes.HasPrefix(code, want) {
+			n := min(len(code), len(want))
+			t.Fatalf("%s: GNU as encodes %q as % x, amx_amd64.s has % x", d[1], d[3], code[:n], want)
+		}
+		code = code[len(want):]
+	}
+	if len(code) != 0 {
+		t.Fatalf("%d bytes left over", len(code))
+	}
+}
+
+// BenchmarkMatMulF16AMX compares, on one core, the AMX product (the activations' split
+// included, as prefill pays it once per input) with MatMulF16 (AVX-512 or AVX2) on
+// Qwen2.5-0.5B's shapes. "amx" has weights that are exact in bfloat16, as every weight of a
+// bfloat16 checkpoint is (3 tile products per step); "amx-fp16" general fp16 weights (5).
+// Without AMX only the MatMulF16 rows run.
+func BenchmarkMatMulF16AMX(b *testing.B) {
+	w16, _ := benchWeights(1, false)
+	fp16 := w16[0][:benchRows*benchCols]
+	bf16 := make([]uint16, len(fp16))
+	for i, h := range fp16 {
+		bf16[i] = half.F32ToF16Scalar(math.Float32frombits(math.Float32bits(half.F16ToF32Scalar(h)) &^ 0xffff))
+	}
+	for _, n := range []int{32, 128, 512} {
+		for _, s := range []struct{ rows, cols int }{{benchRows, benchCols}, {benchCols, benchRows}, {benchCols, benchCols}} {
+			x := benchVec(n * s.cols)
+			y := make([]float32, n*s.rows)
+			flops := 2 * float64(n*s.rows*s.cols)
+			b.Run(fmt.Sprintf("%dx%d/n=%d/matmul", s.rows, s.cols, n), func(b *testing.B) {
+				for b.Loop() {
+					MatMulF16(y, x, bf16[:s.rows*s.cols], n, s.rows, s.cols)
+				}
+				reportGFLOPS(b, flops)
+			})
+			if !amxAvailable() {
+				continue
+			}
+			var a BF16Acts
+			for _, w := range []struct {
+				name string
+				w    []uint16
+			}{{"amx", bf16}, {"amx-fp16", fp16}} {
+				b.Run(fmt.Sprintf("%dx%d/n=%d/%s", s.rows, s.cols, n, w.name), func(b *testing.B) {
+					for b.Loop() {
+						a.Split(nil, x, n, s.cols)
+						MatMulF16AMX(y, s.rows, &a, w.w[:s.rows*s.cols], s.rows)
+					}
+					reportGFLOPS(b, flops)
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkAMXKernel times the parts of MatMulF16AMX on one core: the tile kernel on 8 token
+// tiles of L1/L2-resident data (ns per tile product), packing a 48-row weight block of 8 chunks
+// and splitting 128 tokens of 896 values.
+func BenchmarkAMXKernel(b *testing.B) {
+	if !amxAvailable() {
+		b.Skip("no usable AMX-BF16 on this machine")
+	}
+	r := rand.New(rand.NewPCG(23, 24))
+	const tiles = 8
+	for _, chunks := range []int{8, 28} {
+		a := make([]uint16, tiles*chunks*amxStep)
+		for i := range a {
+			a[i] = uint16(math.Float32bits(float32(r.NormFloat64())) >> 16)
+		}
+		w := a[:chunks*amxStep]
+		c := make([]float32, tiles*amxTile*amxRows)
+		for _, flags := range []int{0, amxFlagLow} {
+			b.Run(fmt.Sprintf("tiles/chunks=%d/flags=%d", chunks, flags), func(b *testing.B) {
+				k := amxCall{c: c, ldc: amxRows, a: a, lda: chunks * amxStep, b: w, blo: w, chunks: chunks, tiles: tiles, rowTiles: amxRowTiles, flags: flags}
+				for b.Loop() {
+					amxTiles(&k)
+				}
+				products := 9
+				if flags != 0 {
+					products = 15
+				}
+				b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*tiles*chunks*products), "ns/tdp")
+			})
+		}
+	}
+	w16, _ := benchWeights(1, false)
+	hi, lo := make([]uint16, amxKBlock*amxStep), make([]uint16, amxKBlock*amxStep)
+	b.Run("pack/48x256", func(b *testing.B) {
+		for b.Loop() {
+			packF16Block(hi, lo, w16[0], benchCols, amxRows, amxKBlock*amxChunk, amxKBlock)
+		}
+	})
+	x := benchVec(benchTokens * benchCols)
+	var acts BF16Acts
+	b.Run("split/128x896", func(b *testing.B) {
+		for b.Loop() {
+			acts.Split(nil, x, benchTokens, benchCols)
+		}
+	})
+}

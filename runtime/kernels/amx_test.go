@@ -1,0 +1,200 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/anepack/anepack/half"
+)
+
+// TestSplitBF16x3 checks that the three parts of every value add up to it exactly and that each
+// is a bfloat16, then that a token row split by the assembly (where there is one) has the
+// twin's bits, in the A-tile layout, zero-padded past the row's end.
+func TestSplitBF16x3(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	special := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 1.0 / 3, math.MaxFloat32, -math.MaxFloat32, 1e-30, 65504, 3.14159265}
+	for _, n := range []int{0, 1, 31, 32, 33, 64, 100, 1000} {
+		x := make([]float32, n)
+		for i := range x {
+			if i < len(special) {
+				x[i] = special[i]
+			} else {
+				x[i] = float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(40)-20)))
+			}
+		}
+		h, m, l := make([]uint16, n), make([]uint16, n), make([]uint16, n)
+		splitBF16x3Go(h, m, l, x)
+		for i, v := range x {
+			sum := float64(bf16DAZ(h[i])) + float64(bf16DAZ(m[i])) + float64(bf16DAZ(l[i]))
+			if sum != float64(v) {
+				t.Fatalf("n=%d: %g split into %#04x %#04x %#04x, which add up to %g", n, v, h[i], m[i], l[i], sum)
+			}
+		}
+		chunks := (n + amxChunk - 1) / amxChunk
+		got, want := make([]uint16, chunks*amxStep), make([]uint16, chunks*amxStep)
+		for i := range got {
+			got[i], want[i] = 0xdead, 0xdead // rows of other tokens: untouched
+		}
+		if c := splitRowFast(got, x); c < chunks {
+			splitRowGo(got[c*amxStep:], x[c*amxChunk:], chunks-c)
+		}
+		splitRowGo(want, x, chunks)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("n=%d: value %d (chunk %d, part %d, column %d): %#04x, twin %#04x", n, i, i/amxStep, i%amxStep/amxElems, i%amxElems, got[i], want[i])
+			}
+			col := i/amxStep*amxChunk + i%amxElems
+			if p := i % amxStep / amxElems; i%amxElems < amxChunk && col < n && want[i] != [][]uint16{h, m, l}[p][col] {
+				t.Fatalf("n=%d: column %d part %d is %#04x, want %#04x", n, col, p, want[i], [][]uint16{h, m, l}[p][col])
+			}
+		}
+	}
+}
+
+// TestPackF16Tile checks the B-tile layout (columns 2kp and 2kp+1 of weight row n at tile row
+// kp, pair n), that high part + remainder is the weight exactly, the zero padding of short
+// tiles and chunks, the remainder flag (false for bfloat16-exact weights), and that the
+// assembly packs the twin's bits.
+func TestPackF16Tile(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, bf16Exact := range []bool{false, true} {
+		for _, rows := range []int{48, 16, 1, 7, 33} {
+			for _, cols := range []int{32, 31, 33, 64, 96, 200} {
+				ldw := cols + 3
+				w := make([]uint16, rows*ldw)
+				for i := range w {
+					v := float32(r.NormFloat64())
+					if bf16Exact {
+						v = math.Float32frombits(math.Float32bits(v) &^ 0xffff)
+					}
+					w[i] = half.F32ToF16Scalar(v)
+				}
+				chunks := (cols + amxChunk - 1) / amxChunk
+				hi, lo := make([]uint16, chunks*amxStep), make([]uint16, chunks*amxStep)
+				nz := packF16Block(hi, lo, w, ldw, rows, cols, chunks)
+				name := fmt.Sprintf("bf16=%v %dx%d", bf16Exact, rows, cols)
+				if nz == bf16Exact {
+					t.Errorf("%s: remainders reported nonzero=%v", name, nz)
+				}
+				gh, gl := make([]uint16, len(hi)), make([]uint16, len(lo))
+				for j := 0; j < amxRowTiles; j++ {
+					tr := min(amxTile, max(0, rows-j*amxTile))
+					wj := w[min(len(w), j*amxTile*ldw):]
+					packF16TileGo(gh[j*amxElems:], amxStep, false, wj, ldw, tr, cols, chunks)
+					packF16TileGo(gl[j*amxElems:], amxStep, true, wj, ldw, tr, cols, chunks)
+				}
+				for c := 0; c < chunks; c++ {
+					for j := 0; j < amxRowTiles; j++ {
+						for kp := 0; kp < amxTile; kp++ {
+							for n := 0; n < amxTile; n++ {
+								for e := 0; e < 2; e++ {
+									i := c*amxStep + j*amxElems + kp*amxChunk + 2*n + e
+									row, k := j*amxTile+n, c*amxChunk+2*kp+e
+									want := float64(0)
+									if row < rows && k < cols {
+										want = float64(half.F16ToF32Scalar(w[row*ldw+k]))
+									}
+									l := 0.0
+									if nz {
+										l = float64(bf16DAZ(lo[i]))
+									}
+									if got := float64(bf16DAZ(hi[i])) + l; got != want {
+										t.Fatalf("%s: row %d column %d packed as %#04x + %#04x = %g, want %g", name, row, k, hi[i], lo[i], got, want)
+									}
+									if hi[i] != gh[i] || nz && lo[i] != gl[i] {
+										t.Fatalf("%s: row %d column %d: %#04x %#04x, twin %#04x %#04x", name, row, k, hi[i], lo[i], gh[i], gl[i])
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMatMulF16AMX checks the AMX product against the float64 reference on odd shapes: partial
+// token pairs, weight tiles and column chunks, bfloat16-exact weights (no remainder products)
+// and general fp16 ones, integer values (exact: bit for bit), and a y wider than the rows
+// (columns outside must stay untouched). On a machine without AMX it runs the tile kernel's Go
+// twin, the same driver.
+func TestMatMulF16AMX(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	var a BF16Acts
+	for _, integers := range []bool{false, true} {
+		for _, bf16Exact := range []bool{false, true} {
+			for _, n := range []int{1, 15, 16, 17, 70, 150} {
+				for _, rows := range []int{1, 15, 32, 48, 50, 80} {
+					for _, cols := range []int{1, 31, 32, 33, 100, 300} {
+						m := newMats(r, n, rows, cols, integers)
+						if bf16Exact {
+							for i, v := range m.w32 {
+								m.w32[i] = math.Float32frombits(math.Float32bits(v) &^ 0xffff)
+								m.w16[i] = half.F32ToF16Scalar(m.w32[i])
+							}
+						}
+						ref, mag := refMatMul(m.x, m.w32, n, rows, cols)
+						ldy := rows + 3
+						y := make([]float32, n*ldy)
+						for i := range y {
+							y[i] = float32(math.NaN())
+						}
+						a.Split(nil, m.x, n, cols)
+						MatMulF16AMX(y, ldy, &a, m.w16, rows)
+						name := fmt.Sprintf("int=%v bf16=%v n=%d %dx%d", integers, bf16Exact, n, rows, cols)
+						got := make([]float32, n*rows)
+						for tk := 0; tk < n; tk++ {
+							copy(got[tk*rows:(tk+1)*rows], y[tk*ldy:tk*ldy+rows])
+							for j := rows; j < ldy && tk*ldy+j < len(y); j++ {
+								if v := y[tk*ldy+j]; v == v {
+									t.Fatalf("%s: y[%d][%d] outside the rows was written (%g)", name, tk, j, v)
+								}
+							}
+						}
+						// Up to 5 rounded additions per column (amxPasses).
+						checkClose(t, "MatMulF16AMX "+name, got, ref, mag, len(amxPasses)*cols, integers)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBF16ActsSplitPool checks that splitting over a pool gives the serial split's bits.
+func TestBF16ActsSplitPool(t *testing.T) {
+	p := NewPool(3)
+	defer p.Close()
+	r := rand.New(rand.NewPCG(17, 18))
+	n, cols := 77, 1000
+	x := make([]float32, n*cols)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	var serial, pooled BF16Acts
+	serial.Split(nil, x, n, cols)
+	pooled.Split(p, x, n, cols)
+	if pooled.Tokens() != n || pooled.Cols() != cols || len(pooled.parts) != len(serial.parts) {
+		t.Fatalf("pooled split: %d tokens, %d columns, %d values; serial %d", pooled.Tokens(), pooled.Cols(), len(pooled.parts), len(serial.parts))
+	}
+	for i := range serial.parts {
+		if serial.parts[i] != pooled.parts[i] {
+			t.Fatalf("value %d: pooled %#04x, serial %#04x", i, pooled.parts[i], serial.parts[i])
+		}
+	}
+}
+
+// TestMatMulF16AMXBlocks covers the passes over token blocks (more than amxTokBlock tokens) and
+// column blocks (more than amxKBlock chunks) on one shape.
+func TestMatMulF16AMXBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	n, rows, cols := amxTokBlock+40, 40, amxKBlock*amxChunk+70
+	m := newMats(r, n, rows, cols, false)
+	ref, mag := refMatMul(m.x, m.w32, n, rows, cols)
+	var a BF16Acts
+	a.Split(nil, m.x, n, cols)
+	MatMulF16AMX(m.y, rows, &a, m.w16, rows)
+	checkClose(t, "MatMulF16AMX", m.y, ref, mag, len(amxPasses)*cols, false)
+}
