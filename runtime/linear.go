@@ -32,34 +32,49 @@ type Linear struct {
 // shares one quantization.
 func (l *Linear) Quantized() bool { return l.DType.Quantized() }
 
-// QuantInput is one input (n tokens of Cols values) quantized for the quantized weights that
-// multiply it, in the form each format reads: q4 weights int8 activations per block of 32
-// (kernels.Int8Acts, W4A8), q8 weights 16-bit ones (kernels.Int16Acts, W8A16: int8 activations
-// would add an error as large as the int8 weights' own, half of an int8 bundle's KL divergence
-// from its fp16 twin; docs/quantization.md). Prepare builds only the forms the weights at hand
-// need, each once; the kernels only read them, so work items on different rows share one
-// QuantInput. The zero value is ready to use.
+// QuantInput is one input (n tokens of Cols values) prepared once for the weights that read it
+// in another form than float32: quantized for quantized weights, in the form each format reads:
+// q4 weights int8 activations per block of 32 (kernels.Int8Acts, W4A8), q8 weights 16-bit ones
+// (kernels.Int16Acts, W8A16: int8 activations would add an error as large as the int8 weights'
+// own, half of an int8 bundle's KL divergence from its fp16 twin; docs/quantization.md); and,
+// where AMX says so (on a CPU with AMX-BF16), split into the three bfloat16 parts the AMX
+// product of fp16 weights reads (kernels.BF16Acts, exact: hi + mid + lo = x). Prepare builds only the
+// forms the weights at hand need, each once; the kernels only read them, so work items on
+// different rows share one QuantInput. The zero value is ready to use (without AMX).
 //
 // A batch of q8 or q4 products (kernels.Q8FloatActs(n), kernels.Q4FloatActs(n): prefill,
 // several decoding streams) reads the float input itself (kernels.MatMulQ8Float,
 // kernels.MatMulQ4Float, faster there than W8A16/W4A8 and exact in the activations): Prepare
 // then only keeps x, which must stay unchanged until the products are done.
 type QuantInput struct {
+	// AMX, when set, says for an input of n tokens whether Prepare splits it for the AMX
+	// product of fp16 weights (kernels.UseAMX; nil keeps them on the float kernels). Pool,
+	// when set, splits over its threads.
+	AMX  func(n int) bool
+	Pool *kernels.Pool
+
 	a8          kernels.Int8Acts
 	a16         kernels.Int16Acts
+	bf          kernels.BF16Acts
 	has8, has16 bool
+	hasBF       bool
 	xf          []float32 // the float input of batched q8/q4 products ([nf, len(xf)/nf]), or nil
 	nf          int
 }
 
 // Reset forgets the forms held (their buffers stay for the next input).
-func (q *QuantInput) Reset() { q.has8, q.has16, q.xf, q.nf = false, false, nil, 0 }
+func (q *QuantInput) Reset() { q.has8, q.has16, q.hasBF, q.xf, q.nf = false, false, false, nil, 0 }
 
-// Prepare quantizes x ([n, w.Cols]) into the form w multiplies, unless q already holds it. A
-// float weight needs none, nor a batch of q8 or q4 products (kernels.Q8FloatActs,
-// kernels.Q4FloatActs), which reads x.
+// Prepare quantizes x ([n, w.Cols]) into the form w multiplies, unless q already holds it. An
+// f32 weight needs none, nor an fp16 one without AMX, nor a batch of q8 or q4 products
+// (kernels.Q8FloatActs, kernels.Q4FloatActs), which reads x.
 func (q *QuantInput) Prepare(w *Linear, x []float32, n int) {
 	switch {
+	case w.DType == dtype.F16:
+		if q.AMX != nil && !q.hasBF && q.AMX(n) {
+			q.bf.Split(q.Pool, x, n, w.Cols)
+			q.hasBF = true
+		}
 	case w.DType == dtype.Q8 && kernels.Q8FloatActs(n), w.DType == dtype.Q4 && kernels.Q4FloatActs(n):
 		q.xf, q.nf = x[:n*w.Cols], n
 	case w.DType == dtype.Q8 && !q.has16:
@@ -71,13 +86,24 @@ func (q *QuantInput) Prepare(w *Linear, x []float32, n int) {
 	}
 }
 
-// MulActs computes rows [r0, r1) of a quantized weight for the tokens of in, which Prepare has
-// quantized for it: y[t*ldy + j] = W[r0+j] · x[t]. It is MatVec (one token) or MatMul with the
-// input quantized once by the caller. It panics on a float weight or an input not prepared for
-// this weight.
+// HasAMX reports whether Prepare has split the input for the AMX product.
+func (q *QuantInput) HasAMX() bool { return q.hasBF }
+
+// Reads reports whether w's products read q's prepared input (MulActs) rather than the float
+// input (MatVec, MatMul): every quantized weight, and an fp16 weight when Prepare split the
+// input for AMX.
+func (q *QuantInput) Reads(w *Linear) bool {
+	return w.Quantized() || w.DType == dtype.F16 && q.hasBF && q.bf.Cols() == w.Cols
+}
+
+// MulActs computes rows [r0, r1) of a weight for the tokens of in, which Prepare has prepared
+// for it (in.Reads(l)): y[t*ldy + j] = W[r0+j] · x[t]. It is MatVec (one token) or MatMul with
+// the input prepared once by the caller. It panics on an input not prepared for this weight.
 func (l *Linear) MulActs(y []float32, ldy int, in *QuantInput, r0, r1 int) {
 	c := l.Cols
 	switch {
+	case l.DType == dtype.F16 && in.hasBF && in.bf.Cols() == c:
+		kernels.MatMulF16AMX(y, ldy, &in.bf, l.f16[r0*c:r1*c], r1-r0)
 	case l.DType == dtype.Q8 && in.nf > 0 && len(in.xf) == in.nf*c:
 		kernels.MatMulQ8Float(y, ldy, in.xf, in.nf, l.q8[r0*c:r1*c], l.scale[r0:r1], r1-r0, c)
 	case l.DType == dtype.Q8 && in.has16 && in.a16.Cols() == c:

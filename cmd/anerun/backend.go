@@ -29,7 +29,7 @@ var backends = []backendKind{
 }
 
 func openCPU(m *runtime.Model, o *modelFlags) (runtime.Backend, error) {
-	return cpu.New(m, cpu.Options{Threads: o.threads})
+	return cpu.New(m, cpu.Options{Threads: o.threads, NoAMX: o.noAMX})
 }
 
 func backendNames() string {
@@ -47,6 +47,7 @@ type modelFlags struct {
 	threads int
 	ctx     int
 	mlock   bool
+	noAMX   bool
 	// dtype picks the stored variant of a model name (Org/Name:int4 and Org/Name --dtype int4
 	// are the same).
 	dtype string
@@ -59,6 +60,7 @@ func (o *modelFlags) register(cmd *cobra.Command) {
 	f.StringVar(&o.backend, "backend", "auto", "where to run the model: "+backendNames())
 	f.IntVarP(&o.threads, "threads", "t", 0, "CPU threads (0: all cores)")
 	f.IntVarP(&o.ctx, "ctx", "c", 0, fmt.Sprintf("context length in tokens (0: %d, or the model's maximum if smaller; alias --ctx-size)", runtime.DefaultContext))
+	f.BoolVar(&o.noAMX, "no-amx", false, "on a CPU with AMX (Xeon Sapphire Rapids and later), run fp16 prefill on the AVX-512 kernels instead of AMX tiles")
 	f.BoolVar(&o.mlock, "mlock", false, "read the bundle into memory in 2 MiB pages where the OS can (on Linux, re-reading it once if the page cache holds it in small pages) and pin it there (mlock), for steady speed; needs a memlock limit (ulimit -l) as large as the bundle")
 	f.StringVar(&o.dtype, "dtype", "", "for a model name (Org/Name), the stored variant to run: f16 (default), f32, int8 or int4; the same as Org/Name:TAG")
 	f.StringVar(&o.dist.Digest, "digest", "", "for an https:// bundle, its expected sha256 (sha256:<hex>)")

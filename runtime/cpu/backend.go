@@ -14,6 +14,13 @@ type Options struct {
 	// Batch is the most tokens one pass of the network processes at once (longer prompts are
 	// prefilled in chunks of Batch tokens); 0 means DefaultBatch. It sizes the activations.
 	Batch int
+	// NoAMX keeps fp16 prefill products off AMX on a CPU that has it (kernels.UseAMX), for
+	// comparison: they then run on the AVX-512 kernels.
+	NoAMX bool
+
+	// amxFor replaces kernels.UseAMX (tests: every prefill on the AMX path, its Go twin where
+	// the CPU has no AMX).
+	amxFor func(n int) bool
 }
 
 // DefaultBatch is the default prefill chunk: large enough that each weight matrix is streamed
@@ -43,6 +50,12 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	pool := kernels.NewPool(opts.Threads)
 	p, err := NewProjections(m, pool)
 	if err == nil {
+		switch {
+		case opts.NoAMX:
+			p.amxFor = nil
+		case opts.amxFor != nil:
+			p.amxFor = opts.amxFor
+		}
 		var d *runtime.Decoder
 		if d, err = runtime.NewDecoder(m, p, runtime.DecoderOptions{Name: "cpu", Pool: pool, Batch: batch}); err == nil {
 			return &Backend{Decoder: d, pool: pool}, nil

@@ -28,12 +28,17 @@ const (
 
 // open returns the golden model's bundle packed with dtype, a 2-thread backend and its model.
 func open(t *testing.T, name, dtype string) (*runtime.Model, *Backend) {
+	return openWith(t, name, dtype, Options{Threads: 2})
+}
+
+// openWith is open with the backend's options.
+func openWith(t *testing.T, name, dtype string, opts Options) (*runtime.Model, *Backend) {
 	t.Helper()
 	m, err := runtime.Open(testmodel.Bundle(t, name, dtype))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(m, Options{Threads: 2})
+	b, err := New(m, opts)
 	if err != nil {
 		m.Close()
 		t.Fatal(err)
@@ -116,58 +121,75 @@ func wideGaps(c testmodel.Case) bool {
 // recorded and at every step, for both golden models and both storage types.
 func TestGoldenTeacherForcing(t *testing.T) {
 	for _, name := range testmodel.Models {
-		g := testmodel.LoadGolden(t, name)
 		for _, dtype := range []string{"f16", "f32"} {
-			t.Run(name+"/"+dtype, func(t *testing.T) {
-				m, b := open(t, name, dtype)
-				vocab := m.Config.VocabSize
-				worst := 0.0
-				for _, c := range g.Cases {
-					st, err := b.NewState(len(c.PromptIDs) + len(c.GeneratedIDs))
-					if err != nil {
-						t.Fatal(err)
-					}
-					// Prefill in one call, asking for the logits of the positions HF recorded.
-					np := len(c.PrefillTop4)
-					logits := make([]float32, np*vocab)
-					if err := st.Forward(c.PromptIDs, 0, logits); err != nil {
-						t.Fatal(err)
-					}
-					first := len(c.PromptIDs) - np
-					for j, want := range c.PrefillTop4 {
-						d, err := checkTop(logits[j*vocab:(j+1)*vocab], want)
-						worst = max(worst, d)
-						if err != nil {
-							t.Errorf("%s: prefill position %d: %v", c.Name, first+j, err)
-						}
-					}
-					// Decode: step j's logits come from the last prompt token, then from generated id j-1.
-					step := slices.Clone(logits[(np-1)*vocab:])
-					pos := len(c.PromptIDs)
-					for j, want := range c.StepsTop8 {
-						if j > 0 {
-							if err := st.Forward(c.GeneratedIDs[j-1:j], pos, step); err != nil {
-								t.Fatal(err)
-							}
-							pos++
-						}
-						d, err := checkTop(step, want)
-						worst = max(worst, d)
-						if err != nil {
-							t.Errorf("%s: step %d: %v", c.Name, j, err)
-						}
-						if gap := want[0][1] - want[1][1]; gap > gapTol {
-							if got := argmax(step); got != c.GeneratedIDs[j] {
-								t.Errorf("%s: step %d: argmax %d, HF chose %d (gap %.4f)", c.Name, j, got, c.GeneratedIDs[j], gap)
-							}
-						}
-					}
-					st.Close()
-				}
-				t.Logf("largest logit difference from HF: %.2e", worst)
-			})
+			t.Run(name+"/"+dtype, func(t *testing.T) { teacherForcing(t, name, dtype, Options{Threads: 2}) })
 		}
 	}
+}
+
+// TestGoldenTeacherForcingAMX is TestGoldenTeacherForcing with every fp16 prefill product on
+// the AMX path (kernels.MatMulF16AMX: on a CPU without AMX its Go twin), whatever the number of
+// tokens: the split into bfloat16 parts must keep HF's logits.
+func TestGoldenTeacherForcingAMX(t *testing.T) {
+	// One model per kind of layer: biased QKV and SwiGLU, GPT-2's plain GELU MLP with biases
+	// everywhere, Gemma's GeGLU, Qwen3.5's Gated DeltaNet.
+	for _, name := range []string{"qwen2-tiny", "gpt2-tiny", "gemma3-tiny", "qwen3.5-tiny"} {
+		t.Run(name, func(t *testing.T) {
+			teacherForcing(t, name, "f16", Options{Threads: 2, amxFor: func(n int) bool { return n > 1 }})
+		})
+	}
+}
+
+// teacherForcing runs TestGoldenTeacherForcing's checks on one model and storage type.
+func teacherForcing(t *testing.T, name, dtype string, opts Options) {
+	t.Helper()
+	g := testmodel.LoadGolden(t, name)
+	m, b := openWith(t, name, dtype, opts)
+	vocab := m.Config.VocabSize
+	worst := 0.0
+	for _, c := range g.Cases {
+		st, err := b.NewState(len(c.PromptIDs) + len(c.GeneratedIDs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Prefill in one call, asking for the logits of the positions HF recorded.
+		np := len(c.PrefillTop4)
+		logits := make([]float32, np*vocab)
+		if err := st.Forward(c.PromptIDs, 0, logits); err != nil {
+			t.Fatal(err)
+		}
+		first := len(c.PromptIDs) - np
+		for j, want := range c.PrefillTop4 {
+			d, err := checkTop(logits[j*vocab:(j+1)*vocab], want)
+			worst = max(worst, d)
+			if err != nil {
+				t.Errorf("%s: prefill position %d: %v", c.Name, first+j, err)
+			}
+		}
+		// Decode: step j's logits come from the last prompt token, then from generated id j-1.
+		step := slices.Clone(logits[(np-1)*vocab:])
+		pos := len(c.PromptIDs)
+		for j, want := range c.StepsTop8 {
+			if j > 0 {
+				if err := st.Forward(c.GeneratedIDs[j-1:j], pos, step); err != nil {
+					t.Fatal(err)
+				}
+				pos++
+			}
+			d, err := checkTop(step, want)
+			worst = max(worst, d)
+			if err != nil {
+				t.Errorf("%s: step %d: %v", c.Name, j, err)
+			}
+			if gap := want[0][1] - want[1][1]; gap > gapTol {
+				if got := argmax(step); got != c.GeneratedIDs[j] {
+					t.Errorf("%s: step %d: argmax %d, HF chose %d (gap %.4f)", c.Name, j, got, c.GeneratedIDs[j], gap)
+				}
+			}
+		}
+		st.Close()
+	}
+	t.Logf("largest logit difference from HF: %.2e", worst)
 }
 
 // TestGoldenGreedy generates greedily from each golden prompt whose every step has a wide top-1

@@ -34,6 +34,14 @@ const minPrefillGrain = 12
 // maxDecodeGrain bounds the rows of one decode work item (a multiple of 4).
 const maxDecodeGrain = 4096
 
+// AMX prefill work items (kernels.MatMulF16AMX) take whole 16-row weight tiles, from
+// minAMXGrain rows to maxAMXGrain: each item reads the whole split input, so larger items read
+// it fewer times.
+const (
+	minAMXGrain = 32
+	maxAMXGrain = 192
+)
+
 // dispatch computes linear layers that share one input as a single parallel job over the
 // concatenation of their output rows, so Q, K and V (or gate and up) cost one wake-up of the
 // worker pool instead of three. The job's func value is built once, so a dispatch allocates
@@ -44,6 +52,9 @@ type dispatch struct {
 	// scratch holds one buffer per pool slot for prefill results before they are scattered
 	// (and for the up projection of a gated MLP); a work item uses its slot's.
 	scratch [][]float32
+	// amxGrain bounds the rows of an AMX prefill work item: maxAMXGrain where this machine
+	// runs AMX (the scratch is sized for it), else prefillGrain.
+	amxGrain int
 
 	// act and actY are the current elementwise activation job (activate); actFn is its
 	// method value, made once so that a call allocates nothing.
@@ -63,12 +74,18 @@ type dispatch struct {
 	in runtime.QuantInput
 }
 
-func newDispatch(pool *kernels.Pool, batch int) *dispatch {
-	d := &dispatch{pool: pool, scratch: make([][]float32, pool.Threads())}
+// newDispatch returns a dispatch over pool with scratch for batch tokens; amxFor (nil: never)
+// says which inputs its fp16 products take to AMX (kernels.UseAMX).
+func newDispatch(pool *kernels.Pool, batch int, amxFor func(n int) bool) *dispatch {
+	d := &dispatch{pool: pool, scratch: make([][]float32, pool.Threads()), amxGrain: prefillGrain}
+	d.in.Pool, d.in.AMX = pool, amxFor
+	if amxFor != nil && amxFor(batch) {
+		d.amxGrain = maxAMXGrain
+	}
 	for i := range d.scratch {
-		// A prefill item holds two [batch, prefillGrain] results; a decode item one GEMV
-		// result of up to maxDecodeGrain rows.
-		d.scratch[i] = make([]float32, max(2*batch*prefillGrain, maxDecodeGrain))
+		// A prefill item holds two [batch, grain] results; a decode item one GEMV result of up
+		// to maxDecodeGrain rows.
+		d.scratch[i] = make([]float32, max(2*batch*max(prefillGrain, d.amxGrain), maxDecodeGrain))
 	}
 	d.fn, d.actFn = d.run, d.runAct
 	return d
@@ -141,10 +158,15 @@ func (d *dispatch) reset() {
 
 // grain picks the rows per work item: for decode about 8 items per thread (a busy core takes
 // fewer), in multiples of the GEMV's 4-row block; for prefill about 4 items per thread, from
-// minPrefillGrain to prefillGrain rows in multiples of 12 (whole tiles of either height). On 16
+// minPrefillGrain to prefillGrain rows in multiples of 12 (whole tiles of either height), or on
+// AMX from minAMXGrain to maxAMXGrain in multiples of 16. On 16
 // threads a fixed 48 rows left 19 items for the 896-row projections: a third of the threads
 // idle for the last round of items.
 func (d *dispatch) grain(rows int) int {
+	if d.in.HasAMX() {
+		g := (rows/(4*d.pool.Threads()) + 15) &^ 15
+		return min(max(g, minAMXGrain), d.amxGrain)
+	}
 	if d.n > 1 {
 		g := rows / (4 * d.pool.Threads())
 		return min(max(g, minPrefillGrain), prefillGrain) / 12 * 12
@@ -166,8 +188,8 @@ func (d *dispatch) run(slot, lo, hi int) {
 		if a >= b {
 			continue
 		}
-		if o.w.Quantized() {
-			// The quantized kernels write y[t*ldy + j] in place: no scratch, no copy.
+		if d.in.Reads(o.w) {
+			// The quantized and AMX kernels write y[t*ldy + j] in place: no scratch, no copy.
 			o.w.MulActs(o.y[o.col+a:], o.ldy, &d.in, a, b)
 			if o.bias != nil {
 				for t := 0; t < d.n; t++ {
@@ -226,7 +248,7 @@ func (d *dispatch) runGated(tmp []float32, lo, hi int) {
 // the job's quantized input for a quantized weight, else with the float kernels.
 func (d *dispatch) product(w *runtime.Linear, y []float32, lo, hi int) {
 	switch {
-	case w.Quantized():
+	case d.in.Reads(w):
 		w.MulActs(y, hi-lo, &d.in, lo, hi)
 	case d.n == 1:
 		w.MatVec(y, d.x, lo, hi)

@@ -20,6 +20,7 @@ type Projections struct {
 	inter  int                           // widest MLP intermediate, for the projector's scratch
 	gated  func(dst, gate, up []float32) // a gated MLP's act(gate)*up
 	act    func(dst, x []float32)        // a plain MLP's activation, in place
+	amxFor func(n int) bool              // whether a product of n tokens of fp16 weights runs on AMX; nil: never
 }
 
 // group is one fused group of one layer; w is nil where the layer does not run the group (the
@@ -33,7 +34,7 @@ type group struct {
 // NewProjections resolves m's linear weights and biases for the CPU.
 func NewProjections(m *runtime.Model, pool *kernels.Pool) (*Projections, error) {
 	c, fam := m.Config, m.Family
-	p := &Projections{pool: pool, groups: make([][]group, c.NumHiddenLayers), vocab: c.VocabSize}
+	p := &Projections{pool: pool, groups: make([][]group, c.NumHiddenLayers), vocab: c.VocabSize, amxFor: kernels.UseAMX}
 	switch c.HiddenAct {
 	case arch.ActSiLU:
 		p.gated = kernels.SwiGLU
@@ -81,7 +82,7 @@ func NewProjections(m *runtime.Model, pool *kernels.Pool) (*Projections, error) 
 
 // NewProjector returns the projections of one sequence, with scratch for batch tokens.
 func (p *Projections) NewProjector(batch int) (runtime.Projector, error) {
-	return &projector{p: p, d: newDispatch(p.pool, batch), mlp: make([]float32, batch*p.inter)}, nil
+	return &projector{p: p, d: newDispatch(p.pool, batch, p.amxFor), mlp: make([]float32, batch*p.inter)}, nil
 }
 
 // projector runs Projections for one sequence: its dispatch holds the per-thread scratch.

@@ -43,6 +43,25 @@ const (
 	amxFlagLow  = 2                   // amxCall flag: the block has weight remainders
 )
 
+// amxMinTokens is the fewest tokens for which UseAMX picks MatMulF16AMX: the packing of each
+// weight block is paid once per call, so on fewer tokens MatMulF16 is as fast (measured on a
+// Sapphire Rapids core: even at 32 tokens, 1.3-3x faster at 128).
+const amxMinTokens = 48
+
+// UseAMX reports whether a product of fp16 weights with n tokens should run on AMX here
+// (BF16Acts.Split, then MatMulF16AMX): the CPU has AMX-BF16, the operating system lets the
+// process use it, and n is at least amxMinTokens.
+func UseAMX(n int) bool { return n >= amxMinTokens && amxAvailable() }
+
+// amxImpl names the kernel of fp16 products of amxMinTokens or more tokens: AMX where
+// available, else the GEMM named gemm.
+func amxImpl(gemm string) string {
+	if amxAvailable() {
+		return fmt.Sprintf("amx-bf16 16x%d (activations as 3 bf16 parts)", amxRows)
+	}
+	return gemm
+}
+
 // BF16Acts is an input of n tokens split into the three bfloat16 parts the AMX product reads,
 // built once per input by Split and then only read, so work items on different weight rows
 // share it (like Int8Acts). The zero value is ready to use.

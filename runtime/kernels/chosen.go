@@ -1,5 +1,7 @@
 package kernels
 
+import "fmt"
+
 // Kernel names the code one operation runs on this machine.
 type Kernel struct {
 	Op   string `json:"op"`   // the operation
@@ -13,6 +15,7 @@ func Kernels() []Kernel {
 	return []Kernel{
 		{"matvec f16/f32 (decode)", gemv},
 		{"matmul f16/f32 (prefill)", gemm},
+		{fmt.Sprintf("matmul f16, %d+ tokens (prefill)", amxMinTokens), amxImpl(gemm)},
 		{"attention (prefill)", nn},
 		{"attention (decode), softmax, swiglu, gelu, add", vec},
 		{"matmul q8/q4", QuantKernels()},

@@ -34,16 +34,21 @@ type isaLevel struct {
 
 // isaLevels lists the levels this machine can run, best first.
 func isaLevels() []isaLevel {
-	saved2, saved512, savedVNNI := useAVX2, useAVX512, useVNNI
-	restore := func() { useAVX2, useAVX512, useVNNI = saved2, saved512, savedVNNI }
+	saved2, saved512, savedVNNI, savedBW, savedAMX := useAVX2, useAVX512, useVNNI, useAVX512BW, useAMX
+	restore := func() {
+		useAVX2, useAVX512, useVNNI, useAVX512BW, useAMX = saved2, saved512, savedVNNI, savedBW, savedAMX
+	}
 	var l []isaLevel
 	if saved512 {
 		l = append(l, isaLevel{"avx512", func() func() { return restore }})
 	}
 	if saved2 {
-		l = append(l, isaLevel{"avx2", func() func() { useAVX512 = false; return restore }})
+		l = append(l, isaLevel{"avx2", func() func() { useAVX512, useAVX512BW, useAMX = false, false, false; return restore }})
 	}
-	return append(l, isaLevel{"go", func() func() { useAVX2, useAVX512, useVNNI = false, false, false; return restore }})
+	return append(l, isaLevel{"go", func() func() {
+		useAVX2, useAVX512, useVNNI, useAVX512BW, useAMX = false, false, false, false, false
+		return restore
+	}})
 }
 
 // TestVEXKernelsUseLowRegisters checks the generated assembly: only the
