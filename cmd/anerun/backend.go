@@ -29,8 +29,11 @@ var backends = []backendKind{
 }
 
 func openCPU(m *runtime.Model, o *modelFlags) (runtime.Backend, error) {
-	return cpu.New(m, cpu.Options{Threads: o.threads, NoAMX: o.noAMX})
+	return cpu.New(m, cpu.Options{Threads: o.threads, AMX: amxModes[o.amx]})
 }
+
+// amxModes are the values of --amx.
+var amxModes = map[string]cpu.AMXMode{"auto": cpu.AMXAuto, "on": cpu.AMXOn, "off": cpu.AMXOff}
 
 func backendNames() string {
 	names := []string{"auto"}
@@ -47,7 +50,7 @@ type modelFlags struct {
 	threads int
 	ctx     int
 	mlock   bool
-	noAMX   bool
+	amx     string
 	// dtype picks the stored variant of a model name (Org/Name:int4 and Org/Name --dtype int4
 	// are the same).
 	dtype string
@@ -60,7 +63,7 @@ func (o *modelFlags) register(cmd *cobra.Command) {
 	f.StringVar(&o.backend, "backend", "auto", "where to run the model: "+backendNames())
 	f.IntVarP(&o.threads, "threads", "t", 0, "CPU threads (0: all cores)")
 	f.IntVarP(&o.ctx, "ctx", "c", 0, fmt.Sprintf("context length in tokens (0: %d, or the model's maximum if smaller; alias --ctx-size)", runtime.DefaultContext))
-	f.BoolVar(&o.noAMX, "no-amx", false, "on a CPU with AMX (Xeon Sapphire Rapids and later), run fp16 prefill on the AVX-512 kernels instead of AMX tiles")
+	f.StringVar(&o.amx, "amx", "auto", fmt.Sprintf("on a CPU with AMX (Xeon Sapphire Rapids and later), where fp16 prefill runs: on (AMX tiles), off (AVX-512), auto (AMX with at most %d threads)", cpu.AMXAutoThreads))
 	f.BoolVar(&o.mlock, "mlock", false, "read the bundle into memory in 2 MiB pages where the OS can (on Linux, re-reading it once if the page cache holds it in small pages) and pin it there (mlock), for steady speed; needs a memlock limit (ulimit -l) as large as the bundle")
 	f.StringVar(&o.dtype, "dtype", "", "for a model name (Org/Name), the stored variant to run: f16 (default), f32, int8 or int4; the same as Org/Name:TAG")
 	f.StringVar(&o.dist.Digest, "digest", "", "for an https:// bundle, its expected sha256 (sha256:<hex>)")
@@ -72,7 +75,8 @@ func (o *modelFlags) register(cmd *cobra.Command) {
 type loaded struct {
 	model   *runtime.Model
 	backend runtime.Backend
-	threads int // the threads the backend uses, for reports; 0 when not applicable
+	threads int  // the threads the backend uses, for reports; 0 when not applicable
+	amx     bool // prefill runs on AMX tiles (cpu.Backend.AMXPrefill)
 }
 
 func (l *loaded) Close() {
@@ -87,6 +91,9 @@ func load(path string, o *modelFlags) (*loaded, error) {
 	}
 	if o.ctx < 0 {
 		return nil, fmt.Errorf("--ctx %d: expected 0 (default) or a positive number", o.ctx)
+	}
+	if _, ok := amxModes[o.amx]; !ok {
+		return nil, fmt.Errorf("--amx %q: expected auto, on or off", o.amx)
 	}
 	path, err := o.resolve(path)
 	if err != nil {
@@ -114,6 +121,9 @@ func load(path string, o *modelFlags) (*loaded, error) {
 	l := &loaded{model: m, backend: b}
 	if t, ok := b.(interface{ Threads() int }); ok {
 		l.threads = t.Threads()
+	}
+	if a, ok := b.(interface{ AMXPrefill() bool }); ok {
+		l.amx = a.AMXPrefill()
 	}
 	return l, nil
 }

@@ -31,6 +31,7 @@ type benchResult struct {
 	Context     int    `json:"context"`
 	Backend     string `json:"backend"`
 	Threads     int    `json:"threads"`
+	AMXPrefill  bool   `json:"amx_prefill"` // fp16 prefill products on AMX tiles (--amx)
 	// Each repetition's rates, in order, for medians and spreads (bench/compare_llama.sh).
 	PrefillRuns []float64 `json:"prefill_runs"`
 	DecodeRuns  []float64 `json:"decode_runs"`
@@ -62,8 +63,9 @@ median and range of the repetitions:
                      tokens), against a cache holding every position in every attention layer
 
 --json prints {"prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "peak_rss_bytes",
-"backend", "threads", "prefill_runs", "decode_runs", "state_bytes", "full_kv_bytes",
-"context"} (the runs: each repetition's tokens/s).
+"backend", "threads", "amx_prefill", "prefill_runs", "decode_runs", "state_bytes",
+"full_kv_bytes", "context"} (the runs: each repetition's tokens/s; amx_prefill: whether
+prefill ran on AMX tiles, see --amx).
 Compare with llama-bench -p 128 -n 64 -t THREADS (bench/compare_llama.sh alternates the two).`,
 		Example: `  anerun bench qwen.aneb --prompt-tokens 128 --gen-tokens 64 --threads 2 --json`,
 		Args:    cli.Args(0, "MODEL"),
@@ -115,7 +117,7 @@ Compare with llama-bench -p 128 -n 64 -t THREADS (bench/compare_llama.sh alterna
 			}
 			res := benchResult{
 				PrefillTokensPerS: mean(prefill), DecodeTokensPerS: mean(decode), TTFTMs: mean(ttft),
-				PeakRSSBytes: peakRSS(), Backend: l.backend.Name(), Threads: l.threads,
+				PeakRSSBytes: peakRSS(), Backend: l.backend.Name(), Threads: l.threads, AMXPrefill: l.amx,
 				PrefillRuns: prefill, DecodeRuns: decode,
 				StateBytes: sess.StateBytes(), FullKVBytes: fullKVBytes(l.model.Config, ctxLen), Context: ctxLen,
 			}
@@ -126,7 +128,11 @@ Compare with llama-bench -p 128 -n 64 -t THREADS (bench/compare_llama.sh alterna
 			}
 			c := l.model.Config
 			fmt.Fprintf(out, "model: %s (%s, %s, %d layers, hidden %d, vocab %d)\n", args[0], c.Architecture, l.model.DType, c.NumHiddenLayers, c.HiddenSize, c.VocabSize)
-			fmt.Fprintf(out, "backend: %s, %d threads; %d repetitions\n", res.Backend, res.Threads, reps)
+			amx := ""
+			if res.AMXPrefill {
+				amx = ", prefill on AMX"
+			}
+			fmt.Fprintf(out, "backend: %s, %d threads%s; %d repetitions\n", res.Backend, res.Threads, amx, reps)
 			fmt.Fprintf(out, "prefill: %d tokens, %.2f ± %.2f tokens/s (median %.2f, range %.2f-%.2f)\n", promptTokens, res.PrefillTokensPerS, stddev(prefill), median(prefill), slices.Min(prefill), slices.Max(prefill))
 			fmt.Fprintf(out, "decode: %d tokens, %.2f ± %.2f tokens/s (median %.2f, range %.2f-%.2f)\n", genTokens, res.DecodeTokensPerS, stddev(decode), median(decode), slices.Min(decode), slices.Max(decode))
 			fmt.Fprintf(out, "time to first token: %.1f ms\n", res.TTFTMs)

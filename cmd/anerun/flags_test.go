@@ -24,6 +24,16 @@ func TestFlagSpellings(t *testing.T) {
 	if r := anerun(t, "", path, "--raw", strings.Repeat("word ", 40), "--ctx-size", "16"); r.code == 0 || !strings.Contains(r.stderr, "context of 16 tokens") {
 		t.Errorf("--ctx-size 16: exit %d, stderr %q", r.code, r.stderr)
 	}
+	// --amx picks where fp16 prefill runs on an AMX CPU; every mode runs anywhere (the same
+	// text), a bad one is refused.
+	for _, mode := range []string{"on", "off"} {
+		if r := anerun(t, "", path, "--raw", "Once upon a time", "--seed", "7", "--max-tokens", "5", "--amx", mode); r.code != 0 || r.stdout != greedy.stdout {
+			t.Errorf("--amx %s: exit %d, %q; want %q", mode, r.code, r.stdout, greedy.stdout)
+		}
+	}
+	if r := anerun(t, "", path, "--raw", "hi", "--amx", "sideways"); r.code == 0 || !strings.Contains(r.stderr, `--amx "sideways": expected auto, on or off`) {
+		t.Errorf("--amx sideways: exit %d, stderr %q", r.code, r.stderr)
+	}
 
 	for args, want := range map[string]string{
 		"hi --tempreature 1": "unknown flag --tempreature; did you mean --temperature?",

@@ -240,5 +240,8 @@ func printStats(w io.Writer, prompt []int, r *runtime.Result, l *loaded, first b
 	if l.threads > 0 {
 		fmt.Fprintf(w, ", %d threads", l.threads)
 	}
+	if l.amx {
+		fmt.Fprint(w, ", prefill on AMX")
+	}
 	fmt.Fprintln(w)
 }

@@ -63,8 +63,8 @@ func FlagError(cmd *cobra.Command, err error) error {
 }
 
 // nearestFlag returns the flag name of cmd (aliases included) closest to name: one that starts
-// with it, else the one at the smallest edit distance if that is small for the name's length;
-// "" when none is near.
+// with it (--max is --max-tokens cut short, not --amx misspelt), else the one at the smallest
+// edit distance if that is small for the name's length; "" when none is near.
 func nearestFlag(cmd *cobra.Command, name string) string {
 	var names []string
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
@@ -77,9 +77,10 @@ func nearestFlag(cmd *cobra.Command, name string) string {
 	if a := cmd.Annotations[aliasAnnotation]; a != "" {
 		names = append(names, strings.Split(a, ",")...)
 	}
-	best, bestD := "", len(name)/3+2
+	// Distances in half steps: a prefix counts half a step, nearer than any one edit.
+	best, bestD := "", 2*(len(name)/3+2)
 	for _, n := range names {
-		d := editDistance(name, n)
+		d := 2 * editDistance(name, n)
 		if len(name) >= 3 && strings.HasPrefix(n, name) {
 			d = min(d, 1) // the start of a flag's name
 		}

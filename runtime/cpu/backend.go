@@ -14,14 +14,32 @@ type Options struct {
 	// Batch is the most tokens one pass of the network processes at once (longer prompts are
 	// prefilled in chunks of Batch tokens); 0 means DefaultBatch. It sizes the activations.
 	Batch int
-	// NoAMX keeps fp16 prefill products off AMX on a CPU that has it (kernels.UseAMX), for
-	// comparison: they then run on the AVX-512 kernels.
-	NoAMX bool
+	// AMX says where fp16 prefill products run on a CPU with AMX-BF16 (kernels.UseAMX):
+	// AMXAuto (the zero value) on AMX when the backend has at most AMXAutoThreads threads,
+	// AMXOn always, AMXOff never (the AVX-512 kernels).
+	AMX AMXMode
 
 	// amxFor replaces kernels.UseAMX (tests: every prefill on the AMX path, its Go twin where
 	// the CPU has no AMX).
 	amxFor func(n int) bool
 }
+
+// AMXMode is Options.AMX.
+type AMXMode int
+
+// The values of AMXMode.
+const (
+	AMXAuto AMXMode = iota
+	AMXOn
+	AMXOff
+)
+
+// AMXAutoThreads is the most threads for which AMXAuto runs prefill on AMX. Measured on a
+// 16-core Sapphire Rapids VM (BENCHMARKS.md, "AMX"), full-size Qwen2.5-0.5B prefill of 128
+// tokens: 1.4-2x the AVX-512 kernels on 1 thread, 1.1-1.7x on 2, even on 4, 0.9x on 8 and 16,
+// where every core's tile unit slows down (the same tile kernel: 28 ns a tile product on one
+// core, 38 on eight at once, 62-74 on sixteen).
+const AMXAutoThreads = 4
 
 // DefaultBatch is the default prefill chunk: large enough that each weight matrix is streamed
 // once for many tokens, small enough that the activations stay in the caches.
@@ -32,6 +50,7 @@ const DefaultBatch = 128
 type Backend struct {
 	*runtime.Decoder
 	pool *kernels.Pool
+	amx  bool
 }
 
 // New prepares the CPU backend for m: it resolves the weights to views of the mapping (nothing
@@ -43,6 +62,9 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	if opts.Batch < 0 {
 		return nil, fmt.Errorf("batch is %d; expected 0 (default) or a positive number", opts.Batch)
 	}
+	if opts.AMX < AMXAuto || opts.AMX > AMXOff {
+		return nil, fmt.Errorf("AMX mode is %d; expected AMXAuto, AMXOn or AMXOff", opts.AMX)
+	}
 	batch := opts.Batch
 	if batch == 0 {
 		batch = DefaultBatch
@@ -51,19 +73,23 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	p, err := NewProjections(m, pool)
 	if err == nil {
 		switch {
-		case opts.NoAMX:
-			p.amxFor = nil
 		case opts.amxFor != nil:
 			p.amxFor = opts.amxFor
+		case opts.AMX == AMXOff, opts.AMX == AMXAuto && pool.Threads() > AMXAutoThreads:
+			p.amxFor = nil
 		}
 		var d *runtime.Decoder
 		if d, err = runtime.NewDecoder(m, p, runtime.DecoderOptions{Name: "cpu", Pool: pool, Batch: batch}); err == nil {
-			return &Backend{Decoder: d, pool: pool}, nil
+			return &Backend{Decoder: d, pool: pool, amx: p.amxFor != nil && p.amxFor(batch)}, nil
 		}
 	}
 	pool.Close()
 	return nil, err
 }
+
+// AMXPrefill reports whether prefill chunks of the default size run their fp16 products on AMX
+// tiles (Options.AMX, kernels.UseAMX).
+func (b *Backend) AMXPrefill() bool { return b.amx }
 
 // Threads returns the number of cores the backend uses.
 func (b *Backend) Threads() int { return b.pool.Threads() }

@@ -11,7 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/anepack/anepack/half"
@@ -251,4 +253,88 @@ func BenchmarkAMXKernel(b *testing.B) {
 			acts.Split(nil, x, benchTokens, benchCols)
 		}
 	})
+}
+
+// BenchmarkMatMulF16AMXPool is BenchmarkMatMulF16AMX on a pool of 1 to 16 threads (as many as
+// the machine has), with the work items of the CPU backend's prefill: rows/(4·threads) rounded
+// to 16, from 32 to 192 rows, on bfloat16-exact weights and 128 tokens.
+func BenchmarkMatMulF16AMXPool(b *testing.B) {
+	if !amxAvailable() {
+		b.Skip("no usable AMX-BF16 on this machine")
+	}
+	w16, _ := benchWeights(1, false)
+	w := make([]uint16, benchRows*benchCols)
+	for i, h := range w16[0][:len(w)] {
+		w[i] = half.F32ToF16Scalar(math.Float32frombits(math.Float32bits(half.F16ToF32Scalar(h)) &^ 0xffff))
+	}
+	for _, threads := range []int{1, 2, 4, 8, 16} {
+		if threads > runtime.NumCPU() {
+			break
+		}
+		p := NewPool(threads)
+		for _, s := range []struct{ rows, cols int }{{benchRows, benchCols}, {benchCols, benchRows}, {benchCols + 256, benchCols}} {
+			n := benchTokens
+			x := benchVec(n * s.cols)
+			y := make([]float32, n*s.rows)
+			flops := 2 * float64(n*s.rows*s.cols)
+			name := fmt.Sprintf("%dx%d/threads=%d", s.rows, s.cols, threads)
+			b.Run(name+"/matmul", func(b *testing.B) {
+				for b.Loop() {
+					p.MatMulF16(y, x, w[:s.rows*s.cols], n, s.rows, s.cols)
+				}
+				reportGFLOPS(b, flops)
+			})
+			var a BF16Acts
+			grain := min(max((s.rows/(4*threads)+15)&^15, 32), 192)
+			item := func(lo, hi int) { MatMulF16AMX(y[lo:], s.rows, &a, w[lo*s.cols:hi*s.cols], hi-lo) }
+			b.Run(name+"/amx", func(b *testing.B) {
+				for b.Loop() {
+					a.Split(p, x, n, s.cols)
+					p.Parallel(s.rows, grain, item)
+				}
+				reportGFLOPS(b, flops)
+			})
+		}
+		p.Close()
+	}
+}
+
+// BenchmarkAMXKernelThreads runs the tile kernel of BenchmarkAMXKernel (28 chunks, 8 token
+// tiles, cache-resident data) on 1 to 16 goroutines at once, each on its own data and OS
+// thread: ns per tile product per thread shows whether the cores' AMX units slow each other.
+func BenchmarkAMXKernelThreads(b *testing.B) {
+	if !amxAvailable() {
+		b.Skip("no usable AMX-BF16 on this machine")
+	}
+	const tiles, chunks = 8, 28
+	for _, threads := range []int{1, 2, 4, 8, 16} {
+		if threads > runtime.NumCPU() {
+			break
+		}
+		calls := make([]amxCall, threads)
+		for i := range calls {
+			a := make([]uint16, tiles*chunks*amxStep)
+			for j := range a {
+				a[j] = 0x3f80 + uint16(j%7) // 1.0 and neighbours
+			}
+			calls[i] = amxCall{c: make([]float32, tiles*amxTile*amxRows), ldc: amxRows, a: a, lda: chunks * amxStep,
+				b: a[:chunks*amxStep], blo: a[:chunks*amxStep], chunks: chunks, tiles: tiles, rowTiles: amxRowTiles}
+		}
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			var wg sync.WaitGroup
+			for i := range calls {
+				wg.Add(1)
+				go func(k *amxCall) {
+					defer wg.Done()
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					for j := 0; j < b.N; j++ {
+						amxTiles(k)
+					}
+				}(&calls[i])
+			}
+			wg.Wait()
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*tiles*chunks*9), "ns/tdp")
+		})
+	}
 }
