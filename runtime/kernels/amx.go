@@ -43,9 +43,9 @@ const (
 	amxFlagLow  = 2                   // amxCall flag: the block has weight remainders
 )
 
-// amxMinTokens is the fewest tokens for which UseAMX picks MatMulF16AMX: the packing of each
-// weight block is paid once per call, so on fewer tokens MatMulF16 is as fast (measured on a
-// Sapphire Rapids core: even at 32 tokens, 1.3-3x faster at 128).
+// amxMinTokens is the fewest tokens for which UseAMX picks MatMulF16AMX: each weight block is
+// packed once per call, whatever the tokens, so on few tokens MatMulF16 is as fast (measured on
+// a Sapphire Rapids core: even with it at 32 tokens, 1.3-3x faster at 128).
 const amxMinTokens = 48
 
 // UseAMX reports whether a product of fp16 weights with n tokens should run on AMX here

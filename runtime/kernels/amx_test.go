@@ -117,50 +117,68 @@ func TestPackF16Tile(t *testing.T) {
 }
 
 // TestMatMulF16AMX checks the AMX product against the float64 reference on odd shapes: partial
-// token pairs, weight tiles and column chunks, bfloat16-exact weights (no remainder products)
+// token tiles, weight tiles and column chunks, bfloat16-exact weights (no remainder products)
 // and general fp16 ones, integer values (exact: bit for bit), and a y wider than the rows
 // (columns outside must stay untouched). On a machine without AMX it runs the tile kernel's Go
 // twin, the same driver.
 func TestMatMulF16AMX(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
-	var a BF16Acts
 	for _, integers := range []bool{false, true} {
 		for _, bf16Exact := range []bool{false, true} {
 			for _, n := range []int{1, 15, 16, 17, 70, 150} {
 				for _, rows := range []int{1, 15, 32, 48, 50, 80} {
 					for _, cols := range []int{1, 31, 32, 33, 100, 300} {
-						m := newMats(r, n, rows, cols, integers)
-						if bf16Exact {
-							for i, v := range m.w32 {
-								m.w32[i] = math.Float32frombits(math.Float32bits(v) &^ 0xffff)
-								m.w16[i] = half.F32ToF16Scalar(m.w32[i])
-							}
-						}
-						ref, mag := refMatMul(m.x, m.w32, n, rows, cols)
-						ldy := rows + 3
-						y := make([]float32, n*ldy)
-						for i := range y {
-							y[i] = float32(math.NaN())
-						}
-						a.Split(nil, m.x, n, cols)
-						MatMulF16AMX(y, ldy, &a, m.w16, rows)
-						name := fmt.Sprintf("int=%v bf16=%v n=%d %dx%d", integers, bf16Exact, n, rows, cols)
-						got := make([]float32, n*rows)
-						for tk := 0; tk < n; tk++ {
-							copy(got[tk*rows:(tk+1)*rows], y[tk*ldy:tk*ldy+rows])
-							for j := rows; j < ldy && tk*ldy+j < len(y); j++ {
-								if v := y[tk*ldy+j]; v == v {
-									t.Fatalf("%s: y[%d][%d] outside the rows was written (%g)", name, tk, j, v)
-								}
-							}
-						}
-						// Up to 5 rounded additions per column (amxPasses).
-						checkClose(t, "MatMulF16AMX "+name, got, ref, mag, len(amxPasses)*cols, integers)
+						checkAMX(t, r, n, rows, cols, integers, bf16Exact)
 					}
 				}
 			}
 		}
 	}
+}
+
+// FuzzMatMulF16AMX is TestMatMulF16AMX's check on fuzzed shapes and values.
+func FuzzMatMulF16AMX(f *testing.F) {
+	f.Add(uint64(1), uint8(20), uint8(50), uint16(300), false, true)
+	f.Add(uint64(2), uint8(47), uint8(16), uint16(33), true, false)
+	f.Fuzz(func(t *testing.T, seed uint64, n, rows uint8, cols uint16, integers, bf16Exact bool) {
+		r := rand.New(rand.NewPCG(seed, 99))
+		checkAMX(t, r, 1+int(n)%70, 1+int(rows)%100, 1+int(cols)%600, integers, bf16Exact)
+	})
+}
+
+// checkAMX runs MatMulF16AMX on random n x cols activations and rows x cols weights (rounded to
+// bfloat16 first when bf16Exact) into a NaN-filled y 3 columns wider than the rows, and holds
+// it to the float64 reference: exact for integers, else within the bound of 5 rounded additions
+// per column (amxPasses); the padding columns must stay NaN.
+func checkAMX(t *testing.T, r *rand.Rand, n, rows, cols int, integers, bf16Exact bool) {
+	t.Helper()
+	m := newMats(r, n, rows, cols, integers)
+	if bf16Exact {
+		for i, v := range m.w32 {
+			m.w32[i] = math.Float32frombits(math.Float32bits(v) &^ 0xffff)
+			m.w16[i] = half.F32ToF16Scalar(m.w32[i])
+		}
+	}
+	ref, mag := refMatMul(m.x, m.w32, n, rows, cols)
+	ldy := rows + 3
+	y := make([]float32, n*ldy)
+	for i := range y {
+		y[i] = float32(math.NaN())
+	}
+	var a BF16Acts
+	a.Split(nil, m.x, n, cols)
+	MatMulF16AMX(y, ldy, &a, m.w16, rows)
+	name := fmt.Sprintf("int=%v bf16=%v n=%d %dx%d", integers, bf16Exact, n, rows, cols)
+	got := make([]float32, n*rows)
+	for tk := 0; tk < n; tk++ {
+		copy(got[tk*rows:(tk+1)*rows], y[tk*ldy:tk*ldy+rows])
+		for j := rows; j < ldy; j++ {
+			if v := y[tk*ldy+j]; v == v {
+				t.Fatalf("%s: y[%d][%d] outside the rows was written (%g)", name, tk, j, v)
+			}
+		}
+	}
+	checkClose(t, "MatMulF16AMX "+name, got, ref, mag, len(amxPasses)*cols, integers)
 }
 
 // TestBF16ActsSplitPool checks that splitting over a pool gives the serial split's bits.
