@@ -38,9 +38,9 @@ func (l *Linear) Quantized() bool { return l.DType.Quantized() }
 // (kernels.Int16Acts, W8A16: int8 activations would add an error as large as the int8 weights'
 // own, half of an int8 bundle's KL divergence from its fp16 twin; docs/quantization.md); and,
 // where AMX says so (on a CPU with AMX-BF16), split into the three bfloat16 parts the AMX
-// product of fp16 weights reads (kernels.BF16Acts, exact: hi + mid + lo = x). Prepare builds only the
-// forms the weights at hand need, each once; the kernels only read them, so work items on
-// different rows share one QuantInput. The zero value is ready to use (without AMX).
+// product of fp16 weights reads (kernels.BF16Acts, exact: hi + mid + lo = x). Prepare builds
+// only the forms the weights at hand need, each once; the kernels only read them, so work items
+// on different rows share one QuantInput. The zero value is ready to use (without AMX).
 //
 // A batch of q8 or q4 products (kernels.Q8FloatActs(n), kernels.Q4FloatActs(n): prefill,
 // several decoding streams) reads the float input itself (kernels.MatMulQ8Float,
