@@ -2,6 +2,11 @@
 
 #include "textflag.h"
 
+// The AMX prefill product's assembly (amx.go, amx_amd64.go): the activation split into three
+// bfloat16 parts, the weight pack into B tiles, and the tile micro-kernel. Written by hand, not
+// by internal/gen: avo knows no AMX (and neither does Go's assembler, see below). Each function
+// has a Go twin, and the tests compare them (amx_test.go, amx_amd64_test.go).
+
 // AMX instructions, which Go's assembler does not know, as the bytes GNU as (binutils 2.40)
 // assembles the AT&T form in each comment to; TestAMXEncodings checks them. Registers: tmm0-2
 // accumulate C, tmm3 and tmm7 take turns holding A (an activation part), tmm4-6 hold B.
