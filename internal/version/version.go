@@ -93,7 +93,9 @@ func (in Info) String() string {
 }
 
 // CPUFeatures lists the features the CPU kernels (runtime/kernels) can use that this CPU
-// has: AVX2, FMA and F16C (and AVX-512 F, VL, VNNI, VBMI) on amd64, Advanced SIMD on arm64.
+// has: AVX2, FMA and F16C (and AVX-512 F, VL, BW, VNNI, VBMI, and AMX tiles with bfloat16) on
+// amd64, Advanced SIMD on arm64. amx-bf16 says the CPU has it; whether the OS lets a process
+// use it, `anerun doctor`'s kernel list says.
 // Never nil.
 func CPUFeatures() []string {
 	f := []string{}
@@ -109,8 +111,10 @@ func CPUFeatures() []string {
 		add(cpu.X86.HasF16C, "f16c")
 		add(cpu.X86.HasAVX512F, "avx512f")
 		add(cpu.X86.HasAVX512VL, "avx512vl")
+		add(cpu.X86.HasAVX512BW, "avx512bw")
 		add(cpu.X86.HasAVX512VNNI, "avx512vnni")
 		add(cpu.X86.HasAVX512VBMI, "avx512vbmi")
+		add(cpu.X86.HasAMXTile && cpu.X86.HasAMXBF16, "amx-bf16")
 	case "arm64":
 		add(cpu.ARM64.HasASIMD, "asimd") // NEON; the fp16 weights are widened with FCVTL (ARMv8.0)
 		add(cpu.ARM64.HasASIMDDP, "asimddp")
