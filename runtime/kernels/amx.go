@@ -145,15 +145,19 @@ func splitRowGo(dst []uint16, x []float32, chunks int) {
 // x - hi, and lo is the rest, at most 8 significant bits and so a bfloat16 exactly.
 func splitBF16x3Go(hi, mid, lo []uint16, x []float32) {
 	for i, v := range x {
-		h := math.Float32frombits(math.Float32bits(v) &^ 0xffff)
+		h := bf16High(v)
 		r := v - h
-		m := math.Float32frombits(math.Float32bits(r) &^ 0xffff)
+		m := bf16High(r)
 		l := r - m
 		hi[i] = uint16(math.Float32bits(h) >> 16)
 		mid[i] = uint16(math.Float32bits(m) >> 16)
 		lo[i] = uint16(math.Float32bits(l) >> 16)
 	}
 }
+
+// bf16High returns v rounded toward zero to a bfloat16 (its low 16 bits cleared): v - bf16High(v)
+// is exact in float32.
+func bf16High(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ 0xffff) }
 
 // packF16TileGo packs weight rows [0, rows) of w (rows <= 16, row i at w[i*ldw:], cols
 // columns from w's start) for chunks chunks of 32 columns into B tiles, chunk c's at
@@ -171,7 +175,7 @@ func packF16TileGo(dst []uint16, stride int, low bool, w []uint16, ldw, rows, co
 					var h, l uint16
 					if n < rows && k < cols {
 						v := tab[w[n*ldw+k]]
-						hv := math.Float32frombits(math.Float32bits(v) &^ 0xffff)
+						hv := bf16High(v)
 						h = uint16(math.Float32bits(hv) >> 16)
 						l = uint16(math.Float32bits(v-hv) >> 16)
 					}
@@ -349,9 +353,7 @@ func MatMulF16AMX(y []float32, ldy int, a *BF16Acts, w []uint16, rows int) {
 		return
 	}
 	if cols == 0 {
-		for t := 0; t < n; t++ {
-			clear(y[t*ldy : t*ldy+rows])
-		}
+		zeroRows(y, n, ldy, 0, rows)
 		return
 	}
 	s := amxScratchPool.Get().(*amxScratch)

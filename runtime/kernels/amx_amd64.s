@@ -165,10 +165,9 @@ splitDone:
 	VZEROUPPER
 	RET
 
-// CONVERT_HIGH and CONVERT_LOW load the 32 fp16 weights at (DI) and leave in Z16 (float32
-// 0-15) and Z17 (16-31) their high parts or their remainders w - high; both OR the remainders
-// into Z27.
-#define CONVERT_HIGH \
+// CONVERT loads the 32 fp16 weights at (DI) and leaves their high parts in Z16 (float32 0-15)
+// and Z17 (16-31), their remainders w - high in Z18 and Z19, and ORs the remainders into Z27.
+#define CONVERT \
 	VCVTPH2PS (DI), Z18; \
 	VCVTPH2PS 32(DI), Z19; \
 	VPANDD    Z29, Z18, Z16; \
@@ -178,30 +177,21 @@ splitDone:
 	VPORD     Z18, Z27, Z27; \
 	VPORD     Z19, Z27, Z27
 
-#define CONVERT_LOW \
-	VCVTPH2PS (DI), Z16; \
-	VCVTPH2PS 32(DI), Z17; \
-	VPANDD    Z29, Z16, Z18; \
-	VPANDD    Z29, Z17, Z19; \
-	VSUBPS    Z18, Z16, Z16; \
-	VSUBPS    Z19, Z17, Z17; \
-	VPORD     Z16, Z27, Z27; \
-	VPORD     Z17, Z27, Z27
-
-// PACK_ROW(CONVERT, zr) packs weight row (DI) into zr as 16 dwords, each the bfloat16 pair of
-// two adjacent columns, and steps DI to the next row.
-#define PACK_ROW(CONVERT, zr) \
+// PACK_ROW(z0, z1, zr) converts weight row (DI), packs the part in z0 (columns 0-15) and z1
+// (16-31) into zr as 16 dwords, each the bfloat16 pair of two adjacent columns, and steps DI to
+// the next row: Z16, Z17 for the high parts, Z18, Z19 for the remainders.
+#define PACK_ROW(z0, z1, zr) \
 	CONVERT; \
-	VPERMT2W Z17, Z28, Z16; \
-	VMOVDQA64 Z16, zr; \
+	VPERMT2W z1, Z28, z0; \
+	VMOVDQA64 z0, zr; \
 	ADDQ DX, DI
 
-#define PACK_ROWS(CONVERT) \
+#define PACK_ROWS(z0, z1) \
 	MOVQ SI, DI; \
-	PACK_ROW(CONVERT, Z0); PACK_ROW(CONVERT, Z1); PACK_ROW(CONVERT, Z2); PACK_ROW(CONVERT, Z3); \
-	PACK_ROW(CONVERT, Z4); PACK_ROW(CONVERT, Z5); PACK_ROW(CONVERT, Z6); PACK_ROW(CONVERT, Z7); \
-	PACK_ROW(CONVERT, Z8); PACK_ROW(CONVERT, Z9); PACK_ROW(CONVERT, Z10); PACK_ROW(CONVERT, Z11); \
-	PACK_ROW(CONVERT, Z12); PACK_ROW(CONVERT, Z13); PACK_ROW(CONVERT, Z14); PACK_ROW(CONVERT, Z15)
+	PACK_ROW(z0, z1, Z0); PACK_ROW(z0, z1, Z1); PACK_ROW(z0, z1, Z2); PACK_ROW(z0, z1, Z3); \
+	PACK_ROW(z0, z1, Z4); PACK_ROW(z0, z1, Z5); PACK_ROW(z0, z1, Z6); PACK_ROW(z0, z1, Z7); \
+	PACK_ROW(z0, z1, Z8); PACK_ROW(z0, z1, Z9); PACK_ROW(z0, z1, Z10); PACK_ROW(z0, z1, Z11); \
+	PACK_ROW(z0, z1, Z12); PACK_ROW(z0, z1, Z13); PACK_ROW(z0, z1, Z14); PACK_ROW(z0, z1, Z15)
 
 // STORE_TILE writes Z0-Z15 (tile rows 0-15) to the 1 KiB tile at (BX).
 #define STORE_TILE \
@@ -210,11 +200,12 @@ splitDone:
 	VMOVDQU32 Z8, 512(BX); VMOVDQU32 Z9, 576(BX); VMOVDQU32 Z10, 640(BX); VMOVDQU32 Z11, 704(BX); \
 	VMOVDQU32 Z12, 768(BX); VMOVDQU32 Z13, 832(BX); VMOVDQU32 Z14, 896(BX); VMOVDQU32 Z15, 960(BX)
 
-// PACK_CHUNK(CONVERT) packs the chunk of 16 rows at SI into the tile at AX.
-#define PACK_CHUNK(CONVERT) \
+// PACK_CHUNK(z0, z1) packs the chunk of 16 rows at SI into the tile at AX (the parts PACK_ROW
+// names).
+#define PACK_CHUNK(z0, z1) \
 	VMOVDQU64    amxPairIdx<>(SB), Z28; \
 	VPBROADCASTD amxHighMask<>(SB), Z29; \
-	PACK_ROWS(CONVERT); \
+	PACK_ROWS(z0, z1); \
 	VPTESTMD Z27, Z27, K1; \
 	KMOVW K1, BX; \
 	ORL  BX, R9; \
@@ -241,7 +232,7 @@ TEXT ·amxPackAsm(SB), NOSPLIT, $0-52
 	JNZ  packLow
 
 packHigh:
-	PACK_CHUNK(CONVERT_HIGH)
+	PACK_CHUNK(Z16, Z17)
 	VPXORD Z27, Z27, Z27
 	ADDQ $64, SI
 	ADDQ R8, AX
@@ -250,7 +241,7 @@ packHigh:
 	JMP  packDone
 
 packLow:
-	PACK_CHUNK(CONVERT_LOW)
+	PACK_CHUNK(Z18, Z19)
 	VPXORD Z27, Z27, Z27
 	ADDQ $64, SI
 	ADDQ R8, AX

@@ -48,7 +48,7 @@ func TestAMXTilesMatchTwin(t *testing.T) {
 				b, blo := make([]uint16, chunks*amxStep), make([]uint16, chunks*amxStep)
 				for i := range b {
 					v := float32(r.NormFloat64())
-					h := math.Float32frombits(math.Float32bits(v) &^ 0xffff)
+					h := bf16High(v)
 					b[i] = uint16(math.Float32bits(h) >> 16)
 					blo[i] = uint16(math.Float32bits((v-h)*(1.0/256)) >> 16)
 				}
@@ -174,10 +174,7 @@ func TestAMXEncodings(t *testing.T) {
 func BenchmarkMatMulF16AMX(b *testing.B) {
 	w16, _ := benchWeights(1, false)
 	fp16 := w16[0][:benchRows*benchCols]
-	bf16 := make([]uint16, len(fp16))
-	for i, h := range fp16 {
-		bf16[i] = half.F32ToF16Scalar(math.Float32frombits(math.Float32bits(half.F16ToF32Scalar(h)) &^ 0xffff))
-	}
+	bf16 := bf16ExactF16(fp16)
 	for _, n := range []int{32, 128, 512} {
 		for _, s := range []struct{ rows, cols int }{{benchRows, benchCols}, {benchCols, benchRows}, {benchCols, benchCols}} {
 			x := benchVec(n * s.cols)
@@ -263,10 +260,7 @@ func BenchmarkMatMulF16AMXPool(b *testing.B) {
 		b.Skip("no usable AMX-BF16 on this machine")
 	}
 	w16, _ := benchWeights(1, false)
-	w := make([]uint16, benchRows*benchCols)
-	for i, h := range w16[0][:len(w)] {
-		w[i] = half.F32ToF16Scalar(math.Float32frombits(math.Float32bits(half.F16ToF32Scalar(h)) &^ 0xffff))
-	}
+	w := bf16ExactF16(w16[0][:benchRows*benchCols])
 	for _, threads := range []int{1, 2, 4, 8, 16} {
 		if threads > runtime.NumCPU() {
 			break
@@ -337,4 +331,14 @@ func BenchmarkAMXKernelThreads(b *testing.B) {
 			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*tiles*chunks*9), "ns/tdp")
 		})
 	}
+}
+
+// bf16ExactF16 returns fp16 weights rounded to values a bfloat16 holds exactly, as every weight
+// of a bfloat16 checkpoint is.
+func bf16ExactF16(w []uint16) []uint16 {
+	out := make([]uint16, len(w))
+	for i, h := range w {
+		out[i] = half.F32ToF16Scalar(bf16High(half.F16ToF32Scalar(h)))
+	}
+	return out
 }

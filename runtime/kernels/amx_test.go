@@ -67,7 +67,7 @@ func TestPackF16Tile(t *testing.T) {
 				for i := range w {
 					v := float32(r.NormFloat64())
 					if bf16Exact {
-						v = math.Float32frombits(math.Float32bits(v) &^ 0xffff)
+						v = bf16High(v)
 					}
 					w[i] = half.F32ToF16Scalar(v)
 				}
@@ -155,7 +155,7 @@ func checkAMX(t *testing.T, r *rand.Rand, n, rows, cols int, integers, bf16Exact
 	m := newMats(r, n, rows, cols, integers)
 	if bf16Exact {
 		for i, v := range m.w32 {
-			m.w32[i] = math.Float32frombits(math.Float32bits(v) &^ 0xffff)
+			m.w32[i] = bf16High(v)
 			m.w16[i] = half.F32ToF16Scalar(m.w32[i])
 		}
 	}

@@ -64,9 +64,7 @@ func MatMulQ4Float(y []float32, ldy int, x []float32, n int, w []byte, scale, of
 		return
 	}
 	if cols == 0 {
-		for t := 0; t < n; t++ {
-			clear(y[t*ldy : t*ldy+rows])
-		}
+		zeroRows(y, n, ldy, 0, rows)
 		return
 	}
 	if !matMulQ4FloatFast(y, ldy, x, n, w, scale, offset, group, rows, cols) {
