@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/runtime/kernels"
 	"github.com/anepack/anepack/runtime/testmodel"
 )
 
@@ -465,5 +466,49 @@ func TestStateBytes(t *testing.T) {
 	}
 	if got := s.StateBytes(); got != want || got >= full {
 		t.Errorf("gemma3-tiny at %d tokens holds %d bytes; want %d (a full cache: %d)", ctx, got, want, full)
+	}
+}
+
+// TestOptionsErrors: bad options are refused with the field and what was expected, and the
+// backend reports whether prefill runs on AMX as --amx asks (never with AMXOff, and never with
+// AMXAuto beyond AMXAutoThreads threads).
+func TestOptionsErrors(t *testing.T) {
+	m, err := runtime.Open(testmodel.Bundle(t, "qwen2-tiny", "f16"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, tc := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{Threads: -1}, "threads is -1; expected 0 (all cores) or a positive number"},
+		{Options{Batch: -2}, "batch is -2; expected 0 (default) or a positive number"},
+		{Options{AMX: AMXOff + 1}, "AMX mode is 3; expected AMXAuto, AMXOn or AMXOff"},
+	} {
+		if b, err := New(m, tc.opts); err == nil || err.Error() != tc.want {
+			if b != nil {
+				b.Close()
+			}
+			t.Errorf("%+v: error %v, want %q", tc.opts, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		opts Options
+		may  bool // AMX possible (on a CPU with it)
+	}{
+		{Options{Threads: 1, AMX: AMXOff}, false},
+		{Options{Threads: AMXAutoThreads + 1}, false},
+		{Options{Threads: 1}, true},
+		{Options{Threads: AMXAutoThreads + 1, AMX: AMXOn}, true},
+	} {
+		b, err := New(m, tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := b.AMXPrefill(), tc.may && kernels.UseAMX(DefaultBatch); got != want {
+			t.Errorf("%+v: AMXPrefill %v, want %v", tc.opts, got, want)
+		}
+		b.Close()
 	}
 }
