@@ -34,13 +34,9 @@ const minPrefillGrain = 12
 // maxDecodeGrain bounds the rows of one decode work item (a multiple of 4).
 const maxDecodeGrain = 4096
 
-// AMX prefill work items (kernels.MatMulF16AMX) take whole 16-row weight tiles, from
-// minAMXGrain rows to maxAMXGrain: each item reads the whole split input, so larger items read
-// it fewer times.
-const (
-	minAMXGrain = 32
-	maxAMXGrain = 192
-)
+// maxAMXGrain bounds the rows of an AMX prefill work item (kernels.AMXItemRows) whose results
+// go through scratch (a gated MLP's gate and up); in-place products have no bound.
+const maxAMXGrain = 192
 
 // dispatch computes linear layers that share one input as a single parallel job over the
 // concatenation of their output rows, so Q, K and V (or gate and up) cost one wake-up of the
@@ -159,12 +155,15 @@ func (d *dispatch) reset() {
 // grain picks the rows per work item: for decode about 8 items per thread (a busy core takes
 // fewer), in multiples of the GEMV's 4-row block; for prefill about 4 items per thread, from
 // minPrefillGrain to prefillGrain rows in multiples of 12 (whole tiles of either height), or
-// on AMX from minAMXGrain to d.amxGrain in multiples of 16. On 16 threads a fixed 48 rows left
+// on AMX as kernels.AMXItemRows says, up to d.amxGrain where the results go through scratch. On 16 threads a fixed 48 rows left
 // 19 items for the 896-row projections: a third of the threads idle for the last round.
 func (d *dispatch) grain(rows int) int {
 	if d.in.HasAMX() {
-		g := (rows/(4*d.pool.Threads()) + 15) &^ 15
-		return min(max(g, minAMXGrain), d.amxGrain)
+		bound := d.amxGrain
+		if d.inPlace() {
+			bound = rows
+		}
+		return kernels.AMXItemRows(rows, d.outs[0].w.Cols, d.n, d.pool.Threads(), bound)
 	}
 	if d.n > 1 {
 		g := rows / (4 * d.pool.Threads())
@@ -173,6 +172,20 @@ func (d *dispatch) grain(rows int) int {
 	g := rows / (8 * d.pool.Threads())
 	g = min(max(g, 16), maxDecodeGrain)
 	return (g + 3) &^ 3
+}
+
+// inPlace reports whether every output of a non-gated job is computed in place from the
+// prepared input (Reads), so that its work items need no scratch and may be of any size.
+func (d *dispatch) inPlace() bool {
+	if d.gated != nil {
+		return false
+	}
+	for i := range d.outs[:d.nout] {
+		if !d.in.Reads(d.outs[i].w) {
+			return false
+		}
+	}
+	return true
 }
 
 // run is the work item: rows [lo, hi) of the concatenated outputs, with slot's scratch.

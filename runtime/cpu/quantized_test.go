@@ -141,3 +141,59 @@ func randVec(r *rand.Rand, n int) []float32 {
 	}
 	return x
 }
+
+// TestAMXLargeInput runs a prompt long enough that the down projection's split input (6 bytes
+// a value) no longer fits the L2 budget of kernels.AMXItemRows, every product on the AMX path
+// (its Go twin here): the down projection is then one work item per thread, computed in place,
+// while the gated gate/up job keeps items bounded by its scratch. Both must give the float
+// kernels' products.
+func TestAMXLargeInput(t *testing.T) {
+	pool := kernels.NewPool(1)
+	defer pool.Close()
+	m, err := runtime.Open(testmodel.Bundle(t, "qwen2-tiny", "f16"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	p, err := NewProjections(m, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.amxFor = func(n int) bool { return n > 1 }
+	mlp := groupIndex(t, p, arch.GroupMLP)
+	G := &p.groups[0][mlp]
+	gate, up, down := G.w[0], G.w[1], G.w[2]
+	const n = 1100 // 6 * 1100 * 160 bytes > 1 MiB
+	pr, err := p.NewProjector(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := pr.(*projector).d
+
+	// The grain each job gets: gate/up from scratch-bounded quarters, down in one item.
+	x := randVec(rand.New(rand.NewPCG(3, 4)), n*down.Cols)
+	d.add(down, nil, make([]float32, n*down.Rows), down.Rows, 0)
+	d.x, d.n = x, n
+	d.quantizeInput()
+	if !d.in.HasAMX() || !d.inPlace() {
+		t.Fatalf("down projection of %d tokens: AMX %v, in place %v; want both", n, d.in.HasAMX(), d.inPlace())
+	}
+	if g := d.grain(down.Rows); g != down.Rows {
+		t.Errorf("down projection: %d rows a work item, want all %d on one thread", g, down.Rows)
+	}
+	d.reset()
+	d.gated = p.gated
+	if d.inPlace() {
+		t.Error("a gated job counts as in place; its results go through scratch")
+	}
+	d.reset()
+
+	h := randVec(rand.New(rand.NewPCG(5, 6)), n*gate.Cols)
+	y := make([]float32, n*G.Out)
+	if err := pr.Group(0, mlp, h, n, y); err != nil {
+		t.Fatal(err)
+	}
+	g, u := alone(gate, h, n, G.b[0]), alone(up, h, n, G.b[1])
+	p.gated(g, g, u)
+	closeTo(t, "gated MLP on AMX", y, alone(down, g, n, G.b[2]))
+}

@@ -53,6 +53,27 @@ const amxMinTokens = 48
 // process use it, and n is at least amxMinTokens.
 func UseAMX(n int) bool { return n >= amxMinTokens && amxAvailable() }
 
+// amxResidentInput is the largest split input (BF16Acts, 6 bytes a value) taken to stay in a
+// core's L2 from one work item to the next: Sapphire Rapids has 2 MiB a core, and the items'
+// packed weights and results need room too.
+const amxResidentInput = 1 << 20
+
+// AMXItemRows returns the weight rows of one work item, at most maxRows, when a product of rows
+// weight rows of cols columns with n tokens is split over threads for MatMulF16AMX: whole
+// 16-row tiles, at least 32 rows. Every item reads the whole split input, 6·n·cols bytes. Where
+// that stays in L2 (Qwen2.5-0.5B's 896-column projections at 128 tokens: 0.7 MB) items are a
+// quarter of a thread's share, so that a slow core delays the product by little; where it
+// does not (its 4864-column down projection: 3.7 MB) each thread takes one item, so that the
+// input streams from L3 once per thread rather than once per item.
+func AMXItemRows(rows, cols, n, threads, maxRows int) int {
+	items := 4 * max(threads, 1)
+	if amxParts*2*n*cols > amxResidentInput {
+		items = max(threads, 1)
+	}
+	g := ((rows+items-1)/items + amxTile - 1) &^ (amxTile - 1)
+	return min(max(g, 2*amxTile), maxRows)
+}
+
 // amxImpl names the kernel of fp16 products of amxMinTokens or more tokens: AMX where
 // available, else the GEMM named gemm.
 func amxImpl(gemm string) string {

@@ -253,8 +253,9 @@ func BenchmarkAMXKernel(b *testing.B) {
 }
 
 // BenchmarkMatMulF16AMXPool is BenchmarkMatMulF16AMX on a pool of 1 to 16 threads (as many as
-// the machine has), with the work items of the CPU backend's prefill: rows/(4·threads) rounded
-// to 16, from 32 to 192 rows, on bfloat16-exact weights and 128 tokens.
+// the machine has), on bfloat16-exact weights and 128 tokens: "amx" with the work items
+// AMXItemRows gives an in-place product (the runtime bounds a gated MLP's at 192 rows), the
+// "items=" variants with 1, 2 and 4 items per thread.
 func BenchmarkMatMulF16AMXPool(b *testing.B) {
 	if !amxAvailable() {
 		b.Skip("no usable AMX-BF16 on this machine")
@@ -279,15 +280,23 @@ func BenchmarkMatMulF16AMXPool(b *testing.B) {
 				reportGFLOPS(b, flops)
 			})
 			var a BF16Acts
-			grain := min(max((s.rows/(4*threads)+15)&^15, 32), 192)
 			item := func(lo, hi int) { MatMulF16AMX(y[lo:], s.rows, &a, w[lo*s.cols:hi*s.cols], hi-lo) }
-			b.Run(name+"/amx", func(b *testing.B) {
-				for b.Loop() {
-					a.Split(p, x, n, s.cols)
-					p.Parallel(s.rows, grain, item)
+			// The runtime's work items (AMXItemRows, in place: no bound), then a fixed 1, 2 and 4
+			// items per thread for comparison.
+			for _, per := range []int{0, 1, 2, 4} {
+				grain, sub := AMXItemRows(s.rows, s.cols, n, threads, s.rows), "amx"
+				if per > 0 {
+					grain = max(((s.rows+per*threads-1)/(per*threads)+15)&^15, 32)
+					sub = fmt.Sprintf("amx/items=%dx", per)
 				}
-				reportGFLOPS(b, flops)
-			})
+				b.Run(name+"/"+sub, func(b *testing.B) {
+					for b.Loop() {
+						a.Split(p, x, n, s.cols)
+						p.Parallel(s.rows, grain, item)
+					}
+					reportGFLOPS(b, flops)
+				})
+			}
 		}
 		p.Close()
 	}

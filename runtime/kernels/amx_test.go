@@ -216,3 +216,28 @@ func TestMatMulF16AMXBlocks(t *testing.T) {
 	MatMulF16AMX(m.y, rows, &a, m.w16, rows)
 	checkClose(t, "MatMulF16AMX", m.y, ref, mag, len(amxPasses)*cols, false)
 }
+
+// TestAMXItemRows checks the work items of an AMX product: a quarter of a thread's share where
+// the split input stays in L2, one item per thread where it does not, always whole 16-row
+// tiles of at least 32 rows, never more than the bound.
+func TestAMXItemRows(t *testing.T) {
+	for _, c := range []struct {
+		rows, cols, n, threads, bound, want int
+	}{
+		{4864, 896, 128, 2, 192, 192},     // gate/up: 0.7 MB of input, 608-row quarters bounded by scratch
+		{4864, 896, 128, 2, 4864, 608},    // the same in place: a quarter of 2432
+		{896, 4864, 128, 1, 896, 896},     // down: 3.7 MB, one item
+		{896, 4864, 128, 2, 896, 448},     // one per thread
+		{896, 4864, 128, 16, 896, 64},     // 56 rounded up to whole tiles
+		{896, 4864, 128, 2, 192, 192},     // the bound wins
+		{896, 4864, 16, 2, 896, 112},      // 0.47 MB at 16 tokens: quarters again
+		{1152, 896, 128, 16, 1152, 32},    // 18 rows a quarter: at least 32
+		{100, 896, 128, 1, 100, 32},       // 25 a quarter: at least 32
+		{1000, 1 << 20, 1, 0, 1000, 1000}, // no threads counts as one
+	} {
+		if got := AMXItemRows(c.rows, c.cols, c.n, c.threads, c.bound); got != c.want {
+			t.Errorf("AMXItemRows(%d rows, %d cols, %d tokens, %d threads, bound %d) = %d, want %d",
+				c.rows, c.cols, c.n, c.threads, c.bound, got, c.want)
+		}
+	}
+}
