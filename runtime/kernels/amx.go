@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"unsafe"
 )
 
 // The AMX prefill product (MatMulF16AMX): Intel's Advanced Matrix Extensions multiply tiles of
@@ -253,6 +254,10 @@ type amxCall struct {
 	tiles    int
 	rowTiles int // 1 to amxRowTiles
 	flags    int // amxFlagAcc, amxFlagLow
+	// pf is where the assembly prefetches weight rows while it multiplies, one row per chunk
+	// step, pfStride bytes apart (nextBlock): an address only, which a prefetch may read past
+	// the end of without fault. The twin ignores both.
+	pf, pfStride uintptr
 }
 
 // check panics unless every tile the call reads or writes lies inside its slices (the
@@ -394,6 +399,10 @@ func MatMulF16AMX(y []float32, ldy int, a *BF16Acts, w []uint16, rows int) {
 					k.flags |= amxFlagLow
 				}
 				k.rowTiles = (nr + amxTile - 1) / amxTile
+				k.pf, k.pfStride = uintptr(unsafe.Pointer(&w[0])), 0
+				if amxPrefetch {
+					k.pf, k.pfStride = nextBlock(w, rows, cols, r0, c0, a.chunks, tb+amxTokBlock < n)
+				}
 				t0 := tb
 				if nr%amxTile == 0 && full > 0 {
 					k.a = a.parts[(tb/amxTile*a.chunks+c0)*amxStep:]
@@ -407,6 +416,31 @@ func MatMulF16AMX(y []float32, ldy int, a *BF16Acts, w []uint16, rows int) {
 			}
 		}
 	}
+}
+
+// amxPrefetch makes MatMulF16AMX prefetch each next weight block (nextBlock); benchmarks switch
+// it off to measure what that saves.
+var amxPrefetch = true
+
+// nextBlock returns the address of the weight block MatMulF16AMX packs after the one at rows r0,
+// chunk c0 of w (rows rows of cols fp16 columns): the next amxRows rows, else the first rows of
+// the next column block, else (with moreTokens) of the first column block again, and the bytes
+// between its rows; stride 0 (w's start) when none follows. The tile kernel prefetches it
+// while it multiplies, so that packing finds it in L2: a pack from memory took twice as long
+// as from cache on a Sapphire Rapids core (BenchmarkAMXKernel, pack/48x256/cold), as long as
+// the tile products of 128 tokens at the unit's peak.
+func nextBlock(w []uint16, rows, cols, r0, c0, chunks int, moreTokens bool) (pf, stride uintptr) {
+	r0 += amxRows
+	if r0 >= rows {
+		r0, c0 = 0, c0+amxKBlock
+		if c0 >= chunks {
+			if !moreTokens {
+				return uintptr(unsafe.Pointer(&w[0])), 0
+			}
+			c0 = 0
+		}
+	}
+	return uintptr(unsafe.Pointer(&w[r0*cols+c0*amxChunk])), uintptr(cols) * 2
 }
 
 // edge runs the kernel call k for tokens [t0, t1) (whole tiles but the last) and weight rows

@@ -26,7 +26,7 @@ var amxConfig = func() (c [64]byte) {
 }()
 
 //go:noescape
-func amxTilesAsm(cfg *byte, c *float32, ldc uintptr, a *uint16, lda uintptr, b *uint16, blo *uint16, chunks int, tiles int, rowTiles int, flags int)
+func amxTilesAsm(cfg *byte, c *float32, ldc uintptr, a *uint16, lda uintptr, b *uint16, blo *uint16, chunks int, tiles int, rowTiles int, flags int, pf uintptr, pfStride uintptr)
 
 //go:noescape
 func amxPackAsm(dst *uint16, w *uint16, ldw uintptr, chunks int, stride uintptr, low int) (nonzero uint32)
@@ -48,7 +48,7 @@ func amxTiles(k *amxCall) {
 	if k.flags&amxFlagLow == 0 {
 		blo = k.b // not read
 	}
-	amxTilesAsm(&amxConfig[0], &k.c[0], uintptr(k.ldc)*4, &k.a[0], uintptr(k.lda)*2, &k.b[0], &blo[0], k.chunks, k.tiles, k.rowTiles, k.flags)
+	amxTilesAsm(&amxConfig[0], &k.c[0], uintptr(k.ldc)*4, &k.a[0], uintptr(k.lda)*2, &k.b[0], &blo[0], k.chunks, k.tiles, k.rowTiles, k.flags, k.pf, k.pfStride)
 }
 
 // packF16TileFast packs chunks 32-column chunks of 16 full weight rows (row i at w[i*ldw:])

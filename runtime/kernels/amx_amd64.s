@@ -298,7 +298,7 @@ packDone:
 	ADDQ AX, SI; \
 	ADDQ DI, R10
 
-// func amxTilesAsm(cfg *byte, c *float32, ldc uintptr, a *uint16, lda uintptr, b *uint16, blo *uint16, chunks int, tiles int, rowTiles int, flags int)
+// func amxTilesAsm(cfg *byte, c *float32, ldc uintptr, a *uint16, lda uintptr, b *uint16, blo *uint16, chunks int, tiles int, rowTiles int, flags int, pf uintptr, pfStride uintptr)
 // The AMX micro-kernel, for tiles token tiles in turn: C[16 tokens, 16*rowTiles weight rows]
 // (+)= A · B over chunks x 32 columns, rowTiles 1 to 3. Token tile i's C is at c + i*16*ldc
 // bytes (rows ldc bytes apart), its A tiles at a + i*lda: per chunk the three 1 KiB A tiles of
@@ -307,8 +307,21 @@ packDone:
 // products of a chunk run in amxTilesGo's order: the high parts times each activation part,
 // then (flags bit 1) the remainders times hi and mid. C is loaded first when flags bit 0 is
 // set, else zeroed. One LDTILECFG serves the whole call (it costs as much as a few tile
-// products).
-TEXT ·amxTilesAsm(SB), NOSPLIT, $0-88
+// products). Each chunk step also prefetches one row of weights (PREFETCH_ROW): row i of the
+// call's steps at pf + i*pfStride bytes, which is only an address (a prefetch never faults).
+TEXT ·amxTilesAsm(SB), NOSPLIT, $0-104
+
+// (Defined inside the function so that vet checks its argument names against this one.)
+// PREFETCH_ROW asks for the 512 bytes at pf (256 fp16 weights: one row of the next weight block
+// to pack, amxKBlock chunks) to be brought into L2, and steps pf by pfStride. One row per chunk
+// step spreads the next block's misses over the tile products, which leave the memory idle.
+#define PREFETCH_ROW \
+	MOVQ pf+88(FP), AX; \
+	PREFETCHT1 (AX); PREFETCHT1 64(AX); PREFETCHT1 128(AX); PREFETCHT1 192(AX); \
+	PREFETCHT1 256(AX); PREFETCHT1 320(AX); PREFETCHT1 384(AX); PREFETCHT1 448(AX); \
+	ADDQ pfStride+96(FP), AX; \
+	MOVQ AX, pf+88(FP)
+
 	MOVQ cfg+0(FP), AX
 	LDTILECFG_AX
 	MOVQ c+8(FP), SI
@@ -345,6 +358,7 @@ start3:
 	MOVQ chunks+56(FP), CX
 
 loop3:
+	PREFETCH_ROW
 	CHUNK3
 	TESTQ $2, BX
 	JZ   next3
@@ -381,6 +395,7 @@ start2:
 	MOVQ chunks+56(FP), CX
 
 loop2:
+	PREFETCH_ROW
 	CHUNK2
 	TESTQ $2, BX
 	JZ   next2
@@ -414,6 +429,7 @@ start1:
 	MOVQ chunks+56(FP), CX
 
 loop1:
+	PREFETCH_ROW
 	CHUNK1
 	TESTQ $2, BX
 	JZ   next1

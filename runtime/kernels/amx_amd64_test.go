@@ -243,6 +243,19 @@ func BenchmarkAMXKernel(b *testing.B) {
 			packF16Block(hi, lo, w16[0], benchCols, amxRows, amxKBlock*amxChunk, amxKBlock)
 		}
 	})
+	// The same pack from memory: each call a new 48-row block of a 256 MB matrix, as in a
+	// prefill, where every layer's weights come from DRAM.
+	cold := make([]uint16, 128<<20)
+	for i := range cold {
+		cold[i] = w16[0][i%len(w16[0])]
+	}
+	b.Run("pack/48x256/cold", func(b *testing.B) {
+		blocks, i := len(cold)/(amxRows*benchCols), 0
+		for b.Loop() {
+			packF16Block(hi, lo, cold[i*amxRows*benchCols:], benchCols, amxRows, amxKBlock*amxChunk, amxKBlock)
+			i = (i + 1) % blocks
+		}
+	})
 	x := benchVec(benchTokens * benchCols)
 	var acts BF16Acts
 	b.Run("split/128x896", func(b *testing.B) {
@@ -291,6 +304,48 @@ func BenchmarkMatMulF16AMXPool(b *testing.B) {
 				}
 				b.Run(name+"/"+sub, func(b *testing.B) {
 					for b.Loop() {
+						a.Split(p, x, n, s.cols)
+						p.Parallel(s.rows, grain, item)
+					}
+					reportGFLOPS(b, flops)
+				})
+			}
+		}
+		p.Close()
+	}
+}
+
+// BenchmarkMatMulF16AMXCold is BenchmarkMatMulF16AMXPool's AMX product with weights from
+// memory, as in a prefill (each iteration the next of 12 copies, 105 MB in all, beyond L3),
+// with and without the prefetch of each next weight block (amxPrefetch), on 1 and 2 threads.
+func BenchmarkMatMulF16AMXCold(b *testing.B) {
+	if !amxAvailable() {
+		b.Skip("no usable AMX-BF16 on this machine")
+	}
+	const copies = 12
+	w16, _ := benchWeights(copies, false)
+	for i := range w16 {
+		w16[i] = bf16ExactF16(w16[i][:benchRows*benchCols])
+	}
+	defer func() { amxPrefetch = true }()
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		for _, s := range []struct{ rows, cols int }{{benchRows, benchCols}, {benchCols, benchRows}} {
+			n := benchTokens
+			x := benchVec(n * s.cols)
+			y := make([]float32, n*s.rows)
+			flops := 2 * float64(n*s.rows*s.cols)
+			var a BF16Acts
+			var w []uint16
+			item := func(lo, hi int) { MatMulF16AMX(y[lo:], s.rows, &a, w[lo*s.cols:hi*s.cols], hi-lo) }
+			grain := AMXItemRows(s.rows, s.cols, n, threads, s.rows)
+			for _, pf := range []bool{true, false} {
+				b.Run(fmt.Sprintf("%dx%d/threads=%d/prefetch=%v", s.rows, s.cols, threads, pf), func(b *testing.B) {
+					amxPrefetch = pf
+					i := 0
+					for b.Loop() {
+						w = w16[i%copies]
+						i++
 						a.Split(p, x, n, s.cols)
 						p.Parallel(s.rows, grain, item)
 					}
