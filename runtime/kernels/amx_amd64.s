@@ -165,34 +165,6 @@ splitDone:
 	VZEROUPPER
 	RET
 
-// CONVERT loads the 32 fp16 weights at (DI) and leaves their high parts in Z16 (float32 0-15)
-// and Z17 (16-31), their remainders w - high in Z18 and Z19, and ORs the remainders into Z27.
-#define CONVERT \
-	VCVTPH2PS (DI), Z18; \
-	VCVTPH2PS 32(DI), Z19; \
-	VPANDD    Z29, Z18, Z16; \
-	VPANDD    Z29, Z19, Z17; \
-	VSUBPS    Z16, Z18, Z18; \
-	VSUBPS    Z17, Z19, Z19; \
-	VPORD     Z18, Z27, Z27; \
-	VPORD     Z19, Z27, Z27
-
-// PACK_ROW(z0, z1, zr) converts weight row (DI), packs the part in z0 (columns 0-15) and z1
-// (16-31) into zr as 16 dwords, each the bfloat16 pair of two adjacent columns, and steps DI to
-// the next row: Z16, Z17 for the high parts, Z18, Z19 for the remainders.
-#define PACK_ROW(z0, z1, zr) \
-	CONVERT; \
-	VPERMT2W z1, Z28, z0; \
-	VMOVDQA64 z0, zr; \
-	ADDQ DX, DI
-
-#define PACK_ROWS(z0, z1) \
-	MOVQ SI, DI; \
-	PACK_ROW(z0, z1, Z0); PACK_ROW(z0, z1, Z1); PACK_ROW(z0, z1, Z2); PACK_ROW(z0, z1, Z3); \
-	PACK_ROW(z0, z1, Z4); PACK_ROW(z0, z1, Z5); PACK_ROW(z0, z1, Z6); PACK_ROW(z0, z1, Z7); \
-	PACK_ROW(z0, z1, Z8); PACK_ROW(z0, z1, Z9); PACK_ROW(z0, z1, Z10); PACK_ROW(z0, z1, Z11); \
-	PACK_ROW(z0, z1, Z12); PACK_ROW(z0, z1, Z13); PACK_ROW(z0, z1, Z14); PACK_ROW(z0, z1, Z15)
-
 // STORE_TILE writes Z0-Z15 (tile rows 0-15) to the 1 KiB tile at (BX).
 #define STORE_TILE \
 	VMOVDQU32 Z0, (BX); VMOVDQU32 Z1, 64(BX); VMOVDQU32 Z2, 128(BX); VMOVDQU32 Z3, 192(BX); \
@@ -200,13 +172,47 @@ splitDone:
 	VMOVDQU32 Z8, 512(BX); VMOVDQU32 Z9, 576(BX); VMOVDQU32 Z10, 640(BX); VMOVDQU32 Z11, 704(BX); \
 	VMOVDQU32 Z12, 768(BX); VMOVDQU32 Z13, 832(BX); VMOVDQU32 Z14, 896(BX); VMOVDQU32 Z15, 960(BX)
 
-// PACK_CHUNK(z0, z1) packs the chunk of 16 rows at SI into the tile at AX (the parts PACK_ROW
-// names).
-#define PACK_CHUNK(z0, z1) \
+// PACK_HIGH_ROW(zr) converts weight row (DI) to float32, packs the high halves (the bfloat16
+// high parts: a float32 with its low 16 bits cleared) into zr as 16 dwords, each the pair of
+// two adjacent columns, ORs the float32 values into Z27 (a remainder w - high is nonzero just
+// where those low 16 bits are), and steps DI to the next row.
+#define PACK_HIGH_ROW(zr) \
+	VCVTPH2PS  (DI), zr; \
+	VCVTPH2PS  32(DI), Z17; \
+	VPTERNLOGD $0xfe, Z17, zr, Z27; \
+	VPERMT2W   Z17, Z28, zr; \
+	ADDQ DX, DI
+
+// PACK_LOW_ROW(zr) converts weight row (DI) to float32, packs the remainders w - high (exact,
+// and bfloat16: at most 3 significant bits) into zr as PACK_HIGH_ROW packs the high parts, ORs
+// them into Z27, and steps DI to the next row (Z29 = amxHighMask).
+#define PACK_LOW_ROW(zr) \
+	VCVTPH2PS  (DI), zr; \
+	VCVTPH2PS  32(DI), Z17; \
+	VPANDD     Z29, zr, Z18; \
+	VPANDD     Z29, Z17, Z19; \
+	VSUBPS     Z18, zr, zr; \
+	VSUBPS     Z19, Z17, Z17; \
+	VPTERNLOGD $0xfe, Z17, zr, Z27; \
+	VPERMT2W   Z17, Z28, zr; \
+	ADDQ DX, DI
+
+#define PACK_ROWS(row) \
+	MOVQ SI, DI; \
+	row(Z0); row(Z1); row(Z2); row(Z3); row(Z4); row(Z5); row(Z6); row(Z7); \
+	row(Z8); row(Z9); row(Z10); row(Z11); row(Z12); row(Z13); row(Z14); row(Z15)
+
+// PACK_CHUNK(row) packs the chunk of 16 rows at SI, each with row (PACK_HIGH_ROW or
+// PACK_LOW_ROW), into the tile at AX, and ORs into R9 whether any packed value had nonzero low
+// 16 bits in float32 (high pass: whether any remainder is nonzero). The transpose takes Z16-Z31,
+// so the constants are loaded again for each chunk.
+#define PACK_CHUNK(row) \
 	VMOVDQU64    amxPairIdx<>(SB), Z28; \
 	VPBROADCASTD amxHighMask<>(SB), Z29; \
-	PACK_ROWS(z0, z1); \
-	VPTESTMD Z27, Z27, K1; \
+	VPXORD       Z27, Z27, Z27; \
+	PACK_ROWS(row); \
+	VPANDND      Z27, Z29, Z27; \
+	VPTESTMD     Z27, Z27, K1; \
 	KMOVW K1, BX; \
 	ORL  BX, R9; \
 	TRANSPOSE16; \
@@ -225,15 +231,13 @@ TEXT ·amxPackAsm(SB), NOSPLIT, $0-52
 	MOVQ stride+32(FP), R8
 	MOVQ low+40(FP), R10
 	XORL R9, R9
-	VPXORD Z27, Z27, Z27
 	TESTQ CX, CX
 	JZ   packDone
 	TESTQ R10, R10
 	JNZ  packLow
 
 packHigh:
-	PACK_CHUNK(Z16, Z17)
-	VPXORD Z27, Z27, Z27
+	PACK_CHUNK(PACK_HIGH_ROW)
 	ADDQ $64, SI
 	ADDQ R8, AX
 	DECQ CX
@@ -241,8 +245,7 @@ packHigh:
 	JMP  packDone
 
 packLow:
-	PACK_CHUNK(Z18, Z19)
-	VPXORD Z27, Z27, Z27
+	PACK_CHUNK(PACK_LOW_ROW)
 	ADDQ $64, SI
 	ADDQ R8, AX
 	DECQ CX

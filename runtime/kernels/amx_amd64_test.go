@@ -206,9 +206,8 @@ func BenchmarkMatMulF16AMX(b *testing.B) {
 	}
 }
 
-// BenchmarkAMXKernel times the parts of MatMulF16AMX on one core: the tile kernel on 8 token
-// tiles of L1/L2-resident data (ns per tile product), packing a 48-row weight block of 8 chunks
-// and splitting 128 tokens of 896 values.
+// BenchmarkAMXKernel times the tile kernel of MatMulF16AMX on one core, on 8 token tiles of
+// L1/L2-resident data (ns per tile product).
 func BenchmarkAMXKernel(b *testing.B) {
 	if !amxAvailable() {
 		b.Skip("no usable AMX-BF16 on this machine")
@@ -236,26 +235,39 @@ func BenchmarkAMXKernel(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkAMXPack times the AVX512BW halves of MatMulF16AMX on one core (they need no AMX; on
+// a CPU without AVX512BW, their Go twins): packing a 48-row weight block of 8 chunks into B
+// tiles, general fp16 weights (both passes) and bfloat16-exact ones (the high pass only: a
+// bfloat16 checkpoint's), from cache and from memory (each call a new block of a 256 MB
+// matrix, as in a prefill, where every layer's weights come from DRAM), and splitting 128
+// tokens of 896 values.
+func BenchmarkAMXPack(b *testing.B) {
 	w16, _ := benchWeights(1, false)
+	exact := bf16ExactF16(w16[0][:benchRows*benchCols])
 	hi, lo := make([]uint16, amxKBlock*amxStep), make([]uint16, amxKBlock*amxStep)
-	b.Run("pack/48x256", func(b *testing.B) {
-		for b.Loop() {
-			packF16Block(hi, lo, w16[0], benchCols, amxRows, amxKBlock*amxChunk, amxKBlock)
+	for _, w := range []struct {
+		name string
+		w    []uint16
+	}{{"fp16", w16[0]}, {"bf16", exact}} {
+		b.Run("pack/48x256/"+w.name, func(b *testing.B) {
+			for b.Loop() {
+				packF16Block(hi, lo, w.w, benchCols, amxRows, amxKBlock*amxChunk, amxKBlock)
+			}
+		})
+		cold := make([]uint16, 128<<20)
+		for i := range cold {
+			cold[i] = w.w[i%len(w.w)]
 		}
-	})
-	// The same pack from memory: each call a new 48-row block of a 256 MB matrix, as in a
-	// prefill, where every layer's weights come from DRAM.
-	cold := make([]uint16, 128<<20)
-	for i := range cold {
-		cold[i] = w16[0][i%len(w16[0])]
+		b.Run("pack/48x256/"+w.name+"/cold", func(b *testing.B) {
+			blocks, i := len(cold)/(amxRows*benchCols), 0
+			for b.Loop() {
+				packF16Block(hi, lo, cold[i*amxRows*benchCols:], benchCols, amxRows, amxKBlock*amxChunk, amxKBlock)
+				i = (i + 1) % blocks
+			}
+		})
 	}
-	b.Run("pack/48x256/cold", func(b *testing.B) {
-		blocks, i := len(cold)/(amxRows*benchCols), 0
-		for b.Loop() {
-			packF16Block(hi, lo, cold[i*amxRows*benchCols:], benchCols, amxRows, amxKBlock*amxChunk, amxKBlock)
-			i = (i + 1) % blocks
-		}
-	})
 	x := benchVec(benchTokens * benchCols)
 	var acts BF16Acts
 	b.Run("split/128x896", func(b *testing.B) {
