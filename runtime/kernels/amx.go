@@ -213,15 +213,17 @@ func packF16TileGo(dst []uint16, stride int, low bool, w []uint16, ldw, rows, co
 	return nonzero
 }
 
-// packF16Block packs weight rows [0, rows) (rows <= amxRows; row i at w[i*ldw:]) for chunks
-// chunks of 32 columns from w's start (cols valid columns) into hi (and, when any is nonzero,
-// their remainders into lo), chunk c's three tiles at [c*amxStep:]. It reports whether the
+// packF16Block packs weight rows [0, rows) (0 < rows <= amxRows; row i at w[i*ldw:]) for
+// chunks chunks of 32 columns from w's start (cols valid columns) into hi (and, when any is
+// nonzero, their remainders into lo), chunk c's tiles at [c*amxStep:], one per 16 rows (the
+// last padded with zero rows): the kernel reads only those (amxCall.rowTiles), so the tiles of
+// a block of fewer than 48 rows past them are left as they were. It reports whether the
 // remainders are needed.
 func packF16Block(hi, lo, w []uint16, ldw, rows, cols, chunks int) bool {
 	pack := func(dst []uint16, low bool) bool {
 		nonzero := false
-		for j := 0; j < amxRowTiles; j++ {
-			tr := min(amxTile, max(0, rows-j*amxTile))
+		for j := 0; j < (rows+amxTile-1)/amxTile; j++ {
+			tr := min(amxTile, rows-j*amxTile)
 			wj := w[min(len(w), j*amxTile*ldw):]
 			done := 0
 			if tr == amxTile {

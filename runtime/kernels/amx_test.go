@@ -73,6 +73,9 @@ func TestPackF16Tile(t *testing.T) {
 				}
 				chunks := (cols + amxChunk - 1) / amxChunk
 				hi, lo := make([]uint16, chunks*amxStep), make([]uint16, chunks*amxStep)
+				for i := range hi {
+					hi[i], lo[i] = 0xdead, 0xdead // every value the kernel reads must be written
+				}
 				nz := packF16Block(hi, lo, w, ldw, rows, cols, chunks)
 				name := fmt.Sprintf("bf16=%v %dx%d", bf16Exact, rows, cols)
 				if nz == bf16Exact {
@@ -86,7 +89,7 @@ func TestPackF16Tile(t *testing.T) {
 					packF16TileGo(gl[j*amxElems:], amxStep, true, wj, ldw, tr, cols, chunks)
 				}
 				for c := 0; c < chunks; c++ {
-					for j := 0; j < amxRowTiles; j++ {
+					for j := 0; j < (rows+amxTile-1)/amxTile; j++ { // the row tiles the kernel reads
 						for kp := 0; kp < amxTile; kp++ {
 							for n := 0; n < amxTile; n++ {
 								for e := 0; e < 2; e++ {
