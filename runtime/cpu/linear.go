@@ -155,8 +155,9 @@ func (d *dispatch) reset() {
 // grain picks the rows per work item: for decode about 8 items per thread (a busy core takes
 // fewer), in multiples of the GEMV's 4-row block; for prefill about 4 items per thread, from
 // minPrefillGrain to prefillGrain rows in multiples of 12 (whole tiles of either height), or
-// on AMX as kernels.AMXItemRows says, up to d.amxGrain where the results go through scratch. On 16 threads a fixed 48 rows left
-// 19 items for the 896-row projections: a third of the threads idle for the last round.
+// on AMX as kernels.AMXItemRows says, up to d.amxGrain where the results go through scratch.
+// On 16 threads a fixed 48 rows left 19 items for the 896-row projections: a third of the
+// threads idle for the last round.
 func (d *dispatch) grain(rows int) int {
 	if d.in.HasAMX() {
 		bound := d.amxGrain

@@ -428,8 +428,8 @@ var amxPrefetch = true
 // chunk c0 of w (rows rows of cols fp16 columns): the next amxRows rows, else the first rows of
 // the next column block, else (with moreTokens) of the first column block again, and the bytes
 // between its rows; stride 0 (w's start) when none follows. The tile kernel prefetches it
-// while it multiplies, so that packing finds it in L2: a pack from memory took twice as long
-// as from cache on a Sapphire Rapids core (BenchmarkAMXKernel, pack/48x256/cold), as long as
+// while it multiplies, so that packing finds it in L2: a pack from memory took 2-4x as long as
+// from cache on a Sapphire Rapids core (BenchmarkAMXPack, pack/48x256/bf16/cold), as long as
 // the tile products of 128 tokens at the unit's peak.
 func nextBlock(w []uint16, rows, cols, r0, c0, chunks int, moreTokens bool) (pf, stride uintptr) {
 	r0 += amxRows
