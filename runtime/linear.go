@@ -38,7 +38,7 @@ func (l *Linear) Quantized() bool { return l.DType.Quantized() }
 // (kernels.Int16Acts, W8A16: int8 activations would add an error as large as the int8 weights'
 // own, half of an int8 bundle's KL divergence from its fp16 twin; docs/quantization.md); and,
 // where AMX says so (on a CPU with AMX-BF16), split into the three bfloat16 parts the AMX
-// product of fp16 weights reads (kernels.BF16Acts, exact: hi + mid + lo = x). Prepare builds
+// products of fp16 weights and q8 codes read (kernels.BF16Acts, exact: hi + mid + lo = x). Prepare builds
 // only the forms the weights at hand need, each once; the kernels only read them, so work items
 // on different rows share one QuantInput. The zero value is ready to use (without AMX).
 //
@@ -48,8 +48,8 @@ func (l *Linear) Quantized() bool { return l.DType.Quantized() }
 // then only keeps x, which must stay unchanged until the products are done.
 type QuantInput struct {
 	// AMX, when set, says for an input of n tokens whether Prepare splits it for the AMX
-	// product of fp16 weights (kernels.UseAMX; nil keeps them on the float kernels). Pool,
-	// when set, splits over its threads.
+	// products of fp16 and q8 weights (kernels.UseAMX; nil keeps them on the float and
+	// integer kernels). Pool, when set, splits over its threads.
 	AMX  func(n int) bool
 	Pool *kernels.Pool
 
@@ -67,14 +67,16 @@ func (q *QuantInput) Reset() { q.has8, q.has16, q.hasBF, q.xf, q.nf = false, fal
 
 // Prepare quantizes x ([n, w.Cols]) into the form w multiplies, unless q already holds it. An
 // f32 weight needs none, nor an fp16 one without AMX, nor a batch of q8 or q4 products
-// (kernels.Q8FloatActs, kernels.Q4FloatActs), which reads x.
+// (kernels.Q8FloatActs, kernels.Q4FloatActs), which reads x. Where AMX says so, fp16 and q8
+// weights share one split of x into bfloat16 parts.
 func (q *QuantInput) Prepare(w *Linear, x []float32, n int) {
 	switch {
-	case w.DType == dtype.F16:
-		if q.AMX != nil && !q.hasBF && q.AMX(n) {
+	case (w.DType == dtype.F16 || w.DType == dtype.Q8) && q.AMX != nil && q.AMX(n):
+		if !q.hasBF {
 			q.bf.Split(q.Pool, x, n, w.Cols)
 			q.hasBF = true
 		}
+	case w.DType == dtype.F16:
 	case w.DType == dtype.Q8 && kernels.Q8FloatActs(n), w.DType == dtype.Q4 && kernels.Q4FloatActs(n):
 		q.xf, q.nf = x[:n*w.Cols], n
 	case w.DType == dtype.Q8 && !q.has16:
@@ -104,6 +106,8 @@ func (l *Linear) MulActs(y []float32, ldy int, in *QuantInput, r0, r1 int) {
 	switch {
 	case l.DType == dtype.F16 && in.hasBF && in.bf.Cols() == c:
 		kernels.MatMulF16AMX(y, ldy, &in.bf, l.f16[r0*c:r1*c], r1-r0)
+	case l.DType == dtype.Q8 && in.hasBF && in.bf.Cols() == c:
+		kernels.MatMulQ8AMX(y, ldy, &in.bf, l.q8[r0*c:r1*c], l.scale[r0:r1], r1-r0)
 	case l.DType == dtype.Q8 && in.nf > 0 && len(in.xf) == in.nf*c:
 		kernels.MatMulQ8Float(y, ldy, in.xf, in.nf, l.q8[r0*c:r1*c], l.scale[r0:r1], r1-r0, c)
 	case l.DType == dtype.Q8 && in.has16 && in.a16.Cols() == c:

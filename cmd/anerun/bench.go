@@ -31,7 +31,7 @@ type benchResult struct {
 	Context     int    `json:"context"`
 	Backend     string `json:"backend"`
 	Threads     int    `json:"threads"`
-	AMXPrefill  bool   `json:"amx_prefill"` // fp16 prefill products on AMX tiles (--amx)
+	AMXPrefill  bool   `json:"amx_prefill"` // fp16 and q8 prefill products on AMX tiles (--amx)
 	// Each repetition's rates, in order, for medians and spreads (bench/compare_llama.sh).
 	PrefillRuns []float64 `json:"prefill_runs"`
 	DecodeRuns  []float64 `json:"decode_runs"`

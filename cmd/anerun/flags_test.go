@@ -24,7 +24,7 @@ func TestFlagSpellings(t *testing.T) {
 	if r := anerun(t, "", path, "--raw", strings.Repeat("word ", 40), "--ctx-size", "16"); r.code == 0 || !strings.Contains(r.stderr, "context of 16 tokens") {
 		t.Errorf("--ctx-size 16: exit %d, stderr %q", r.code, r.stderr)
 	}
-	// --amx picks where fp16 prefill runs on an AMX CPU; every mode runs anywhere (the same
+	// --amx picks where fp16 and int8 prefill runs on an AMX CPU; every mode runs anywhere (the same
 	// text), a bad one is refused.
 	for _, mode := range []string{"on", "off"} {
 		if r := anerun(t, "", path, "--raw", "Once upon a time", "--seed", "7", "--max-tokens", "5", "--amx", mode); r.code != 0 || r.stdout != greedy.stdout {

@@ -14,7 +14,7 @@ type Options struct {
 	// Batch is the most tokens one pass of the network processes at once (longer prompts are
 	// prefilled in chunks of Batch tokens); 0 means DefaultBatch. It sizes the activations.
 	Batch int
-	// AMX says where fp16 prefill products run on a CPU with AMX-BF16 (kernels.UseAMX):
+	// AMX says where fp16 and q8 prefill products run on a CPU with AMX-BF16 (kernels.UseAMX):
 	// AMXAuto (the zero value) on AMX when the backend has at most AMXAutoThreads threads,
 	// AMXOn always, AMXOff never (the AVX-512 kernels).
 	AMX AMXMode
@@ -81,15 +81,16 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 		}
 		var d *runtime.Decoder
 		if d, err = runtime.NewDecoder(m, p, runtime.DecoderOptions{Name: "cpu", Pool: pool, Batch: batch}); err == nil {
-			return &Backend{Decoder: d, pool: pool, amx: p.amxFor != nil && p.amxFor(batch)}, nil
+			return &Backend{Decoder: d, pool: pool, amx: p.amxFor != nil && p.amxFor(batch) && p.hasAMXWeights()}, nil
 		}
 	}
 	pool.Close()
 	return nil, err
 }
 
-// AMXPrefill reports whether prefill chunks of the default size run their fp16 products on AMX
-// tiles (Options.AMX, kernels.UseAMX).
+// AMXPrefill reports whether prefill chunks of the default size run products on AMX tiles
+// (Options.AMX, kernels.UseAMX): the model has fp16 or q8 projections (an int4 bundle's are
+// all q4, which stay on the vector units).
 func (b *Backend) AMXPrefill() bool { return b.amx }
 
 // Threads returns the number of cores the backend uses.

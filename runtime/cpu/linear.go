@@ -71,7 +71,7 @@ type dispatch struct {
 }
 
 // newDispatch returns a dispatch over pool with scratch for batch tokens; amxFor (nil: never)
-// says which inputs its fp16 products take to AMX (kernels.UseAMX).
+// says which inputs its fp16 and q8 products take to AMX (kernels.UseAMX).
 func newDispatch(pool *kernels.Pool, batch int, amxFor func(n int) bool) *dispatch {
 	d := &dispatch{pool: pool, scratch: make([][]float32, pool.Threads()), amxGrain: prefillGrain}
 	d.in.Pool, d.in.AMX = pool, amxFor

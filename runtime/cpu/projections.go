@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/dtype"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/kernels"
 )
@@ -20,7 +21,7 @@ type Projections struct {
 	inter  int                           // widest MLP intermediate, for the projector's scratch
 	gated  func(dst, gate, up []float32) // a gated MLP's act(gate)*up
 	act    func(dst, x []float32)        // a plain MLP's activation, in place
-	amxFor func(n int) bool              // whether a product of n tokens of fp16 weights runs on AMX; nil: never
+	amxFor func(n int) bool              // whether a product of n tokens of fp16 or q8 weights runs on AMX; nil: never
 }
 
 // group is one fused group of one layer; w is nil where the layer does not run the group (the
@@ -29,6 +30,21 @@ type group struct {
 	arch.Group
 	w []*runtime.Linear // the members
 	b [][]float32       // each member's bias, nil where it has none
+}
+
+// hasAMXWeights reports whether any projection is stored in a format the AMX products take
+// (fp16, q8).
+func (p *Projections) hasAMXWeights() bool {
+	for _, layer := range p.groups {
+		for _, g := range layer {
+			for _, w := range g.w {
+				if w.DType == dtype.F16 || w.DType == dtype.Q8 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // NewProjections resolves m's linear weights and biases for the CPU.

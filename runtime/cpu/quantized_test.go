@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -15,7 +16,8 @@ import (
 // bundle's manifest gives each tensor its own dtype and the runtime accepts any mix): Q in q8, K
 // in q4, V in f16, and a gated MLP with gate q4 and up q8. One dispatch must quantize the input
 // once per form (int16 for q8, int8 for q4), use the float kernels for f16, and give every
-// member the product it gives alone.
+// member the product it gives alone; with AMX (its Go twin here) the f16 and q8 members share
+// one split of the input into bfloat16 parts.
 func TestMixedFormatsInOneJob(t *testing.T) {
 	pool := kernels.NewPool(2)
 	defer pool.Close()
@@ -43,7 +45,15 @@ func TestMixedFormatsInOneJob(t *testing.T) {
 	g.w = []*runtime.Linear{proj["int4"].groups[0][mlp].w[0], proj["int8"].groups[0][mlp].w[1], proj["int8"].groups[0][mlp].w[2]}
 
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{1, 7} {
+	for _, c := range []struct {
+		n   int
+		amx bool
+	}{{1, false}, {7, false}, {7, true}} {
+		n := c.n
+		mixed.amxFor = nil
+		if c.amx {
+			mixed.amxFor = func(n int) bool { return n > 1 }
+		}
 		pr, err := mixed.NewProjector(n)
 		if err != nil {
 			t.Fatal(err)
@@ -58,7 +68,7 @@ func TestMixedFormatsInOneJob(t *testing.T) {
 		for i, w := range G.w {
 			want := alone(w, x, n, G.b[i])
 			for tk := 0; tk < n; tk++ {
-				closeTo(t, w.DType.String(), y[tk*G.Out+col:tk*G.Out+col+w.Rows], want[tk*w.Rows:(tk+1)*w.Rows])
+				closeTo(t, fmt.Sprintf("%s, AMX %v", w.DType, c.amx), y[tk*G.Out+col:tk*G.Out+col+w.Rows], want[tk*w.Rows:(tk+1)*w.Rows])
 			}
 			col += w.Rows
 		}
@@ -71,7 +81,21 @@ func TestMixedFormatsInOneJob(t *testing.T) {
 		}
 		gate, up := alone(G.w[0], x, n, G.b[0]), alone(G.w[1], x, n, G.b[1])
 		mixed.gated(gate, gate, up)
-		closeTo(t, "gated MLP", y, alone(G.w[2], gate, n, G.b[2]))
+		closeTo(t, fmt.Sprintf("gated MLP, AMX %v", c.amx), y, alone(G.w[2], gate, n, G.b[2]))
+	}
+}
+
+// TestAMXPrefillWeights: a backend reports prefill on AMX only where the bundle has
+// projections the AMX products take (fp16, q8), not for an int4 bundle (all q4).
+func TestAMXPrefillWeights(t *testing.T) {
+	for _, c := range []struct {
+		dtype string
+		want  bool
+	}{{"f16", true}, {"int8", true}, {"int4", false}} {
+		_, b := openWith(t, "qwen2-tiny", c.dtype, Options{Threads: 1, amxFor: func(int) bool { return true }})
+		if got := b.AMXPrefill(); got != c.want {
+			t.Errorf("%s bundle: AMXPrefill %v, want %v", c.dtype, got, c.want)
+		}
 	}
 }
 

@@ -7,9 +7,10 @@ import (
 	"unsafe"
 )
 
-// The AMX prefill product (MatMulF16AMX): Intel's Advanced Matrix Extensions multiply tiles of
-// bfloat16 into float32 accumulators, ~16x the multiply-adds per cycle of AVX-512 on a
-// Sapphire Rapids core. bfloat16 keeps 8 significant bits, so rather than round the operands
+// The AMX prefill products (MatMulF16AMX, and MatMulQ8AMX for int8 codes, which are bfloat16
+// exactly and so take the path of bfloat16-exact fp16 weights): Intel's Advanced Matrix
+// Extensions multiply tiles of bfloat16 into float32 accumulators, ~16x the multiply-adds per
+// cycle of AVX-512 on a Sapphire Rapids core. bfloat16 keeps 8 significant bits, so rather than round the operands
 // (which would lose the float32 result Hugging Face computes), each operand is split into
 // bfloat16 parts that add up to it exactly:
 //
@@ -49,9 +50,9 @@ const (
 // a Sapphire Rapids core: even with it at 32 tokens, 1.3-3x faster at 128).
 const amxMinTokens = 48
 
-// UseAMX reports whether a product of fp16 weights with n tokens should run on AMX here
-// (BF16Acts.Split, then MatMulF16AMX): the CPU has AMX-BF16, the operating system lets the
-// process use it, and n is at least amxMinTokens.
+// UseAMX reports whether a product of fp16 weights or q8 codes with n tokens should run on
+// AMX here (BF16Acts.Split, then MatMulF16AMX or MatMulQ8AMX): the CPU has AMX-BF16, the
+// operating system lets the process use it, and n is at least amxMinTokens.
 func UseAMX(n int) bool { return n >= amxMinTokens && amxAvailable() }
 
 // amxResidentInput is the largest split input (BF16Acts, 6 bytes a value) taken to stay in a
@@ -75,7 +76,7 @@ func AMXItemRows(rows, cols, n, threads, maxRows int) int {
 	return min(max(g, 2*amxTile), maxRows)
 }
 
-// amxImpl names the kernel of fp16 products of amxMinTokens or more tokens: AMX where
+// amxImpl names the kernel of fp16 or q8 products of amxMinTokens or more tokens: AMX where
 // available, else the GEMM named gemm.
 func amxImpl(gemm string) string {
 	if amxAvailable() {
@@ -243,6 +244,45 @@ func packF16Block(hi, lo, w []uint16, ldw, rows, cols, chunks int) bool {
 	return true
 }
 
+// packQ8TileGo packs int8 codes as packF16TileGo packs the high parts of fp16 weights: rows
+// [0, rows) of w (rows <= 16, row i at w[i*ldw:], cols columns from w's start) for chunks
+// chunks into B tiles, chunk c's at dst[c*stride:], each code as its bfloat16 (exact: a code
+// has at most 8 significant bits); rows past rows and columns past cols are zero.
+func packQ8TileGo(dst []uint16, stride int, w []int8, ldw, rows, cols, chunks int) {
+	for c := 0; c < chunks; c++ {
+		tile := dst[c*stride : c*stride+amxElems]
+		for kp := 0; kp < amxTile; kp++ {
+			for n := 0; n < amxTile; n++ {
+				for e := 0; e < 2; e++ {
+					k := c*amxChunk + 2*kp + e
+					var h uint16
+					if n < rows && k < cols {
+						h = uint16(math.Float32bits(float32(w[n*ldw+k])) >> 16)
+					}
+					tile[kp*amxChunk+2*n+e] = h
+				}
+			}
+		}
+	}
+}
+
+// packQ8Block packs rows [0, rows) of int8 codes (0 < rows <= amxRows; row i at w[i*ldw:]) for
+// chunks chunks of 32 columns (cols valid columns) into hi, as packF16Block packs fp16
+// weights (codes have no remainders).
+func packQ8Block(hi []uint16, w []int8, ldw, rows, cols, chunks int) {
+	for j := 0; j < (rows+amxTile-1)/amxTile; j++ {
+		tr := min(amxTile, rows-j*amxTile)
+		wj := w[min(len(w), j*amxTile*ldw):]
+		done := 0
+		if tr == amxTile {
+			done = packQ8TileFast(hi[j*amxElems:], amxStep, wj, ldw, min(chunks, cols/amxChunk))
+		}
+		if done < chunks {
+			packQ8TileGo(hi[done*amxStep+j*amxElems:], amxStep, wj[min(len(wj), done*amxChunk):], ldw, tr, cols-done*amxChunk, chunks-done)
+		}
+	}
+}
+
 // amxCall is one call of the AMX micro-kernel (amxTilesAsm, twin amxTilesGo): for each of tiles
 // token tiles, C[16 tokens, 16*rowTiles weight rows] over chunks chunks of 32 columns. Offsets
 // and strides count elements.
@@ -366,17 +406,75 @@ var amxScratchPool = sync.Pool{New: func() any { return new(amxScratch) }}
 // prefill product of MatMulF16 on AMX tiles, exact in the parts (see the top of amx.go). It
 // runs on the calling goroutine; on a machine without AMX it runs the Go twin of the tile
 // kernel (correct, and slow: UseAMX says when to call it).
-//
-// Loop order: tokens in blocks of amxTokBlock, columns in blocks of amxKBlock chunks, then
-// weight blocks of up to 48 rows, each packed once per pass and swept by every 16-token tile of
-// the block in one kernel call; from the second column block on the kernel adds to y. Edge
-// tiles (a last tile of fewer than 16 tokens, a block whose rows are not a multiple of 16) go
-// through scratch.
 func MatMulF16AMX(y []float32, ldy int, a *BF16Acts, w []uint16, rows int) {
 	n, cols := a.n, a.cols
 	if rows < 0 || len(w) < rows*cols || ldy < rows || n > 0 && rows > 0 && len(y) < (n-1)*ldy+rows {
 		panic(fmt.Sprintf("kernels.MatMulF16AMX: y %d (ldy %d), w %d for %d rows of %d columns, %d tokens", len(y), ldy, len(w), rows, cols, n))
 	}
+	matMulAMX(y, ldy, a, &amxWeights{f16: w, rows: rows, cols: cols})
+}
+
+// MatMulQ8AMX computes y[t*ldy + r] = scale[r] · (w[r]·x[t]) for the a.Tokens() tokens of a
+// (x split by BF16Acts.Split) and the rows rows of int8 codes w (row-major, a.Cols() columns)
+// with their fp16 scales: MatMulQ8Float's product on AMX tiles. An int8 code is a bfloat16
+// exactly, so every product of parts is exact, as for bfloat16-exact fp16 weights (3 tile
+// products per step), and the row's scale multiplies the float32 sum once, as in
+// MatMulQ8Float. It runs on the calling goroutine (the Go twin of the tile kernel without AMX).
+func MatMulQ8AMX(y []float32, ldy int, a *BF16Acts, w []int8, scale []uint16, rows int) {
+	n, cols := a.n, a.cols
+	if rows < 0 || len(w) < rows*cols || len(scale) < rows || ldy < rows || n > 0 && rows > 0 && len(y) < (n-1)*ldy+rows {
+		panic(fmt.Sprintf("kernels.MatMulQ8AMX: y %d (ldy %d), w %d and %d scales for %d rows of %d columns, %d tokens", len(y), ldy, len(w), len(scale), rows, cols, n))
+	}
+	matMulAMX(y, ldy, a, &amxWeights{q8: w, rows: rows, cols: cols})
+	if cols == 0 {
+		return
+	}
+	tab := f16Table()
+	for t := 0; t < n; t++ {
+		yt := y[t*ldy : t*ldy+rows]
+		for r := range yt {
+			yt[r] *= tab[scale[r]]
+		}
+	}
+}
+
+// amxWeights is the weight matrix of an AMX product: fp16 weights or int8 codes, rows x cols,
+// row-major. It packs blocks of it into B tiles and gives the addresses to prefetch.
+type amxWeights struct {
+	f16        []uint16
+	q8         []int8
+	rows, cols int
+}
+
+// pack packs rows [r0, r0+nr) for chunks chunks from chunk c0 into hi (and their remainders
+// into lo), as packF16Block does, and reports whether the remainders are needed (never for
+// int8 codes).
+func (w *amxWeights) pack(hi, lo []uint16, r0, c0, nr, chunks int) bool {
+	off, cols := r0*w.cols+c0*amxChunk, w.cols-c0*amxChunk
+	if w.q8 != nil {
+		packQ8Block(hi, w.q8[off:], w.cols, nr, cols, chunks)
+		return false
+	}
+	return packF16Block(hi, lo, w.f16[off:], w.cols, nr, cols, chunks)
+}
+
+// at returns the address of weight (r, c), and the bytes between rows.
+func (w *amxWeights) at(r, c int) (addr, stride uintptr) {
+	if w.q8 != nil {
+		return uintptr(unsafe.Pointer(&w.q8[r*w.cols+c])), uintptr(w.cols)
+	}
+	return uintptr(unsafe.Pointer(&w.f16[r*w.cols+c])), uintptr(w.cols) * 2
+}
+
+// matMulAMX is the driver of MatMulF16AMX and MatMulQ8AMX: y[t*ldy + r] = w[r]·x[t].
+//
+// Loop order: tokens in blocks of amxTokBlock, columns in blocks of amxKBlock chunks, then
+// weight blocks of up to 48 rows, each packed once per pass and swept by every 16-token tile of
+// the block in one kernel call, which meanwhile prefetches the next block (nextBlock); from the
+// second column block on the kernel adds to y. Edge tiles (a last tile of fewer than 16
+// tokens, a block whose rows are not a multiple of 16) go through scratch.
+func matMulAMX(y []float32, ldy int, a *BF16Acts, w *amxWeights) {
+	n, cols, rows := a.n, a.cols, w.rows
 	if n == 0 || rows == 0 {
 		return
 	}
@@ -397,13 +495,15 @@ func MatMulF16AMX(y []float32, ldy int, a *BF16Acts, w []uint16, rows int) {
 			for r0 := 0; r0 < rows; r0 += amxRows {
 				nr := min(amxRows, rows-r0)
 				k.flags &^= amxFlagLow
-				if packF16Block(s.hi[:], s.lo[:], w[r0*cols+c0*amxChunk:], cols, nr, cols-c0*amxChunk, k.chunks) {
+				if w.pack(s.hi[:], s.lo[:], r0, c0, nr, k.chunks) {
 					k.flags |= amxFlagLow
 				}
 				k.rowTiles = (nr + amxTile - 1) / amxTile
-				k.pf, k.pfStride = uintptr(unsafe.Pointer(&w[0])), 0
 				if amxPrefetch {
-					k.pf, k.pfStride = nextBlock(w, rows, cols, r0, c0, a.chunks, tb+amxTokBlock < n)
+					k.pf, k.pfStride = nextBlock(w, r0, c0, a.chunks, tb+amxTokBlock < n)
+				} else {
+					k.pf, _ = w.at(0, 0)
+					k.pfStride = 0
 				}
 				t0 := tb
 				if nr%amxTile == 0 && full > 0 {
@@ -420,29 +520,30 @@ func MatMulF16AMX(y []float32, ldy int, a *BF16Acts, w []uint16, rows int) {
 	}
 }
 
-// amxPrefetch makes MatMulF16AMX prefetch each next weight block (nextBlock); benchmarks switch
-// it off to measure what that saves.
+// amxPrefetch makes matMulAMX prefetch each next weight block (nextBlock); benchmarks switch it
+// off to measure what that saves.
 var amxPrefetch = true
 
-// nextBlock returns the address of the weight block MatMulF16AMX packs after the one at rows r0,
-// chunk c0 of w (rows rows of cols fp16 columns): the next amxRows rows, else the first rows of
-// the next column block, else (with moreTokens) of the first column block again, and the bytes
-// between its rows; stride 0 (w's start) when none follows. The tile kernel prefetches it
-// while it multiplies, so that packing finds it in L2: a pack from memory took 2-4x as long as
-// from cache on a Sapphire Rapids core (BenchmarkAMXPack, pack/48x256/bf16/cold), as long as
-// the tile products of 128 tokens at the unit's peak.
-func nextBlock(w []uint16, rows, cols, r0, c0, chunks int, moreTokens bool) (pf, stride uintptr) {
+// nextBlock returns the address of the weight block matMulAMX packs after the one at rows r0,
+// chunk c0 of w: the next amxRows rows, else the first rows of the next column block, else
+// (with moreTokens) of the first column block again, and the bytes between its rows; stride 0
+// (w's start) when none follows. The tile kernel prefetches it while it multiplies, so that
+// packing finds it in L2: a pack from memory took 2-4x as long as from cache on a Sapphire
+// Rapids core (BenchmarkAMXPack, pack/48x256/bf16/cold), as long as the tile products of 128
+// tokens at the unit's peak.
+func nextBlock(w *amxWeights, r0, c0, chunks int, moreTokens bool) (pf, stride uintptr) {
 	r0 += amxRows
-	if r0 >= rows {
+	if r0 >= w.rows {
 		r0, c0 = 0, c0+amxKBlock
 		if c0 >= chunks {
 			if !moreTokens {
-				return uintptr(unsafe.Pointer(&w[0])), 0
+				pf, _ = w.at(0, 0)
+				return pf, 0
 			}
 			c0 = 0
 		}
 	}
-	return uintptr(unsafe.Pointer(&w[r0*cols+c0*amxChunk])), uintptr(cols) * 2
+	return w.at(r0, c0*amxChunk)
 }
 
 // edge runs the kernel call k for tokens [t0, t1) (whole tiles but the last) and weight rows

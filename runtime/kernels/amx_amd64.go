@@ -32,6 +32,9 @@ func amxTilesAsm(cfg *byte, c *float32, ldc uintptr, a *uint16, lda uintptr, b *
 func amxPackAsm(dst *uint16, w *uint16, ldw uintptr, chunks int, stride uintptr, low int) (nonzero uint32)
 
 //go:noescape
+func amxPackQ8Asm(dst *uint16, w *int8, ldw uintptr, chunks int, stride uintptr)
+
+//go:noescape
 func amxSplitAsm(dst *uint16, x *float32, chunks int)
 
 // amxAvailable reports whether the AMX kernel runs here (see useAMX).
@@ -66,6 +69,20 @@ func packF16TileFast(dst []uint16, stride int, low bool, w []uint16, ldw, chunks
 		l = 1
 	}
 	return chunks, amxPackAsm(&dst[0], &w[0], uintptr(ldw)*2, chunks, uintptr(stride)*2, l) != 0
+}
+
+// packQ8TileFast packs chunks 32-column chunks of 16 full rows of int8 codes (row i at
+// w[i*ldw:]) with the assembly, as packQ8TileGo does, and returns how many chunks it did (none
+// without AVX512BW).
+func packQ8TileFast(dst []uint16, stride int, w []int8, ldw, chunks int) int {
+	if !useAVX512BW || chunks == 0 {
+		return 0
+	}
+	if len(dst) < (chunks-1)*stride+amxElems || len(w) < (amxTile-1)*ldw+chunks*amxChunk {
+		panic("kernels: packQ8TileFast: short buffers")
+	}
+	amxPackQ8Asm(&dst[0], &w[0], uintptr(ldw), chunks, uintptr(stride)*2)
+	return chunks
 }
 
 // splitRowFast splits the whole 32-value chunks of one token's x into its A-tile rows at dst

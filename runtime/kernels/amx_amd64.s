@@ -197,6 +197,16 @@ splitDone:
 	VPERMT2W   Z17, Z28, zr; \
 	ADDQ DX, DI
 
+// PACK_Q8_ROW(zr) widens the 32 int8 codes of row (DI) to float32 (exactly), packs them as
+// bfloat16 into zr as PACK_HIGH_ROW packs high parts, and steps DI to the next row.
+#define PACK_Q8_ROW(zr) \
+	VPMOVSXBD  (DI), zr; \
+	VPMOVSXBD  16(DI), Z17; \
+	VCVTDQ2PS  zr, zr; \
+	VCVTDQ2PS  Z17, Z17; \
+	VPERMT2W   Z17, Z28, zr; \
+	ADDQ DX, DI
+
 #define PACK_ROWS(row) \
 	MOVQ SI, DI; \
 	row(Z0); row(Z1); row(Z2); row(Z3); row(Z4); row(Z5); row(Z6); row(Z7); \
@@ -253,6 +263,29 @@ packLow:
 
 packDone:
 	MOVL R9, nonzero+48(FP)
+	VZEROUPPER
+	RET
+
+// func amxPackQ8Asm(dst *uint16, w *int8, ldw uintptr, chunks int, stride uintptr)
+// Packs 16 rows of int8 codes (row i at w + i*ldw bytes), chunks x 32 columns, into B tiles
+// of their bfloat16 values (packQ8TileGo's layout), chunk c's tile at dst + c*stride bytes.
+TEXT ·amxPackQ8Asm(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ w+8(FP), SI
+	MOVQ ldw+16(FP), DX
+	MOVQ chunks+24(FP), CX
+	MOVQ stride+32(FP), R8
+	TESTQ CX, CX
+	JZ   packQ8Done
+
+packQ8Loop:
+	PACK_CHUNK(PACK_Q8_ROW)
+	ADDQ $32, SI
+	ADDQ R8, AX
+	DECQ CX
+	JNZ  packQ8Loop
+
+packQ8Done:
 	VZEROUPPER
 	RET
 

@@ -369,6 +369,53 @@ func BenchmarkMatMulF16AMXCold(b *testing.B) {
 	}
 }
 
+// BenchmarkMatMulQ8AMX compares the q8 prefill products on 128 tokens, 1 and 2 threads,
+// weights from memory (each iteration the next of 12 copies): MatMulQ8Float (float activations
+// on the vector units) and MatMulQ8AMX (split included), with the runtime's work items.
+func BenchmarkMatMulQ8AMX(b *testing.B) {
+	if !amxAvailable() {
+		b.Skip("no usable AMX-BF16 on this machine")
+	}
+	const copies = 12
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		for _, s := range []struct{ rows, cols int }{{benchRows, benchCols}, {benchCols, benchRows}} {
+			ms := benchMatrices(s.rows, s.cols, 0, copies)
+			n := benchTokens
+			x := benchVec(n * s.cols)
+			y := make([]float32, n*s.rows)
+			flops := 2 * float64(n*s.rows*s.cols)
+			var a BF16Acts
+			var m benchMatrix
+			float := func(lo, hi int) {
+				MatMulQ8Float(y[lo:], s.rows, x, n, m.w8[lo*s.cols:hi*s.cols], m.scale[lo:hi], hi-lo, s.cols)
+			}
+			amx := func(lo, hi int) { MatMulQ8AMX(y[lo:], s.rows, &a, m.w8[lo*s.cols:hi*s.cols], m.scale[lo:hi], hi-lo) }
+			name := fmt.Sprintf("%dx%d/threads=%d", s.rows, s.cols, threads)
+			b.Run(name+"/float", func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					m = ms[i%copies]
+					i++
+					p.Parallel(s.rows, min(max(s.rows/(4*threads), 12), 48)/12*12, float) // the runtime's prefill items
+				}
+				reportGFLOPS(b, flops)
+			})
+			b.Run(name+"/amx", func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					m = ms[i%copies]
+					i++
+					a.Split(p, x, n, s.cols)
+					p.Parallel(s.rows, AMXItemRows(s.rows, s.cols, n, threads, s.rows), amx)
+				}
+				reportGFLOPS(b, flops)
+			})
+		}
+		p.Close()
+	}
+}
+
 // BenchmarkAMXKernelThreads runs the tile kernel of BenchmarkAMXKernel (28 chunks, 8 token
 // tiles, cache-resident data) on 1 to 16 goroutines at once, each on its own data and OS
 // thread: ns per tile product per thread shows whether the cores' AMX units slow each other.

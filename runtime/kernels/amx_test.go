@@ -244,3 +244,83 @@ func TestAMXItemRows(t *testing.T) {
 		}
 	}
 }
+
+// TestPackQ8Tile checks the B tiles of int8 codes: each code as its bfloat16 value in
+// packF16TileGo's layout, zero padding of short chunks, and the assembly's bits against the
+// twin's.
+func TestPackQ8Tile(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	for _, rows := range []int{48, 16, 1, 7, 33} {
+		for _, cols := range []int{32, 31, 33, 64, 96, 200} {
+			ldw := cols + 5
+			w := make([]int8, rows*ldw)
+			for i := range w {
+				w[i] = int8(r.IntN(256) - 128)
+			}
+			chunks := (cols + amxChunk - 1) / amxChunk
+			hi := make([]uint16, chunks*amxStep)
+			for i := range hi {
+				hi[i] = 0xdead
+			}
+			packQ8Block(hi, w, ldw, rows, cols, chunks)
+			twin := make([]uint16, len(hi))
+			for j := 0; j < amxRowTiles; j++ {
+				tr := min(amxTile, max(0, rows-j*amxTile))
+				packQ8TileGo(twin[j*amxElems:], amxStep, w[min(len(w), j*amxTile*ldw):], ldw, tr, cols, chunks)
+			}
+			for c := 0; c < chunks; c++ {
+				for j := 0; j < (rows+amxTile-1)/amxTile; j++ {
+					for kp := 0; kp < amxTile; kp++ {
+						for n := 0; n < amxTile; n++ {
+							for e := 0; e < 2; e++ {
+								i := c*amxStep + j*amxElems + kp*amxChunk + 2*n + e
+								row, k := j*amxTile+n, c*amxChunk+2*kp+e
+								want := float32(0)
+								if row < rows && k < cols {
+									want = float32(w[row*ldw+k])
+								}
+								if got := bf16DAZ(hi[i]); got != want || hi[i] != twin[i] {
+									t.Fatalf("%dx%d: row %d column %d packed as %#04x (%g), want %g; twin %#04x", rows, cols, row, k, hi[i], got, want, twin[i])
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMatMulQ8AMX checks the AMX product of int8 codes against the float64 product of the
+// dequantized weights (qRef) on odd shapes, exact on integers (scales of 1), else within the
+// float32 bound of 3 rounded additions per column and the scale's product; the padding columns
+// of y must stay NaN. On a machine without AMX it runs the tile kernel's Go twin.
+func TestMatMulQ8AMX(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	for _, integers := range []bool{false, true} {
+		for _, n := range []int{1, 16, 17, 70} {
+			for _, rows := range []int{1, 15, 48, 50} {
+				for _, cols := range []int{1, 32, 33, 300} {
+					m := newQ8(r, rows, cols, integers, 3)
+					x := randActs16(r, n, cols, integers)
+					ref, mag := qRef(m, x, n)
+					ldy := rows + 2
+					y := nanSlice(n * ldy)
+					var a BF16Acts
+					a.Split(nil, x, n, cols)
+					MatMulQ8AMX(y, ldy, &a, m.w8, m.scale, rows)
+					got := make([]float32, n*rows)
+					for tk := 0; tk < n; tk++ {
+						copy(got[tk*rows:], y[tk*ldy:tk*ldy+rows])
+						for j := rows; j < ldy; j++ {
+							if v := y[tk*ldy+j]; v == v {
+								t.Fatalf("n=%d %dx%d: y[%d][%d] outside the rows was written", n, rows, cols, tk, j)
+							}
+						}
+					}
+					checkClose(t, fmt.Sprintf("MatMulQ8AMX int=%v n=%d %dx%d", integers, n, rows, cols), got, ref, mag, 3*cols+2, integers)
+				}
+			}
+		}
+	}
+}

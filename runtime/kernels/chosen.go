@@ -20,6 +20,7 @@ func Kernels() []Kernel {
 		{"attention (decode), softmax, swiglu, gelu, add", vec},
 		{"matmul q8/q4", QuantKernels()},
 		{"matmul q8, batched (float activations)", q8FloatImpl()},
+		{fmt.Sprintf("matmul q8, %d+ tokens (prefill)", amxMinTokens), amxImpl(q8FloatImpl())},
 		{"matmul q4, batched (float activations)", q4FloatImpl()},
 	}
 }

@@ -22,7 +22,8 @@
 //   - amd64 with AMX-BF16 (Sapphire Rapids and later Xeons; Linux grants the tile state on
 //     request): MatMulF16AMX, the prefill product on bfloat16 tiles, exact in float32 because
 //     each activation is split into three bfloat16 parts and each fp16 weight into two
-//     (amx.go); its input split and weight packing run on AVX512BW wherever that exists;
+//     (amx.go); MatMulQ8AMX likewise for q8 codes (each a bfloat16 exactly); the input
+//     split and weight packing run on AVX512BW wherever that exists;
 //   - arm64: NEON MatVec* (kernels_arm64.s), a 4x4 MatMul* and a 6x16 NN
 //     GEMM (gemm_arm64.s, written out by internal/gen/neon.go), Dot and Axpy;
 //   - other CPUs, and any build with -tags noasm: the Go twins only.
