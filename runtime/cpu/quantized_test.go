@@ -221,3 +221,43 @@ func TestAMXLargeInput(t *testing.T) {
 	p.gated(g, g, u)
 	closeTo(t, "gated MLP on AMX", y, alone(down, g, n, G.b[2]))
 }
+
+// TestInt8PrefillAMX prefills the golden prompts through int8 bundles with every batched q8
+// product on AMX (kernels.MatMulQ8AMX; its Go twin here) and on the float-activation kernel
+// (kernels.MatMulQ8Float): both are the float32 product of the dequantized weights up to
+// summation order, so the logits of the last positions must agree to float32 rounding.
+func TestInt8PrefillAMX(t *testing.T) {
+	for _, name := range []string{"qwen2-tiny", "gpt2-tiny", "gemma3-tiny"} {
+		t.Run(name, func(t *testing.T) {
+			m, amx := openWith(t, name, "int8", Options{Threads: 2, amxFor: func(n int) bool { return n > 1 }})
+			_, plain := openWith(t, name, "int8", Options{Threads: 2, AMX: AMXOff})
+			vocab, worst := m.Config.VocabSize, 0.0
+			for _, c := range testmodel.LoadGolden(t, name).Cases {
+				if len(c.PromptIDs) < 2 || len(c.PromptIDs) > 300 {
+					continue // the twin of the tile kernel is slow; 300 tokens still take 3 batches
+				}
+				np := min(4, len(c.PromptIDs))
+				var got [2][]float32
+				for i, b := range []*Backend{amx, plain} {
+					st, err := b.NewState(len(c.PromptIDs))
+					if err != nil {
+						t.Fatal(err)
+					}
+					got[i] = make([]float32, np*vocab)
+					if err := st.Forward(c.PromptIDs, 0, got[i]); err != nil {
+						t.Fatal(err)
+					}
+					st.Close()
+				}
+				for j, v := range got[0] {
+					d := math.Abs(float64(v - got[1][j]))
+					worst = max(worst, d)
+					if !(d <= 1e-4*(1+math.Abs(float64(got[1][j])))) {
+						t.Fatalf("%s: logit %d of the last %d positions: %g on AMX, %g without", c.Name, j, np, v, got[1][j])
+					}
+				}
+			}
+			t.Logf("largest logit difference, AMX against the float kernel: %.2e", worst)
+		})
+	}
+}
