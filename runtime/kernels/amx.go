@@ -10,9 +10,9 @@ import (
 // The AMX prefill products (MatMulF16AMX, and MatMulQ8AMX for int8 codes, which are bfloat16
 // exactly and so take the path of bfloat16-exact fp16 weights): Intel's Advanced Matrix
 // Extensions multiply tiles of bfloat16 into float32 accumulators, ~16x the multiply-adds per
-// cycle of AVX-512 on a Sapphire Rapids core. bfloat16 keeps 8 significant bits, so rather than round the operands
-// (which would lose the float32 result Hugging Face computes), each operand is split into
-// bfloat16 parts that add up to it exactly:
+// cycle of AVX-512 on a Sapphire Rapids core. bfloat16 keeps 8 significant bits, so rather
+// than round the operands (which would lose the float32 result Hugging Face computes), each
+// operand is split into bfloat16 parts that add up to it exactly:
 //
 //   - an activation x (float32, 24 bits) = hi + mid + lo, each the top 8 significant bits of
 //     what is left (splitBF16x3Go);
@@ -61,7 +61,8 @@ func UseAMX(n int) bool { return n >= amxMinTokens && amxAvailable() }
 const amxResidentInput = 1 << 20
 
 // AMXItemRows returns the weight rows of one work item, at most maxRows, when a product of rows
-// weight rows of cols columns with n tokens is split over threads for MatMulF16AMX: whole
+// weight rows of cols columns with n tokens is split over threads for MatMulF16AMX or
+// MatMulQ8AMX: whole
 // 16-row tiles, at least 32 rows. Every item reads the whole split input, 6·n·cols bytes. Where
 // that stays in L2 (Qwen2.5-0.5B's 896-column projections at 128 tokens: 0.7 MB) items are a
 // quarter of a thread's share, so that a slow core delays the product by little; where it
@@ -397,6 +398,7 @@ func ftz(v float32) float32 {
 type amxScratch struct {
 	hi, lo [amxKBlock * amxStep]uint16
 	c      [amxTokBlock * amxRows]float32
+	scale  []float32 // MatMulQ8AMX's row scales in float32
 }
 
 var amxScratchPool = sync.Pool{New: func() any { return new(amxScratch) }}
@@ -426,14 +428,29 @@ func MatMulQ8AMX(y []float32, ldy int, a *BF16Acts, w []int8, scale []uint16, ro
 		panic(fmt.Sprintf("kernels.MatMulQ8AMX: y %d (ldy %d), w %d and %d scales for %d rows of %d columns, %d tokens", len(y), ldy, len(w), len(scale), rows, cols, n))
 	}
 	matMulAMX(y, ldy, a, &amxWeights{q8: w, rows: rows, cols: cols})
-	if cols == 0 {
+	if cols == 0 || n == 0 || rows == 0 {
 		return
 	}
-	tab := f16Table()
+	s := amxScratchPool.Get().(*amxScratch)
+	defer amxScratchPool.Put(s)
+	if cap(s.scale) < rows {
+		s.scale = make([]float32, rows)
+	}
+	sf, tab := s.scale[:rows], f16Table()
+	for r := range sf {
+		sf[r] = tab[scale[r]]
+	}
+	scaleRows(y, ldy, sf, n)
+}
+
+// scaleRows sets y[t*ldy + r] *= s[r] for t < n, r < len(s): the assembly takes whole 16-value
+// blocks where AVX512BW is (the same IEEE products), Go the rest.
+func scaleRows(y []float32, ldy int, s []float32, n int) {
+	done := scaleRowsFast(y, ldy, s, n)
 	for t := 0; t < n; t++ {
-		yt := y[t*ldy : t*ldy+rows]
-		for r := range yt {
-			yt[r] *= tab[scale[r]]
+		yt := y[t*ldy : t*ldy+len(s)]
+		for r := done; r < len(s); r++ {
+			yt[r] *= s[r]
 		}
 	}
 }

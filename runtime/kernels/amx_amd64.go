@@ -35,6 +35,9 @@ func amxPackAsm(dst *uint16, w *uint16, ldw uintptr, chunks int, stride uintptr,
 func amxPackQ8Asm(dst *uint16, w *int8, ldw uintptr, chunks int, stride uintptr)
 
 //go:noescape
+func amxScaleRowsAsm(y *float32, ldy uintptr, s *float32, n int, blocks int)
+
+//go:noescape
 func amxSplitAsm(dst *uint16, x *float32, chunks int)
 
 // amxAvailable reports whether the AMX kernel runs here (see useAMX).
@@ -95,4 +98,17 @@ func splitRowFast(dst []uint16, x []float32) int {
 	_ = dst[(chunks-1)*amxStep+2*amxElems+amxChunk-1]
 	amxSplitAsm(&dst[0], &x[0], chunks)
 	return chunks
+}
+
+// scaleRowsFast multiplies the first len(s) &^ 15 values of each of n rows of y (ldy apart) by
+// s with the assembly, as scaleRows does, and returns how many values of each row it did (none
+// without AVX512BW).
+func scaleRowsFast(y []float32, ldy int, s []float32, n int) int {
+	blocks := len(s) / 16
+	if !useAVX512BW || blocks == 0 || n == 0 {
+		return 0
+	}
+	_ = y[(n-1)*ldy+blocks*16-1]
+	amxScaleRowsAsm(&y[0], uintptr(ldy)*4, &s[0], n, blocks)
+	return blocks * 16
 }

@@ -289,6 +289,34 @@ packQ8Done:
 	VZEROUPPER
 	RET
 
+// func amxScaleRowsAsm(y *float32, ldy uintptr, s *float32, n int, blocks int)
+// Multiplies blocks x 16 values of each of n rows of y (ldy bytes apart) by s, value by value.
+TEXT ·amxScaleRowsAsm(SB), NOSPLIT, $0-40
+	MOVQ y+0(FP), DI
+	MOVQ ldy+8(FP), DX
+	MOVQ s+16(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ blocks+32(FP), R8
+
+scaleToken:
+	MOVQ DI, AX
+	MOVQ SI, BX
+	MOVQ R8, R9
+
+scaleBlock:
+	VMOVUPS (BX), Z0
+	VMULPS  (AX), Z0, Z0
+	VMOVUPS Z0, (AX)
+	ADDQ $64, AX
+	ADDQ $64, BX
+	DECQ R9
+	JNZ  scaleBlock
+	ADDQ DX, DI
+	DECQ CX
+	JNZ  scaleToken
+	VZEROUPPER
+	RET
+
 // CHUNKn runs the high-part products of one chunk for n weight row tiles; LOWn the remainder
 // products (DX = the remainder tiles).
 #define CHUNK3 \

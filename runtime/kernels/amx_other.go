@@ -18,3 +18,5 @@ func packF16TileFast(dst []uint16, stride int, low bool, w []uint16, ldw, chunks
 func packQ8TileFast(dst []uint16, stride int, w []int8, ldw, chunks int) int { return 0 }
 
 func splitRowFast(dst []uint16, x []float32) int { return 0 }
+
+func scaleRowsFast(y []float32, ldy int, s []float32, n int) int { return 0 }

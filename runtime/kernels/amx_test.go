@@ -324,3 +324,33 @@ func TestMatMulQ8AMX(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleRows checks MatMulQ8AMX's scaling of its result rows: each value times its row's
+// scale, bit for bit as a Go multiply, whole 16-value blocks (the assembly) and the rest, and
+// nothing past the rows of each token.
+func TestScaleRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 30))
+	for _, rows := range []int{1, 15, 16, 17, 48, 100} {
+		for _, n := range []int{1, 3, 16} {
+			ldy := rows + 5
+			y, want := make([]float32, n*ldy), make([]float32, n*ldy)
+			s := make([]float32, rows)
+			for i := range s {
+				s[i] = float32(r.NormFloat64())
+			}
+			for i := range y {
+				y[i] = float32(r.NormFloat64())
+				want[i] = y[i]
+				if i%ldy < rows {
+					want[i] *= s[i%ldy]
+				}
+			}
+			scaleRows(y, ldy, s, n)
+			for i := range y {
+				if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%d rows, %d tokens: y[%d] = %g, want %g", rows, n, i, y[i], want[i])
+				}
+			}
+		}
+	}
+}
