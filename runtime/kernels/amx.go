@@ -80,8 +80,18 @@ func AMXItemRows(rows, cols, n, threads, maxRows int) int {
 // amxImpl names the kernel of fp16 or q8 products of amxMinTokens or more tokens: AMX where
 // available, else the GEMM named gemm.
 func amxImpl(gemm string) string {
-	if amxAvailable() {
+	return amxImplFor(gemm, amxHardware(), amxAvailable())
+}
+
+// amxImplFor is amxImpl for a CPU with AMX-BF16 or not (hardware) whose system grants the
+// tile state or not (permitted): where the CPU has AMX and the system refuses it, the name says
+// so, since doctor's feature line lists amx-bf16 all the same.
+func amxImplFor(gemm string, hardware, permitted bool) string {
+	switch {
+	case hardware && permitted:
 		return fmt.Sprintf("amx-bf16 16x%d (activations as 3 bf16 parts)", amxRows)
+	case hardware:
+		return gemm + " (the CPU has AMX; the system refused the tile state: Linux 5.16 or later grants it)"
 	}
 	return gemm
 }

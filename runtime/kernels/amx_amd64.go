@@ -43,6 +43,9 @@ func amxSplitAsm(dst *uint16, x *float32, chunks int)
 // amxAvailable reports whether the AMX kernel runs here (see useAMX).
 func amxAvailable() bool { return useAMX && amxPermitted() }
 
+// amxHardware reports whether the CPU has what the AMX kernels need, granted or not.
+func amxHardware() bool { return useAMX }
+
 // amxTiles runs one micro-kernel call: the assembly where AMX is available, else the twin.
 func amxTiles(k *amxCall) {
 	k.check()

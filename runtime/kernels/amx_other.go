@@ -6,6 +6,8 @@ package kernels
 
 func amxAvailable() bool { return false }
 
+func amxHardware() bool { return false }
+
 func amxTiles(k *amxCall) {
 	k.check()
 	amxTilesGo(k)

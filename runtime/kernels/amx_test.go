@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/anepack/anepack/half"
@@ -352,5 +353,20 @@ func TestScaleRows(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestAMXImplNames checks what doctor says of the AMX prefill kernel: AMX where the CPU has it
+// and the system grants it, the GEMM where the CPU has none, and the GEMM with the reason where
+// the system refuses it.
+func TestAMXImplNames(t *testing.T) {
+	if got := amxImplFor("avx512 6x4", true, true); !strings.HasPrefix(got, "amx-bf16 16x48") {
+		t.Errorf("granted: %q", got)
+	}
+	if got := amxImplFor("avx512 6x4", false, false); got != "avx512 6x4" {
+		t.Errorf("no AMX: %q", got)
+	}
+	if got := amxImplFor("avx512 6x4", true, false); !strings.HasPrefix(got, "avx512 6x4 (") || !strings.Contains(got, "refused") {
+		t.Errorf("refused: %q", got)
 	}
 }
