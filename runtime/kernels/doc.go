@@ -37,6 +37,14 @@
 // value, and the tests hold them to it (integer-valued inputs, whose sums are
 // exact in float32, must agree bit for bit).
 //
+// That rules out arithmetic in fp16: AVX512-FP16's VFMADDPH and NEON's fp16
+// FMLA round every partial sum to 11 bits. Their exact alternatives (NEON's
+// FMLAL, fp16 products into float32, with each activation split into fp16
+// parts) take 2-3 instructions per product of parts where the float32 kernels
+// take one FMA and a widening shared by every token, so none is built; AMX
+// gets its speed exactly because a tile product does 16x the multiply-adds of
+// an FMA (amx.go).
+//
 // Length errors are programming errors, not bad input: the kernels panic with
 // a message naming the kernel and the argument, like an index out of range.
 package kernels
