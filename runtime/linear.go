@@ -38,9 +38,10 @@ func (l *Linear) Quantized() bool { return l.DType.Quantized() }
 // (kernels.Int16Acts, W8A16: int8 activations would add an error as large as the int8 weights'
 // own, half of an int8 bundle's KL divergence from its fp16 twin; docs/quantization.md); and,
 // where AMX says so (on a CPU with AMX-BF16), split into the three bfloat16 parts the AMX
-// products of fp16 weights and q8 codes read (kernels.BF16Acts, exact: hi + mid + lo = x). Prepare builds
-// only the forms the weights at hand need, each once; the kernels only read them, so work items
-// on different rows share one QuantInput. The zero value is ready to use (without AMX).
+// products of fp16 weights and q8 codes read (kernels.BF16Acts, exact: hi + mid + lo = x).
+// Prepare builds only the forms the weights at hand need, each once; the kernels only read
+// them, so work items on different rows share one QuantInput. The zero value is ready to use
+// (without AMX).
 //
 // A batch of q8 or q4 products (kernels.Q8FloatActs(n), kernels.Q4FloatActs(n): prefill,
 // several decoding streams) reads the float input itself (kernels.MatMulQ8Float,
@@ -76,7 +77,7 @@ func (q *QuantInput) Prepare(w *Linear, x []float32, n int) {
 			q.bf.Split(q.Pool, x, n, w.Cols)
 			q.hasBF = true
 		}
-	case w.DType == dtype.F16:
+	case w.DType == dtype.F16: // the float kernels read x
 	case w.DType == dtype.Q8 && kernels.Q8FloatActs(n), w.DType == dtype.Q4 && kernels.Q4FloatActs(n):
 		q.xf, q.nf = x[:n*w.Cols], n
 	case w.DType == dtype.Q8 && !q.has16:

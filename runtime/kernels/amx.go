@@ -193,35 +193,43 @@ func splitBF16x3Go(hi, mid, lo []uint16, x []float32) {
 // is exact in float32.
 func bf16High(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ 0xffff) }
 
-// packF16TileGo packs weight rows [0, rows) of w (rows <= 16, row i at w[i*ldw:], cols
-// columns from w's start) for chunks chunks of 32 columns into B tiles, chunk c's at
-// dst[c*stride:]: the high bfloat16 parts, or with low the remainders. Rows past rows and
-// columns past cols are zero. Tile row kp holds, for weight rows n = 0..15, columns 2kp and
-// 2kp+1 of the chunk. It reports whether any remainder is nonzero.
-func packF16TileGo(dst []uint16, stride int, low bool, w []uint16, ldw, rows, cols, chunks int) bool {
-	tab, nonzero := f16Table(), false
+// packTileGo writes chunks B tiles of a block of up to 16 weight rows, chunk c's at
+// dst[c*stride:]: tile row kp holds, for weight rows n = 0..15, columns 2kp and 2kp+1 of the
+// chunk, each as val(n, k), the bfloat16 of row n, column k from the block's start; rows past
+// rows and columns past cols are zero. The Go twins of both packings share this layout.
+func packTileGo(dst []uint16, stride, rows, cols, chunks int, val func(n, k int) uint16) {
 	for c := 0; c < chunks; c++ {
 		tile := dst[c*stride : c*stride+amxElems]
 		for kp := 0; kp < amxTile; kp++ {
 			for n := 0; n < amxTile; n++ {
 				for e := 0; e < 2; e++ {
-					k := c*amxChunk + 2*kp + e
-					var h, l uint16
-					if n < rows && k < cols {
-						v := tab[w[n*ldw+k]]
-						hv := bf16High(v)
-						h = uint16(math.Float32bits(hv) >> 16)
-						l = uint16(math.Float32bits(v-hv) >> 16)
+					var v uint16
+					if k := c*amxChunk + 2*kp + e; n < rows && k < cols {
+						v = val(n, k)
 					}
-					if low {
-						h = l
-					}
-					tile[kp*amxChunk+2*n+e] = h
-					nonzero = nonzero || l != 0
+					tile[kp*amxChunk+2*n+e] = v
 				}
 			}
 		}
 	}
+}
+
+// packF16TileGo packs weight rows [0, rows) of w (rows <= 16, row i at w[i*ldw:], cols
+// columns from w's start) for chunks chunks of 32 columns into B tiles (packTileGo's layout),
+// chunk c's at dst[c*stride:]: the high bfloat16 parts, or with low the remainders. It reports
+// whether any remainder is nonzero.
+func packF16TileGo(dst []uint16, stride int, low bool, w []uint16, ldw, rows, cols, chunks int) bool {
+	tab, nonzero := f16Table(), false
+	packTileGo(dst, stride, rows, cols, chunks, func(n, k int) uint16 {
+		v := tab[w[n*ldw+k]]
+		hv := bf16High(v)
+		l := uint16(math.Float32bits(v-hv) >> 16)
+		nonzero = nonzero || l != 0
+		if low {
+			return l
+		}
+		return uint16(math.Float32bits(hv) >> 16)
+	})
 	return nonzero
 }
 
@@ -255,26 +263,12 @@ func packF16Block(hi, lo, w []uint16, ldw, rows, cols, chunks int) bool {
 	return true
 }
 
-// packQ8TileGo packs int8 codes as packF16TileGo packs the high parts of fp16 weights: rows
-// [0, rows) of w (rows <= 16, row i at w[i*ldw:], cols columns from w's start) for chunks
-// chunks into B tiles, chunk c's at dst[c*stride:], each code as its bfloat16 (exact: a code
-// has at most 8 significant bits); rows past rows and columns past cols are zero.
+// packQ8TileGo packs int8 codes as packF16TileGo packs the high parts of fp16 weights, each
+// code as its bfloat16 (exact: a code has at most 8 significant bits).
 func packQ8TileGo(dst []uint16, stride int, w []int8, ldw, rows, cols, chunks int) {
-	for c := 0; c < chunks; c++ {
-		tile := dst[c*stride : c*stride+amxElems]
-		for kp := 0; kp < amxTile; kp++ {
-			for n := 0; n < amxTile; n++ {
-				for e := 0; e < 2; e++ {
-					k := c*amxChunk + 2*kp + e
-					var h uint16
-					if n < rows && k < cols {
-						h = uint16(math.Float32bits(float32(w[n*ldw+k])) >> 16)
-					}
-					tile[kp*amxChunk+2*n+e] = h
-				}
-			}
-		}
-	}
+	packTileGo(dst, stride, rows, cols, chunks, func(n, k int) uint16 {
+		return uint16(math.Float32bits(float32(w[n*ldw+k])) >> 16)
+	})
 }
 
 // packQ8Block packs rows [0, rows) of int8 codes (0 < rows <= amxRows; row i at w[i*ldw:]) for
@@ -437,20 +431,7 @@ func MatMulQ8AMX(y []float32, ldy int, a *BF16Acts, w []int8, scale []uint16, ro
 	if rows < 0 || len(w) < rows*cols || len(scale) < rows || ldy < rows || n > 0 && rows > 0 && len(y) < (n-1)*ldy+rows {
 		panic(fmt.Sprintf("kernels.MatMulQ8AMX: y %d (ldy %d), w %d and %d scales for %d rows of %d columns, %d tokens", len(y), ldy, len(w), len(scale), rows, cols, n))
 	}
-	matMulAMX(y, ldy, a, &amxWeights{q8: w, rows: rows, cols: cols})
-	if cols == 0 || n == 0 || rows == 0 {
-		return
-	}
-	s := amxScratchPool.Get().(*amxScratch)
-	defer amxScratchPool.Put(s)
-	if cap(s.scale) < rows {
-		s.scale = make([]float32, rows)
-	}
-	sf, tab := s.scale[:rows], f16Table()
-	for r := range sf {
-		sf[r] = tab[scale[r]]
-	}
-	scaleRows(y, ldy, sf, n)
+	matMulAMX(y, ldy, a, &amxWeights{q8: w, scale: scale[:rows], rows: rows, cols: cols})
 }
 
 // scaleRows sets y[t*ldy + r] *= s[r] for t < n, r < len(s): the assembly takes whole 16-value
@@ -470,6 +451,7 @@ func scaleRows(y []float32, ldy int, s []float32, n int) {
 type amxWeights struct {
 	f16        []uint16
 	q8         []int8
+	scale      []uint16 // the q8 rows' scales, applied to the finished sums
 	rows, cols int
 }
 
@@ -493,7 +475,8 @@ func (w *amxWeights) at(r, c int) (addr, stride uintptr) {
 	return uintptr(unsafe.Pointer(&w.f16[r*w.cols+c])), uintptr(w.cols) * 2
 }
 
-// matMulAMX is the driver of MatMulF16AMX and MatMulQ8AMX: y[t*ldy + r] = w[r]·x[t].
+// matMulAMX is the driver of MatMulF16AMX and MatMulQ8AMX: y[t*ldy + r] = w[r]·x[t], times
+// the row's scale for q8 codes.
 //
 // Loop order: tokens in blocks of amxTokBlock, columns in blocks of amxKBlock chunks, then
 // weight blocks of up to 48 rows, each packed once per pass and swept by every 16-token tile of
@@ -544,6 +527,16 @@ func matMulAMX(y []float32, ldy int, a *BF16Acts, w *amxWeights) {
 				}
 			}
 		}
+	}
+	if w.scale != nil {
+		if cap(s.scale) < rows {
+			s.scale = make([]float32, rows)
+		}
+		sf, tab := s.scale[:rows], f16Table()
+		for r := range sf {
+			sf[r] = tab[w.scale[r]]
+		}
+		scaleRows(y, ldy, sf, n)
 	}
 }
 

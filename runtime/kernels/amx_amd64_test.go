@@ -314,17 +314,25 @@ func BenchmarkMatMulF16AMXPool(b *testing.B) {
 					grain = max(((s.rows+per*threads-1)/(per*threads)+15)&^15, 32)
 					sub = fmt.Sprintf("amx/items=%dx", per)
 				}
-				b.Run(name+"/"+sub, func(b *testing.B) {
-					for b.Loop() {
-						a.Split(p, x, n, s.cols)
-						p.Parallel(s.rows, grain, item)
-					}
-					reportGFLOPS(b, flops)
-				})
+				b.Run(name+"/"+sub, func(b *testing.B) { runAMXProduct(b, p, &a, x, n, s.rows, s.cols, grain, nil, item) })
 			}
 		}
 		p.Close()
 	}
+}
+
+// runAMXProduct is the timed loop of the pool benchmarks' AMX products: per iteration i, next
+// (when set) picks the weights, the n tokens of x (cols values each) are split over p into a,
+// and rows weight rows run as work items of grain rows (item); it reports GFLOPS.
+func runAMXProduct(b *testing.B, p *Pool, a *BF16Acts, x []float32, n, rows, cols, grain int, next func(i int), item func(lo, hi int)) {
+	for i := 0; b.Loop(); i++ {
+		if next != nil {
+			next(i)
+		}
+		a.Split(p, x, n, cols)
+		p.Parallel(rows, grain, item)
+	}
+	reportGFLOPS(b, 2*float64(n*rows*cols))
 }
 
 // BenchmarkMatMulF16AMXCold is BenchmarkMatMulF16AMXPool's AMX product with weights from
@@ -346,7 +354,6 @@ func BenchmarkMatMulF16AMXCold(b *testing.B) {
 			n := benchTokens
 			x := benchVec(n * s.cols)
 			y := make([]float32, n*s.rows)
-			flops := 2 * float64(n*s.rows*s.cols)
 			var a BF16Acts
 			var w []uint16
 			item := func(lo, hi int) { MatMulF16AMX(y[lo:], s.rows, &a, w[lo*s.cols:hi*s.cols], hi-lo) }
@@ -354,14 +361,7 @@ func BenchmarkMatMulF16AMXCold(b *testing.B) {
 			for _, pf := range []bool{true, false} {
 				b.Run(fmt.Sprintf("%dx%d/threads=%d/prefetch=%v", s.rows, s.cols, threads, pf), func(b *testing.B) {
 					amxPrefetch = pf
-					i := 0
-					for b.Loop() {
-						w = w16[i%copies]
-						i++
-						a.Split(p, x, n, s.cols)
-						p.Parallel(s.rows, grain, item)
-					}
-					reportGFLOPS(b, flops)
+					runAMXProduct(b, p, &a, x, n, s.rows, s.cols, grain, func(i int) { w = w16[i%copies] }, item)
 				})
 			}
 		}
@@ -402,14 +402,7 @@ func BenchmarkMatMulQ8AMX(b *testing.B) {
 				reportGFLOPS(b, flops)
 			})
 			b.Run(name+"/amx", func(b *testing.B) {
-				i := 0
-				for b.Loop() {
-					m = ms[i%copies]
-					i++
-					a.Split(p, x, n, s.cols)
-					p.Parallel(s.rows, AMXItemRows(s.rows, s.cols, n, threads, s.rows), amx)
-				}
-				reportGFLOPS(b, flops)
+				runAMXProduct(b, p, &a, x, n, s.rows, s.cols, AMXItemRows(s.rows, s.cols, n, threads, s.rows), func(i int) { m = ms[i%copies] }, amx)
 			})
 		}
 		p.Close()

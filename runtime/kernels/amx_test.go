@@ -89,30 +89,37 @@ func TestPackF16Tile(t *testing.T) {
 					packF16TileGo(gh[j*amxElems:], amxStep, false, wj, ldw, tr, cols, chunks)
 					packF16TileGo(gl[j*amxElems:], amxStep, true, wj, ldw, tr, cols, chunks)
 				}
-				for c := 0; c < chunks; c++ {
-					for j := 0; j < (rows+amxTile-1)/amxTile; j++ { // the row tiles the kernel reads
-						for kp := 0; kp < amxTile; kp++ {
-							for n := 0; n < amxTile; n++ {
-								for e := 0; e < 2; e++ {
-									i := c*amxStep + j*amxElems + kp*amxChunk + 2*n + e
-									row, k := j*amxTile+n, c*amxChunk+2*kp+e
-									want := float64(0)
-									if row < rows && k < cols {
-										want = float64(half.F16ToF32Scalar(w[row*ldw+k]))
-									}
-									l := 0.0
-									if nz {
-										l = float64(bf16DAZ(lo[i]))
-									}
-									if got := float64(bf16DAZ(hi[i])) + l; got != want {
-										t.Fatalf("%s: row %d column %d packed as %#04x + %#04x = %g, want %g", name, row, k, hi[i], lo[i], got, want)
-									}
-									if hi[i] != gh[i] || nz && lo[i] != gl[i] {
-										t.Fatalf("%s: row %d column %d: %#04x %#04x, twin %#04x %#04x", name, row, k, hi[i], lo[i], gh[i], gl[i])
-									}
-								}
-							}
-						}
+				eachPacked(rows, chunks, func(i, row, k int) {
+					want := float64(0)
+					if row < rows && k < cols {
+						want = float64(half.F16ToF32Scalar(w[row*ldw+k]))
+					}
+					l := 0.0
+					if nz {
+						l = float64(bf16DAZ(lo[i]))
+					}
+					if got := float64(bf16DAZ(hi[i])) + l; got != want {
+						t.Fatalf("%s: row %d column %d packed as %#04x + %#04x = %g, want %g", name, row, k, hi[i], lo[i], got, want)
+					}
+					if hi[i] != gh[i] || nz && lo[i] != gl[i] {
+						t.Fatalf("%s: row %d column %d: %#04x %#04x, twin %#04x %#04x", name, row, k, hi[i], lo[i], gh[i], gl[i])
+					}
+				})
+			}
+		}
+	}
+}
+
+// eachPacked calls fn for every value of a packed block of rows weight rows and chunks chunks
+// that the kernel reads (the row tiles holding rows), with its index in the block and the
+// weight row and column it holds (past the weights: padding, which must be zero).
+func eachPacked(rows, chunks int, fn func(i, row, k int)) {
+	for c := 0; c < chunks; c++ {
+		for j := 0; j < (rows+amxTile-1)/amxTile; j++ {
+			for kp := 0; kp < amxTile; kp++ {
+				for n := 0; n < amxTile; n++ {
+					for e := 0; e < 2; e++ {
+						fn(c*amxStep+j*amxElems+kp*amxChunk+2*n+e, j*amxTile+n, c*amxChunk+2*kp+e)
 					}
 				}
 			}
@@ -269,25 +276,15 @@ func TestPackQ8Tile(t *testing.T) {
 				tr := min(amxTile, max(0, rows-j*amxTile))
 				packQ8TileGo(twin[j*amxElems:], amxStep, w[min(len(w), j*amxTile*ldw):], ldw, tr, cols, chunks)
 			}
-			for c := 0; c < chunks; c++ {
-				for j := 0; j < (rows+amxTile-1)/amxTile; j++ {
-					for kp := 0; kp < amxTile; kp++ {
-						for n := 0; n < amxTile; n++ {
-							for e := 0; e < 2; e++ {
-								i := c*amxStep + j*amxElems + kp*amxChunk + 2*n + e
-								row, k := j*amxTile+n, c*amxChunk+2*kp+e
-								want := float32(0)
-								if row < rows && k < cols {
-									want = float32(w[row*ldw+k])
-								}
-								if got := bf16DAZ(hi[i]); got != want || hi[i] != twin[i] {
-									t.Fatalf("%dx%d: row %d column %d packed as %#04x (%g), want %g; twin %#04x", rows, cols, row, k, hi[i], got, want, twin[i])
-								}
-							}
-						}
-					}
+			eachPacked(rows, chunks, func(i, row, k int) {
+				want := float32(0)
+				if row < rows && k < cols {
+					want = float32(w[row*ldw+k])
 				}
-			}
+				if got := bf16DAZ(hi[i]); got != want || hi[i] != twin[i] {
+					t.Fatalf("%dx%d: row %d column %d packed as %#04x (%g), want %g; twin %#04x", rows, cols, row, k, hi[i], got, want, twin[i])
+				}
+			})
 		}
 	}
 }
