@@ -31,6 +31,10 @@ type doctorReport struct {
 	Go          string   `json:"go"`
 	CPUFeatures []string `json:"cpu_features"` // the features the CPU kernels can use that this CPU has
 	CPUKernels  string   `json:"cpu_kernels"`  // "assembly" or "go"
+	// ISA is the best instruction-set level the kernels use (kernels.ISA), ISALevels those
+	// --max-isa takes here, best first.
+	ISA       string   `json:"isa"`
+	ISALevels []string `json:"isa_levels"`
 	// Kernels names the kernel each CPU operation uses here (kernels.Kernels).
 	Kernels []kernels.Kernel `json:"kernels"`
 	ANE     struct {
@@ -183,6 +187,7 @@ func doctor() *doctorReport {
 		r.CPUKernels = "assembly"
 	}
 	r.Kernels = kernels.Kernels()
+	r.ISA, r.ISALevels = kernels.ISA(), kernels.ISALevels()
 	r.ANE.Available, r.ANE.Framework, r.ANE.Reason = p.Available, p.Framework, p.Reason
 	r.ANE.Classes, r.ANE.Missing = nonNil(p.Classes), nonNil(p.Missing)
 	r.ANE.CompileBudget = ane.MaxCompiles
@@ -259,6 +264,7 @@ func (r *doctorReport) print(w io.Writer) {
 		feat = strings.Join(r.CPUFeatures, " ")
 	}
 	fmt.Fprintf(w, "cpu:       %d cores; features %s; CPU kernels in %s\n", r.CPUs, feat, r.CPUKernels)
+	fmt.Fprintf(w, "           kernels up to %s (--max-isa takes %s)\n", r.ISA, strings.Join(r.ISALevels, ", "))
 	for _, k := range r.Kernels {
 		fmt.Fprintf(w, "           %-36s %s\n", k.Op+":", k.Impl)
 	}

@@ -227,3 +227,32 @@ func chosenImpls() (gemv, gemm, nn, vec string) {
 	}
 	return "go", "go", "go", "go"
 }
+
+// isaNames are ISALevels on amd64.
+var isaNames = []string{"amx", "avx512", "avx2", "go"}
+
+// ISA names the best instruction-set level the kernels use now (see ISALevels): what the CPU
+// and the operating system allow, under LimitISA's cap.
+func ISA() string {
+	switch {
+	case amxAvailable():
+		return "amx"
+	case useAVX512:
+		return "avx512"
+	case useAVX2:
+		return "avx2"
+	}
+	return "go"
+}
+
+// capISA turns off the kernels above level (LimitISA has checked the name).
+func capISA(level string) {
+	switch level {
+	case "avx512":
+		useAMX = false
+	case "avx2":
+		useAVX512, useAVX512BW, useVNNI, useAMX = false, false, false, false
+	case "go":
+		useAVX2, useAVX512, useAVX512BW, useVNNI, useAMX = false, false, false, false, false
+	}
+}

@@ -4,10 +4,11 @@ package kernels
 
 import "fmt"
 
-// useNEON selects the NEON matrix kernels. Advanced SIMD is part of every
-// AArch64 CPU that Go supports (Go's own runtime and crypto assume it), and
-// FCVTL (fp16 -> fp32) is base ARMv8.0, so there is nothing to detect.
-const useNEON = true
+// useNEON selects the NEON kernels. Advanced SIMD is part of every AArch64
+// CPU that Go supports (Go's own runtime and crypto assume it), and FCVTL
+// (fp16 -> fp32) is base ARMv8.0, so there is nothing to detect; only
+// LimitISA("go") turns it off.
+var useNEON = true
 
 // HasAsm reports whether the kernels use assembly on this machine. On arm64
 // the matrix kernels, Dot and Axpy do; Sum, Softmax and SwiGLU are pure Go.
@@ -27,7 +28,7 @@ func axpyNEON(y, x []float32, a float32)
 
 func dotFast(x, y []float32) (float32, int) {
 	n := len(x) &^ 7
-	if n == 0 {
+	if n == 0 || !useNEON {
 		return 0, 0
 	}
 	return dotNEON(x[:n], y[:n]), n
@@ -35,7 +36,7 @@ func dotFast(x, y []float32) (float32, int) {
 
 func axpyFast(y []float32, a float32, x []float32) int {
 	n := len(x) &^ 7
-	if n == 0 {
+	if n == 0 || !useNEON {
 		return 0
 	}
 	axpyNEON(y[:n], x[:n], a)
@@ -54,7 +55,7 @@ func scaleFast(x []float32, a float32) int                  { return 0 }
 
 func matVecF16Fast(y []float32, w []uint16, x []float32, rows, cols int) int {
 	k := cols &^ 7
-	if k == 0 || rows == 0 {
+	if k == 0 || rows == 0 || !useNEON {
 		return 0
 	}
 	matVecF16NEON(y, w, x, rows, cols, k)
@@ -63,7 +64,7 @@ func matVecF16Fast(y []float32, w []uint16, x []float32, rows, cols int) int {
 
 func matVecF32Fast(y []float32, w []float32, x []float32, rows, cols int) int {
 	k := cols &^ 7
-	if k == 0 || rows == 0 {
+	if k == 0 || rows == 0 || !useNEON {
 		return 0
 	}
 	matVecF32NEON(y, w, x, rows, cols, k)
@@ -77,7 +78,7 @@ func matVecF32Fast(y []float32, w []float32, x []float32, rows, cols int) int {
 // all panels of neonRows rows of the block, then one for its leftover rows.
 func matMulF16Fast(y, x []float32, w []uint16, n, rows, cols, lo, hi int) int {
 	k := cols &^ 7
-	if k == 0 {
+	if k == 0 || !useNEON {
 		return 0
 	}
 	rb := blockRowsOf(cols*2, neonRows)
@@ -102,7 +103,7 @@ func matMulF16Fast(y, x []float32, w []uint16, n, rows, cols, lo, hi int) int {
 // matMulF32Fast is matMulF16Fast for float32 weights.
 func matMulF32Fast(y, x, w []float32, n, rows, cols, lo, hi int) int {
 	k := cols &^ 7
-	if k == 0 {
+	if k == 0 || !useNEON {
 		return 0
 	}
 	rb := blockRowsOf(cols*4, neonRows)
@@ -140,7 +141,7 @@ func gemmRowMultiple() int { return neonRows }
 // nnColBlock columns, every row tile of A reusing a block before the next is loaded.
 func gemmNNFast(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, add bool) int {
 	nf := n &^ 15
-	if nf == 0 {
+	if nf == 0 || !useNEON {
 		return 0
 	}
 	for k0 := 0; k0 < k; k0 += nnKBlock {
@@ -169,5 +170,33 @@ const (
 
 // chosenImpls names the kernels Kernels reports.
 func chosenImpls() (gemv, gemm, nn, vec string) {
+	if !useNEON {
+		return "go", "go", "go", "go"
+	}
 	return "neon", fmt.Sprintf("neon %dx%d", neonTokens, neonRows), fmt.Sprintf("neon %dx16", nnRows), "neon (dot, axpy), go"
+}
+
+// isaNames are ISALevels on arm64.
+var isaNames = []string{"dotprod", "neon", "go"}
+
+// ISA names the best instruction-set level the kernels use now (see ISALevels): what the CPU
+// has, under LimitISA's cap.
+func ISA() string {
+	switch {
+	case useSDOT:
+		return "dotprod"
+	case useNEON:
+		return "neon"
+	}
+	return "go"
+}
+
+// capISA turns off the kernels above level (LimitISA has checked the name).
+func capISA(level string) {
+	switch level {
+	case "neon":
+		useSDOT = false
+	case "go":
+		useSDOT, useNEON = false, false
+	}
 }

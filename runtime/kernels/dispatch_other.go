@@ -20,3 +20,12 @@ func gemmNNFast(c []float32, ldc int, a []float32, lda int, b []float32, ldb int
 
 // chosenImpls names the kernels Kernels reports.
 func chosenImpls() (gemv, gemm, nn, vec string) { return "go", "go", "go", "go" }
+
+// isaNames are ISALevels where every kernel is Go.
+var isaNames = []string{"go"}
+
+// ISA names the level the kernels use: always the Go twins here.
+func ISA() string { return "go" }
+
+// capISA has nothing to turn off.
+func capISA(string) {}
