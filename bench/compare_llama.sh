@@ -10,7 +10,8 @@
 # `llama-bench -p P -n GEN -r 1`; decode is taken after the first prompt length only (llama-bench's
 # tg runs from an empty context, anerun's after the prompt). It prints every run, then per metric
 # the median, the range, the spread ((max-min)/median) and best/median, and the anerun/llama.cpp
-# ratio of the medians. Extra anerun flags (e.g. --mlock) go in $ANERUN_FLAGS. On a shared
+# ratio of the medians. Extra anerun flags (e.g. --mlock, --cpus 0) go in $ANERUN_FLAGS, extra
+# llama-bench flags (e.g. --cpu-mask 0x1 --cpu-strict 1, its way to pin) in $LLAMA_FLAGS. On a shared
 # machine, WAIT_LOAD=L makes every round first wait (up to WAIT_MAX seconds, default 600) until
 # the 1-minute load average is below L and no other task has been runnable for 5 seconds
 # (procs_running in /proc/stat, sampled every half second).
@@ -25,7 +26,7 @@ first=${plist[0]}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; threads $threads; prompts $prompts; gen $gen; rounds $rounds"
-echo "anerun flags: ${ANERUN_FLAGS:-none}"
+echo "anerun flags: ${ANERUN_FLAGS:-none}; llama-bench flags: ${LLAMA_FLAGS:-none}"
 
 # field KEY JSON: one number from anerun's one-line JSON.
 field() { sed -E "s/.*\"$1\":([0-9.eE+-]+).*/\1/" <<<"$2"; }
@@ -68,7 +69,8 @@ for r in $(seq "$rounds"); do
     fi
     n=0
     [ "$p" = "$first" ] && n=$gen
-    csv=$("$llama" -m "$gguf" -p "$p" -n "$n" -t "$threads" -r 1 -o csv 2>/dev/null)
+    # shellcheck disable=SC2086
+    csv=$("$llama" -m "$gguf" -p "$p" -n "$n" -t "$threads" -r 1 -o csv ${LLAMA_FLAGS:-} 2>/dev/null)
     lp=$(llama_col avg_ts "$p" 0 "$csv")
     echo "$lp" >>"$out/llama-pp$p"
     line+=" | llama.cpp pp$p $lp"

@@ -61,7 +61,7 @@ type modelFlags struct {
 func (o *modelFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.backend, "backend", "auto", "where to run the model: "+backendNames())
-	f.IntVarP(&o.threads, "threads", "t", 0, "CPU threads (0: all cores)")
+	f.IntVarP(&o.threads, "threads", "t", 0, "CPU threads (0: one per CPU this process may run on, see --cpus)")
 	f.IntVarP(&o.ctx, "ctx", "c", 0, fmt.Sprintf("context length in tokens (0: %d, or the model's maximum if smaller; alias --ctx-size)", runtime.DefaultContext))
 	f.StringVar(&o.amx, "amx", "auto", fmt.Sprintf("on a CPU with AMX (Xeon Sapphire Rapids and later), where fp16 and int8 prefill runs: on (AMX tiles), off (AVX-512), auto (AMX with at most %d threads)", cpu.AMXAutoThreads))
 	f.BoolVar(&o.mlock, "mlock", false, "read the bundle into memory in 2 MiB pages where the OS can (on Linux, re-reading it once if the page cache holds it in small pages) and pin it there (mlock), for steady speed; needs a memlock limit (ulimit -l) as large as the bundle")

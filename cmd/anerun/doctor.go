@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/anepack/anepack/arch"
+	"github.com/anepack/anepack/internal/affinity"
 	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/internal/version"
 	"github.com/anepack/anepack/runtime"
@@ -22,12 +23,14 @@ import (
 
 // doctorReport is what `anerun doctor` finds; --json prints it as is.
 type doctorReport struct {
-	OS          string   `json:"os"`   // GOOS
-	Arch        string   `json:"arch"` // GOARCH
-	OSVersion   string   `json:"os_version,omitempty"`
-	OSBuild     string   `json:"os_build,omitempty"` // kern.osversion: the self-test's key
-	Chip        string   `json:"chip,omitempty"`
-	CPUs        int      `json:"cpus"`
+	OS        string `json:"os"`   // GOOS
+	Arch      string `json:"arch"` // GOARCH
+	OSVersion string `json:"os_version,omitempty"`
+	OSBuild   string `json:"os_build,omitempty"` // kern.osversion: the self-test's key
+	Chip      string `json:"chip,omitempty"`
+	CPUs      int    `json:"cpus"`
+	// CPUList is the CPUs this process may run on now (taskset, --cpus), as a CPU list.
+	CPUList     string   `json:"cpu_list"`
 	Go          string   `json:"go"`
 	CPUFeatures []string `json:"cpu_features"` // the features the CPU kernels can use that this CPU has
 	CPUKernels  string   `json:"cpu_kernels"`  // "assembly" or "go"
@@ -188,6 +191,9 @@ func doctor() *doctorReport {
 	}
 	r.Kernels = kernels.Kernels()
 	r.ISA, r.ISALevels = kernels.ISA(), kernels.ISALevels()
+	if cpus, err := affinity.Allowed(); err == nil {
+		r.CPUList = affinity.Format(cpus)
+	}
 	r.ANE.Available, r.ANE.Framework, r.ANE.Reason = p.Available, p.Framework, p.Reason
 	r.ANE.Classes, r.ANE.Missing = nonNil(p.Classes), nonNil(p.Missing)
 	r.ANE.CompileBudget = ane.MaxCompiles
@@ -263,7 +269,7 @@ func (r *doctorReport) print(w io.Writer) {
 	if len(r.CPUFeatures) > 0 {
 		feat = strings.Join(r.CPUFeatures, " ")
 	}
-	fmt.Fprintf(w, "cpu:       %d cores; features %s; CPU kernels in %s\n", r.CPUs, feat, r.CPUKernels)
+	fmt.Fprintf(w, "cpu:       %d cores (this process on %s); features %s; CPU kernels in %s\n", r.CPUs, r.CPUList, feat, r.CPUKernels)
 	fmt.Fprintf(w, "           kernels up to %s (--max-isa takes %s)\n", r.ISA, strings.Join(r.ISALevels, ", "))
 	for _, k := range r.Kernels {
 		fmt.Fprintf(w, "           %-36s %s\n", k.Op+":", k.Impl)

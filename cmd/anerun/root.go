@@ -90,7 +90,7 @@ Flags also take the spellings of llama.cpp and mlx-lm: --temp, --ctx-size, --n-p
 
 	root.AddCommand(newBenchCmd(), newPerplexityCmd(), newLogitsCmd(), newTokenizeCmd(), newTemplateCmd(),
 		newPullCmd(), newImportCmd(), newListCmd(), newRmCmd(), newServeCmd(), newDoctorCmd(), newVersionCmd())
-	registerMaxISA(root)
+	registerCPUFlags(root)
 	root.SetVersionTemplate("{{.Version}}")
 	root.SetFlagErrorFunc(cli.FlagError)
 	cli.Aliases(root, flagAliases)

@@ -114,10 +114,12 @@ const (
 )
 
 // NewPool starts a pool of threads goroutines in all, counting the caller:
-// threads-1 workers are started. threads <= 0 means runtime.NumCPU().
+// threads-1 workers are started. threads <= 0 means runtime.GOMAXPROCS(0): one per
+// CPU the Go runtime runs on, which follows taskset, a container's CPU limit and anerun --cpus
+// (runtime.NumCPU counts the CPUs of the process's start).
 func NewPool(threads int) *Pool {
 	if threads <= 0 {
-		threads = runtime.NumCPU()
+		threads = runtime.GOMAXPROCS(0)
 	}
 	p := &Pool{threads: threads, workers: make([]*poolWorker, threads-1)}
 	// Spinning only pays when every pool goroutine has a P of its own; with
