@@ -11,10 +11,13 @@
 # tg runs from an empty context, anerun's after the prompt). It prints every run, then per metric
 # the median, the range, the spread ((max-min)/median) and best/median, and the anerun/llama.cpp
 # ratio of the medians. Extra anerun flags (e.g. --mlock, --cpus 0) go in $ANERUN_FLAGS, extra
-# llama-bench flags (e.g. --cpu-mask 0x1 --cpu-strict 1, its way to pin) in $LLAMA_FLAGS. On a shared
-# machine, WAIT_LOAD=L makes every round first wait (up to WAIT_MAX seconds, default 600) until
-# the 1-minute load average is below L and no other task has been runnable for 5 seconds
-# (procs_running in /proc/stat, sampled every half second).
+# llama-bench flags (e.g. --cpu-mask 0x1 --cpu-strict 1, its way to pin) in $LLAMA_FLAGS.
+# $ALT_ANERUN_FLAGS and $ALT_LLAMA_FLAGS, when set, add a second variant of that engine to every
+# round ("anerun-alt", "llama-alt"), run right after the first: an A/B of a flag (--cpus against
+# none) in the same rounds, each variant with its own ratio to the other engine's same variant.
+# On a shared machine, WAIT_LOAD=L makes every round first wait (up to WAIT_MAX seconds, default
+# 600) until the 1-minute load average is below L and no other task has been runnable for 5
+# seconds (procs_running in /proc/stat, sampled every half second).
 set -euo pipefail
 bundle=$1 gguf=$2 llama=$3 rounds=${4:-5} threads=${5:-2} prompts=${6:-128} gen=${7:-64}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,6 +30,11 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; threads $threads; prompts $prompts; gen $gen; rounds $rounds"
 echo "anerun flags: ${ANERUN_FLAGS:-none}; llama-bench flags: ${LLAMA_FLAGS:-none}"
+variants=("")
+if [ -n "${ALT_ANERUN_FLAGS:-}${ALT_LLAMA_FLAGS:-}" ]; then
+  variants+=("-alt")
+  echo "alt: anerun flags: ${ALT_ANERUN_FLAGS:-none}; llama-bench flags: ${ALT_LLAMA_FLAGS:-none}"
+fi
 
 # field KEY JSON: one number from anerun's one-line JSON.
 field() { sed -E "s/.*\"$1\":([0-9.eE+-]+).*/\1/" <<<"$2"; }
@@ -55,31 +63,33 @@ for r in $(seq "$rounds"); do
   quiet
   line="round $r (load $(cut -d' ' -f1 /proc/loadavg)):"
   for p in "${plist[@]}"; do
-    g=1
-    [ "$p" = "$first" ] && g=$gen
-    # shellcheck disable=SC2086
-    j=$("$anerun" bench "$bundle" --prompt-tokens "$p" --gen-tokens "$g" --threads "$threads" --repetitions 1 --json ${ANERUN_FLAGS:-})
-    ap=$(field prefill_tokens_per_s "$j")
-    echo "$ap" >>"$out/anerun-pp$p"
-    line+=" anerun pp$p $ap"
-    if [ "$p" = "$first" ]; then
-      ad=$(field decode_tokens_per_s "$j")
-      echo "$ad" >>"$out/anerun-tg$gen"
-      line+=" tg$gen $ad"
-    fi
-    n=0
-    [ "$p" = "$first" ] && n=$gen
-    # shellcheck disable=SC2086
-    csv=$("$llama" -m "$gguf" -p "$p" -n "$n" -t "$threads" -r 1 -o csv ${LLAMA_FLAGS:-} 2>/dev/null)
-    lp=$(llama_col avg_ts "$p" 0 "$csv")
-    echo "$lp" >>"$out/llama-pp$p"
-    line+=" | llama.cpp pp$p $lp"
-    if [ "$p" = "$first" ]; then
-      lt=$(llama_col avg_ts 0 "$gen" "$csv")
-      echo "$lt" >>"$out/llama-tg$gen"
-      line+=" tg$gen $lt"
-    fi
-    line+=" ;"
+    g=1 n=0
+    [ "$p" = "$first" ] && g=$gen n=$gen
+    for v in "${variants[@]}"; do
+      aflags=${ANERUN_FLAGS:-} lflags=${LLAMA_FLAGS:-}
+      [ -n "$v" ] && aflags=${ALT_ANERUN_FLAGS:-} lflags=${ALT_LLAMA_FLAGS:-}
+      # shellcheck disable=SC2086
+      j=$("$anerun" bench "$bundle" --prompt-tokens "$p" --gen-tokens "$g" --threads "$threads" --repetitions 1 --json $aflags)
+      ap=$(field prefill_tokens_per_s "$j")
+      echo "$ap" >>"$out/anerun$v-pp$p"
+      line+=" anerun$v pp$p $ap"
+      if [ "$p" = "$first" ]; then
+        ad=$(field decode_tokens_per_s "$j")
+        echo "$ad" >>"$out/anerun$v-tg$gen"
+        line+=" tg$gen $ad"
+      fi
+      # shellcheck disable=SC2086
+      csv=$("$llama" -m "$gguf" -p "$p" -n "$n" -t "$threads" -r 1 -o csv $lflags 2>/dev/null)
+      lp=$(llama_col avg_ts "$p" 0 "$csv")
+      echo "$lp" >>"$out/llama$v-pp$p"
+      line+=" | llama.cpp$v pp$p $lp"
+      if [ "$p" = "$first" ]; then
+        lt=$(llama_col avg_ts 0 "$gen" "$csv")
+        echo "$lt" >>"$out/llama$v-tg$gen"
+        line+=" tg$gen $lt"
+      fi
+      line+=" ;"
+    done
   done
   echo "$line"
 done
@@ -89,13 +99,15 @@ echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 stats() { sort -g "$1" | awk '{ v[NR] = $1 } END {
   m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
   printf "%s %s %s %.3f %.3f", m, v[1], v[NR], (v[NR] - v[1]) / m, v[NR] / m }'; }
-printf '%-8s %-9s %10s %21s %7s %10s\n' metric engine median range spread best/med
+printf '%-8s %-11s %10s %21s %7s %10s\n' metric engine median range spread best/med
 for metric in "tg$gen" $(printf 'pp%s ' "${plist[@]}"); do
-  for engine in anerun llama; do
-    read -r m lo hi sp bm <<<"$(stats "$out/$engine-$metric")"
-    printf '%-8s %-9s %10.2f %10.2f-%-10.2f %6.1f%% %10.3f\n' "$metric" "$engine" "$m" "$lo" "$hi" "$(awk -v s="$sp" 'BEGIN{print s*100}')" "$bm"
+  for v in "${variants[@]}"; do
+    for engine in anerun$v llama$v; do
+      read -r m lo hi sp bm <<<"$(stats "$out/$engine-$metric")"
+      printf '%-8s %-11s %10.2f %10.2f-%-10.2f %6.1f%% %10.3f\n' "$metric" "$engine" "$m" "$lo" "$hi" "$(awk -v s="$sp" 'BEGIN{print s*100}')" "$bm"
+    done
+    read -r am _ <<<"$(stats "$out/anerun$v-$metric")"
+    read -r lm _ <<<"$(stats "$out/llama$v-$metric")"
+    printf '%-8s ratio of medians anerun%s/llama.cpp%s: %.3f\n' "$metric" "$v" "$v" "$(awk -v a="$am" -v l="$lm" 'BEGIN{print a/l}')"
   done
-  read -r am _ <<<"$(stats "$out/anerun-$metric")"
-  read -r lm _ <<<"$(stats "$out/llama-$metric")"
-  printf '%-8s ratio of medians anerun/llama.cpp: %.3f\n' "$metric" "$(awk -v a="$am" -v l="$lm" 'BEGIN{print a/l}')"
 done
