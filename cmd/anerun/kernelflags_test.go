@@ -1,23 +1,15 @@
 package main
 
 import (
-	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/anepack/anepack/runtime/testmodel"
 )
 
 // TestKernelFlags: `anerun logits --backend sim --ane-check` reports every kernel's fp16
 // headroom on stderr; the split blob layout gives the sim exactly the packed layout's logits;
 // a bad --ane-blob-layout is refused.
 func TestKernelFlags(t *testing.T) {
-	path := bundle(t)
-	var ids []string
-	for _, id := range testmodel.LoadGolden(t, "qwen2-tiny").Cases[0].PromptIDs[:6] {
-		ids = append(ids, strconv.Itoa(id))
-	}
-	args := []string{"logits", path, "--ids", strings.Join(ids, ","), "--backend", "sim"}
+	args := []string{"logits", bundle(t), "--ids", goldenIDs(t, 6), "--backend", "sim"}
 	r := anerun(t, "", append(args, "--ane-check")...)
 	if r.code != 0 {
 		t.Fatalf("--ane-check: exit %d: %s", r.code, r.stderr)
