@@ -15,6 +15,7 @@ import (
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/runtime/kernels"
 )
 
 // benchResult is the --json output; the keys are fixed (scripts and BENCHMARKS.md read them).
@@ -32,6 +33,8 @@ type benchResult struct {
 	Backend     string `json:"backend"`
 	Threads     int    `json:"threads"`
 	AMXPrefill  bool   `json:"amx_prefill"` // fp16 and q8 prefill products on AMX tiles (--amx)
+	ISA         string `json:"isa"`         // the CPU kernels' instruction-set level (--max-isa)
+	CPUList     string `json:"cpu_list"`    // the CPUs the process ran on (--cpus, taskset)
 	// Each repetition's rates, in order, for medians and spreads (bench/compare_llama.sh).
 	PrefillRuns []float64 `json:"prefill_runs"`
 	DecodeRuns  []float64 `json:"decode_runs"`
@@ -63,9 +66,10 @@ median and range of the repetitions:
                      tokens), against a cache holding every position in every attention layer
 
 --json prints {"prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "peak_rss_bytes",
-"backend", "threads", "amx_prefill", "prefill_runs", "decode_runs", "state_bytes",
-"full_kv_bytes", "context"} (the runs: each repetition's tokens/s; amx_prefill: whether
-prefill ran on AMX tiles, see --amx).
+"backend", "threads", "amx_prefill", "isa", "cpu_list", "prefill_runs", "decode_runs",
+"state_bytes", "full_kv_bytes", "context"} (the runs: each repetition's tokens/s; amx_prefill:
+whether prefill ran on AMX tiles, see --amx; isa: the CPU kernels' level, see --max-isa;
+cpu_list: the CPUs the process ran on, see --cpus).
 Compare with llama-bench -p 128 -n 64 -t THREADS (bench/compare_llama.sh alternates the two).`,
 		Example: `  anerun bench qwen.aneb --prompt-tokens 128 --gen-tokens 64 --threads 2 --json`,
 		Args:    cli.Args(0, "MODEL"),
@@ -118,6 +122,7 @@ Compare with llama-bench -p 128 -n 64 -t THREADS (bench/compare_llama.sh alterna
 			res := benchResult{
 				PrefillTokensPerS: mean(prefill), DecodeTokensPerS: mean(decode), TTFTMs: mean(ttft),
 				PeakRSSBytes: peakRSS(), Backend: l.backend.Name(), Threads: l.threads, AMXPrefill: l.amx,
+				ISA: kernels.ISA(), CPUList: cpuList(),
 				PrefillRuns: prefill, DecodeRuns: decode,
 				StateBytes: sess.StateBytes(), FullKVBytes: fullKVBytes(l.model.Config, ctxLen), Context: ctxLen,
 			}
@@ -132,7 +137,7 @@ Compare with llama-bench -p 128 -n 64 -t THREADS (bench/compare_llama.sh alterna
 			if res.AMXPrefill {
 				amx = ", prefill on AMX"
 			}
-			fmt.Fprintf(out, "backend: %s, %d threads%s; %d repetitions\n", res.Backend, res.Threads, amx, reps)
+			fmt.Fprintf(out, "backend: %s, %d threads%s; CPU kernels up to %s, on CPUs %s; %d repetitions\n", res.Backend, res.Threads, amx, res.ISA, res.CPUList, reps)
 			fmt.Fprintf(out, "prefill: %d tokens, %.2f ± %.2f tokens/s (median %.2f, range %.2f-%.2f)\n", promptTokens, res.PrefillTokensPerS, stddev(prefill), median(prefill), slices.Min(prefill), slices.Max(prefill))
 			fmt.Fprintf(out, "decode: %d tokens, %.2f ± %.2f tokens/s (median %.2f, range %.2f-%.2f)\n", genTokens, res.DecodeTokensPerS, stddev(decode), median(decode), slices.Min(decode), slices.Max(decode))
 			fmt.Fprintf(out, "time to first token: %.1f ms\n", res.TTFTMs)

@@ -51,3 +51,12 @@ func registerCPUFlags(root *cobra.Command) {
 		return nil
 	}
 }
+
+// cpuList is the CPUs this process may run on, as a CPU list ("" if the system will not say).
+func cpuList() string {
+	cpus, err := affinity.Allowed()
+	if err != nil {
+		return ""
+	}
+	return affinity.Format(cpus)
+}

@@ -10,7 +10,7 @@ import (
 )
 
 // TestCPUsFlag runs the binary with --cpus: doctor reports the process on that CPU alone, and
-// bench, given no --threads, runs one thread per CPU of the list. A CPU the process may not run
+// bench, given no --threads, runs one thread per CPU of the list and reports the list. A CPU the process may not run
 // on and a malformed list are refused, naming the flag.
 func TestCPUsFlag(t *testing.T) {
 	allowed, err := affinity.Allowed()
@@ -31,9 +31,9 @@ func TestCPUsFlag(t *testing.T) {
 	}
 
 	r = anerun(t, "", "bench", bundle(t), "--prompt-tokens", "8", "--gen-tokens", "4", "--repetitions", "1", "--json", "--cpus", last)
-	var res struct{ Threads int }
-	if err := json.Unmarshal([]byte(r.stdout), &res); r.code != 0 || err != nil || res.Threads != 1 {
-		t.Errorf("bench --cpus %s: exit %d, %v, threads %d: %s", last, r.code, err, res.Threads, r.stderr)
+	var res benchResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); r.code != 0 || err != nil || res.Threads != 1 || res.CPUList != last {
+		t.Errorf("bench --cpus %s: exit %d, %v, threads %d on CPUs %q: %s", last, r.code, err, res.Threads, res.CPUList, r.stderr)
 	}
 
 	for _, c := range []struct{ list, want string }{

@@ -11,8 +11,8 @@ import (
 	"github.com/anepack/anepack/runtime/testmodel"
 )
 
-// TestMaxISA runs the binary with --max-isa go, and with $ANERUN_MAX_ISA=go: doctor reports
-// every CPU kernel in Go, and logits through a prefill and decode steps agree with those of
+// TestMaxISA runs the binary with --max-isa go, and with $ANERUN_MAX_ISA=go: bench reports
+// the level and doctor every CPU kernel in Go, and logits through a prefill and decode steps agree with those of
 // the best kernels within float32 rounding. A level this build does not have is refused,
 // naming the flag or the variable it came from and the levels there are.
 func TestMaxISA(t *testing.T) {
@@ -33,7 +33,12 @@ func TestMaxISA(t *testing.T) {
 	}
 
 	t.Setenv(maxISAEnv, "go")
-	r := anerun(t, "", "doctor", "--json")
+	r := anerun(t, "", "bench", bundle(t), "--prompt-tokens", "8", "--gen-tokens", "2", "--repetitions", "1", "--json")
+	var res benchResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); r.code != 0 || err != nil || res.ISA != "go" {
+		t.Errorf("bench with $%s=go: exit %d, %v, isa %q: %s", maxISAEnv, r.code, err, res.ISA, r.stderr)
+	}
+	r = anerun(t, "", "doctor", "--json")
 	var rep doctorReport
 	if err := json.Unmarshal([]byte(r.stdout), &rep); r.code != 0 || err != nil {
 		t.Fatalf("doctor with $%s=go: exit %d, %v: %s", maxISAEnv, r.code, err, r.stderr)

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/anepack/anepack/arch"
-	"github.com/anepack/anepack/internal/affinity"
 	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/internal/version"
 	"github.com/anepack/anepack/runtime"
@@ -191,9 +190,7 @@ func doctor() *doctorReport {
 	}
 	r.Kernels = kernels.Kernels()
 	r.ISA, r.ISALevels = kernels.ISA(), kernels.ISALevels()
-	if cpus, err := affinity.Allowed(); err == nil {
-		r.CPUList = affinity.Format(cpus)
-	}
+	r.CPUList = cpuList()
 	r.ANE.Available, r.ANE.Framework, r.ANE.Reason = p.Available, p.Framework, p.Reason
 	r.ANE.Classes, r.ANE.Missing = nonNil(p.Classes), nonNil(p.Missing)
 	r.ANE.CompileBudget = ane.MaxCompiles

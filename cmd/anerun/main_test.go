@@ -235,7 +235,7 @@ func TestBenchJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
 	}
-	keys := []string{"prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "peak_rss_bytes", "backend", "threads", "amx_prefill", "prefill_runs", "decode_runs",
+	keys := []string{"prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "peak_rss_bytes", "backend", "threads", "amx_prefill", "isa", "cpu_list", "prefill_runs", "decode_runs",
 		"state_bytes", "full_kv_bytes", "context"}
 	if len(raw) != len(keys) {
 		t.Errorf("keys %v; want exactly %v", raw, keys)
