@@ -33,7 +33,7 @@ type benchResult struct {
 	Backend     string `json:"backend"`
 	Threads     int    `json:"threads"`
 	AMXPrefill  bool   `json:"amx_prefill"` // fp16 and q8 prefill products on AMX tiles (--amx)
-	ISA         string `json:"isa"`         // the CPU kernels' instruction-set level (--max-isa)
+	ISA         string `json:"isa"`         // the CPU kernels' instruction-set level (--isa)
 	CPUList     string `json:"cpu_list"`    // the CPUs the process ran on (--cpus, taskset)
 	// Each repetition's rates, in order, for medians and spreads (bench/compare_llama.sh).
 	PrefillRuns []float64 `json:"prefill_runs"`
@@ -68,7 +68,7 @@ median and range of the repetitions:
 --json prints {"prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "peak_rss_bytes",
 "backend", "threads", "amx_prefill", "isa", "cpu_list", "prefill_runs", "decode_runs",
 "state_bytes", "full_kv_bytes", "context"} (the runs: each repetition's tokens/s; amx_prefill:
-whether prefill ran on AMX tiles, see --amx; isa: the CPU kernels' level, see --max-isa;
+whether prefill ran on AMX tiles, see --amx; isa: the CPU kernels' level, see --isa;
 cpu_list: the CPUs the process ran on, see --cpus).
 Compare with llama-bench -p 128 -n 64 -t THREADS (bench/compare_llama.sh alternates the two).`,
 		Example: `  anerun bench qwen.aneb --prompt-tokens 128 --gen-tokens 64 --threads 2 --json`,

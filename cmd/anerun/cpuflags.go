@@ -12,28 +12,28 @@ import (
 	"github.com/anepack/anepack/runtime/kernels"
 )
 
-// maxISAEnv names the environment variable that supplies --max-isa's default, so that a script
+// isaEnv names the environment variable that supplies --isa's default, so that a script
 // (bench/compare_llama.sh) or a service can cap the kernels of every anerun it starts.
-const maxISAEnv = "ANERUN_MAX_ISA"
+const isaEnv = "ANERUN_ISA"
 
 // registerCPUFlags adds the flags every command takes about the CPU it runs on, applied before
 // the command runs:
-//   - --max-isa: the CPU kernels go no higher than that instruction-set level (kernels.LimitISA);
+//   - --isa: the CPU kernels go no higher than that instruction-set level (kernels.LimitISA);
 //   - --cpus: the process runs on those CPUs only (affinity.Pin), with one Go P per CPU, so
 //     --threads defaults to their number.
 func registerCPUFlags(root *cobra.Command) {
 	var level, cpus string
 	pf := root.PersistentFlags()
-	pf.StringVar(&level, "max-isa", os.Getenv(maxISAEnv), fmt.Sprintf(
+	pf.StringVar(&level, "isa", os.Getenv(isaEnv), fmt.Sprintf(
 		"use CPU kernels up to this instruction-set level: %s; for measuring a smaller CPU of this kind or avoiding a kernel (default $%s, else the best the CPU has)",
-		strings.Join(kernels.ISALevels(), ", "), maxISAEnv))
+		strings.Join(kernels.ISALevels(), ", "), isaEnv))
 	pf.StringVar(&cpus, "cpus", "", "run on these CPUs only, e.g. 0-3,8 (Linux; as taskset -c): the scheduler no longer moves the threads between all cores, which steadies runs with fewer threads than cores; --threads defaults to their number")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if level != "" {
 			if err := kernels.LimitISA(level); err != nil {
-				from := "--max-isa"
-				if !cmd.Flags().Changed("max-isa") {
-					from = "$" + maxISAEnv
+				from := "--isa"
+				if !cmd.Flags().Changed("isa") {
+					from = "$" + isaEnv
 				}
 				return fmt.Errorf("%s: %w", from, err)
 			}

@@ -11,14 +11,14 @@ import (
 	"github.com/anepack/anepack/runtime/testmodel"
 )
 
-// TestMaxISA runs the binary with --max-isa go, and with $ANERUN_MAX_ISA=go: bench reports
+// TestISAFlag runs the binary with --isa go, and with $ANERUN_ISA=go: bench reports
 // the level and doctor every CPU kernel in Go, and logits through a prefill and decode steps agree with those of
 // the best kernels within float32 rounding. A level this build does not have is refused,
 // naming the flag or the variable it came from and the levels there are.
-func TestMaxISA(t *testing.T) {
+func TestISAFlag(t *testing.T) {
 	args := []string{"logits", bundle(t), "--ids", goldenIDs(t, 8), "--prefill", "5", "--top", "4"}
 	best := logitsOf(t, anerun(t, "", args...))
-	inGo := logitsOf(t, anerun(t, "", append(args, "--max-isa", "go")...))
+	inGo := logitsOf(t, anerun(t, "", append(args, "--isa", "go")...))
 	if len(best) != len(inGo) || len(best) != 8 {
 		t.Fatalf("%d and %d positions, want 8", len(best), len(inGo))
 	}
@@ -32,32 +32,32 @@ func TestMaxISA(t *testing.T) {
 		}
 	}
 
-	t.Setenv(maxISAEnv, "go")
+	t.Setenv(isaEnv, "go")
 	r := anerun(t, "", "bench", bundle(t), "--prompt-tokens", "8", "--gen-tokens", "2", "--repetitions", "1", "--json")
 	var res benchResult
 	if err := json.Unmarshal([]byte(r.stdout), &res); r.code != 0 || err != nil || res.ISA != "go" {
-		t.Errorf("bench with $%s=go: exit %d, %v, isa %q: %s", maxISAEnv, r.code, err, res.ISA, r.stderr)
+		t.Errorf("bench with $%s=go: exit %d, %v, isa %q: %s", isaEnv, r.code, err, res.ISA, r.stderr)
 	}
 	r = anerun(t, "", "doctor", "--json")
 	var rep doctorReport
 	if err := json.Unmarshal([]byte(r.stdout), &rep); r.code != 0 || err != nil {
-		t.Fatalf("doctor with $%s=go: exit %d, %v: %s", maxISAEnv, r.code, err, r.stderr)
+		t.Fatalf("doctor with $%s=go: exit %d, %v: %s", isaEnv, r.code, err, r.stderr)
 	}
 	if rep.ISA != "go" || rep.CPUKernels != "go" || strings.Join(rep.ISALevels, ",") != strings.Join(kernels.ISALevels(), ",") {
-		t.Errorf("doctor with $%s=go: isa %q, cpu kernels %q, levels %v", maxISAEnv, rep.ISA, rep.CPUKernels, rep.ISALevels)
+		t.Errorf("doctor with $%s=go: isa %q, cpu kernels %q, levels %v", isaEnv, rep.ISA, rep.CPUKernels, rep.ISALevels)
 	}
 	for _, k := range rep.Kernels {
 		if k.Impl != "go" {
-			t.Errorf("doctor with $%s=go: %s runs %q", maxISAEnv, k.Op, k.Impl)
+			t.Errorf("doctor with $%s=go: %s runs %q", isaEnv, k.Op, k.Impl)
 		}
 	}
 
-	t.Setenv(maxISAEnv, "avx9")
-	if r := anerun(t, "", args...); r.code == 0 || !strings.Contains(r.stderr, "$"+maxISAEnv+`: instruction-set level "avx9"`) || !strings.Contains(r.stderr, "go)") {
-		t.Errorf("$%s=avx9: exit %d, %q", maxISAEnv, r.code, r.stderr)
+	t.Setenv(isaEnv, "avx9")
+	if r := anerun(t, "", args...); r.code == 0 || !strings.Contains(r.stderr, "$"+isaEnv+`: instruction-set level "avx9"`) || !strings.Contains(r.stderr, "go)") {
+		t.Errorf("$%s=avx9: exit %d, %q", isaEnv, r.code, r.stderr)
 	}
-	if r := anerun(t, "", append(args, "--max-isa", "sse2")...); r.code == 0 || !strings.Contains(r.stderr, `--max-isa: instruction-set level "sse2"`) {
-		t.Errorf("--max-isa sse2: exit %d, %q", r.code, r.stderr)
+	if r := anerun(t, "", append(args, "--isa", "sse2")...); r.code == 0 || !strings.Contains(r.stderr, `--isa: instruction-set level "sse2"`) {
+		t.Errorf("--isa sse2: exit %d, %q", r.code, r.stderr)
 	}
 }
 

@@ -34,7 +34,7 @@ type doctorReport struct {
 	CPUFeatures []string `json:"cpu_features"` // the features the CPU kernels can use that this CPU has
 	CPUKernels  string   `json:"cpu_kernels"`  // "assembly" or "go"
 	// ISA is the best instruction-set level the kernels use (kernels.ISA), ISALevels those
-	// --max-isa takes here, best first.
+	// --isa takes here, best first.
 	ISA       string   `json:"isa"`
 	ISALevels []string `json:"isa_levels"`
 	// Kernels names the kernel each CPU operation uses here (kernels.Kernels).
@@ -267,7 +267,7 @@ func (r *doctorReport) print(w io.Writer) {
 		feat = strings.Join(r.CPUFeatures, " ")
 	}
 	fmt.Fprintf(w, "cpu:       %d cores (this process on %s); features %s; CPU kernels in %s\n", r.CPUs, r.CPUList, feat, r.CPUKernels)
-	fmt.Fprintf(w, "           kernels up to %s (--max-isa takes %s)\n", r.ISA, strings.Join(r.ISALevels, ", "))
+	fmt.Fprintf(w, "           kernels up to %s (--isa takes %s)\n", r.ISA, strings.Join(r.ISALevels, ", "))
 	for _, k := range r.Kernels {
 		fmt.Fprintf(w, "           %-36s %s\n", k.Op+":", k.Impl)
 	}
