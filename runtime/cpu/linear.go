@@ -118,7 +118,7 @@ func (d *dispatch) linear(x []float32, n int) {
 	last := &d.outs[d.nout-1]
 	d.x, d.n, d.gated = x, n, nil
 	d.quantizeInput()
-	d.pool.ParallelSlots(last.first+last.w.Rows, d.grain(last.first+last.w.Rows), d.fn)
+	d.parallel(last.first + last.w.Rows)
 	d.reset()
 }
 
@@ -143,7 +143,7 @@ func (d *dispatch) gatedMLP(y, x []float32, n int, gate, up *runtime.Linear, gb,
 	d.outs[1] = output{w: up, bias: ub}
 	d.nout, d.x, d.n, d.gated = 2, x, n, act
 	d.quantizeInput()
-	d.pool.ParallelSlots(gate.Rows, d.grain(gate.Rows), d.fn)
+	d.parallel(gate.Rows)
 	d.reset()
 }
 
@@ -173,6 +173,17 @@ func (d *dispatch) grain(rows int) int {
 	g := rows / (8 * d.pool.Threads())
 	g = min(max(g, 16), maxDecodeGrain)
 	return (g + 3) &^ 3
+}
+
+// parallel runs the job's rows over the pool in work items of d.grain rows; a prefill on the
+// vector units cuts its last round into items of minPrefillGrain (Pool.ParallelSlotsTail).
+// AMX items are sized to the threads already (kernels.AMXItemRows).
+func (d *dispatch) parallel(rows int) {
+	if d.n > 1 && !d.in.HasAMX() {
+		d.pool.ParallelSlotsTail(rows, d.grain(rows), minPrefillGrain, d.fn)
+		return
+	}
+	d.pool.ParallelSlots(rows, d.grain(rows), d.fn)
 }
 
 // inPlace reports whether every output of a non-gated job is computed in place from the

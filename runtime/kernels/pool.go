@@ -49,6 +49,8 @@ type Pool struct {
 	slotFn func(slot, lo, hi int)
 	n      int
 	grain  int
+	head   int // chunks of grain items; those after them are tail items long
+	tail   int
 	y, x   []float32
 	w16    []uint16
 	w32    []float32
@@ -223,8 +225,8 @@ func (p *Pool) work(seq uint64, slot int) {
 		if !p.claim.CompareAndSwap(c, c+1) {
 			continue
 		}
-		lo := i * p.grain
-		p.do(slot, lo, min(p.n, lo+p.grain))
+		lo, hi := p.chunk(i)
+		p.do(slot, lo, hi)
 		p.finished.Add(1)
 	}
 }
@@ -249,15 +251,36 @@ func (p *Pool) do(slot, lo, hi int) {
 	}
 }
 
+// chunk returns the items of chunk i: the first p.head chunks are p.grain items long, the
+// rest p.tail, the last cut at p.n.
+func (p *Pool) chunk(i int) (lo, hi int) {
+	if i < p.head {
+		lo = i * p.grain
+		return lo, min(p.n, lo+p.grain)
+	}
+	lo = p.head*p.grain + (i-p.head)*p.tail
+	return lo, min(p.n, lo+p.tail)
+}
+
 // run executes the job set up in p over [0, n) in chunks of grain items.
 // The caller holds p.mu.
-func (p *Pool) run(n, grain int) {
+func (p *Pool) run(n, grain int) { p.runTail(n, grain, grain) }
+
+// runTail is run with the last round cut finer: chunks of grain items while more than a
+// chunk per goroutine is left, then chunks of tail items (tail <= grain).
+func (p *Pool) runTail(n, grain, tail int) {
 	if n <= 0 {
 		return
 	}
 	grain = max(grain, 1, (n+maxChunks-1)/maxChunks)
-	chunks := (n + grain - 1) / grain
-	p.n, p.grain = n, grain
+	tail = min(max(tail, 1), grain)
+	head := max(0, (n-p.threads*grain)/grain)
+	chunks := head + (n-head*grain+tail-1)/tail
+	if tail == grain || chunks > maxChunks {
+		head, tail = (n+grain-1)/grain, grain
+		chunks = head
+	}
+	p.n, p.grain, p.head, p.tail = n, grain, head, tail
 	p.finished.Store(0)
 	seq := (claimSeq(p.claim.Load()) + 1) & (1<<claimSeqBits - 1)
 	p.claim.Store(seq<<(claimIdxBits+claimCountBits) | uint64(chunks)<<claimIdxBits)
@@ -307,6 +330,18 @@ func (p *Pool) ParallelSlots(n, grain int, fn func(slot, lo, hi int)) {
 	defer p.mu.Unlock()
 	p.kind, p.slotFn = jobSlotFunc, fn
 	p.run(n, grain)
+}
+
+// ParallelSlotsTail is ParallelSlots with the call's last round cut finer: ranges of grain
+// while more than one per goroutine is left, then of tail (both multiples of whatever unit fn
+// needs). A goroutine that falls behind, on a core the host has slowed, then holds the call for
+// one short range, not one of grain. 16-thread prefill on the device waited for its slowest
+// goroutine a fifth of its time with equal ranges (BENCHMARKS.md).
+func (p *Pool) ParallelSlotsTail(n, grain, tail int, fn func(slot, lo, hi int)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.kind, p.slotFn = jobSlotFunc, fn
+	p.runTail(n, grain, tail)
 }
 
 // rowGrain picks the rows per chunk: about 4 chunks per thread (balance if

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,6 +76,60 @@ func TestPoolParallelCoversRange(t *testing.T) {
 	p.Parallel(10, 1, func(lo, hi int) { sum.Add(int64(hi - lo)) })
 	if sum.Load() != 10 {
 		t.Fatalf("closed pool did %d of 10 items", sum.Load())
+	}
+}
+
+// TestPoolParallelSlotsTail: the ranges cover [0, n) once; each starts at a multiple of tail
+// (grain a multiple of tail, as callers pass them), is at most grain long, and once the ranges
+// turn short (tail) they stay short; at most about one range of grain per goroutine is left
+// when they turn, so a call with more than a round of work ends in a round of short ranges.
+func TestPoolParallelSlotsTail(t *testing.T) {
+	for _, threads := range []int{1, 2, 16} {
+		p := NewPool(threads)
+		for _, n := range []int{0, 1, 12, 100, 896, 4864} {
+			for _, g := range [][2]int{{48, 12}, {12, 12}, {36, 12}, {5000, 100}} {
+				grain, tail := g[0], g[1]
+				var mu sync.Mutex
+				var ranges [][2]int
+				hits := make([]atomic.Int32, n)
+				p.ParallelSlotsTail(n, grain, tail, func(slot, lo, hi int) {
+					if slot < 0 || slot >= threads {
+						t.Errorf("slot %d of %d threads", slot, threads)
+					}
+					mu.Lock()
+					ranges = append(ranges, [2]int{lo, hi})
+					mu.Unlock()
+					for i := lo; i < hi; i++ {
+						hits[i].Add(1)
+					}
+				})
+				for i := range hits {
+					if hits[i].Load() != 1 {
+						t.Fatalf("threads %d n %d grain %d tail %d: index %d ran %d times", threads, n, grain, tail, i, hits[i].Load())
+					}
+				}
+				slices.SortFunc(ranges, func(a, b [2]int) int { return a[0] - b[0] })
+				short := -1 // where the short ranges begin
+				for i, r := range ranges {
+					size := r[1] - r[0]
+					switch {
+					case r[0]%tail != 0 || size > grain || size <= 0:
+						t.Errorf("threads %d n %d grain %d tail %d: range %v", threads, n, grain, tail, r)
+					case size < grain && short < 0:
+						short = i
+					case size == grain && short >= 0 && grain != tail && r[1] != n:
+						t.Errorf("threads %d n %d grain %d tail %d: range %v of grain after short ones", threads, n, grain, tail, r)
+					}
+				}
+				if short >= 0 && grain > tail && n > threads*grain && n-ranges[short][0] > (threads+1)*grain {
+					t.Errorf("threads %d n %d grain %d tail %d: short ranges from %d, more than a round before the end", threads, n, grain, tail, ranges[short][0])
+				}
+				if grain > tail && n > (threads+1)*grain && (short < 0 || n-ranges[short][0] < threads*grain) {
+					t.Errorf("threads %d n %d grain %d tail %d: the last round is not cut (short from %d)", threads, n, grain, tail, short)
+				}
+			}
+		}
+		p.Close()
 	}
 }
 
