@@ -6,7 +6,7 @@ import (
 )
 
 // smallVocab is a vocabulary of a few hundred tokens for tests that must be quick: every byte
-// from tab up except DEL (printable ASCII and every byte a UTF-8 character is made of, as in the
+// from tab up (printable ASCII, DEL, and every byte a UTF-8 character is made of, as in the
 // byte-level vocabularies of real models, so any literal a schema names can be spelled), JSON
 // punctuation pairs, words, and UTF-8 pieces that split a character.
 type smallVocab [][]byte
@@ -18,9 +18,7 @@ func (s smallVocab) IsSpecial(id int) bool    { return id == len(s) }
 func newSmallVocab() smallVocab {
 	var s smallVocab
 	for c := 0x09; c <= 0xff; c++ {
-		if c != 0x7f {
-			s = append(s, []byte{byte(c)})
-		}
+		s = append(s, []byte{byte(c)})
 	}
 	for _, w := range []string{`{"`, `":`, `",`, `"}`, `": "`, `", "`, `[]`, `{}`, `],`, `},`, `true`, `false`, `null`, `12`, `-0.5`, `e+3`,
 		`name`, `age`, `\n`, `\u00e9`, `\ud83d`, `\ude00`, "é", "日本", "\xe6", "\x97\xa5", "\xf0\x9f", "\x98\x80", "  ", "\n  ", `<tool_call>`, "\n"} {
