@@ -10,9 +10,8 @@ func (d *Decoder) attention(l int, ws *workspace, segs []segment, rows int) erro
 	c := d.cfg
 	L := &d.layers[l]
 	hd, heads, kvHeads := c.HeadDim, c.NumAttentionHeads, c.NumKeyValueHeads
-	qd, kvd := heads*hd, kvHeads*hd
+	qd := heads * hd
 	stride := d.qkvOut
-	qRows := stride - 2*kvd // q_proj's rows: qd, or 2·qd with the output gates
 	qkv, att := ws.qkv[:rows*stride], ws.att[:rows*qd]
 	// qkv[rows, q | k | v] = the QKV projections (+ biases).
 	if err := ws.proj.Group(l, d.gQKV, ws.xn[:rows*c.HiddenSize], rows, qkv); err != nil {
@@ -24,9 +23,6 @@ func (d *Decoder) attention(l int, ws *workspace, segs []segment, rows int) erro
 	}
 	for _, sg := range segs {
 		s, n, pos := sg.s, len(sg.tokens), sg.pos
-		// Per token: the output gates out of q (gated attention), q and k norms per head (when
-		// the family has them), RoPE at the token's position (the sliding layers' own tables
-		// where they have them), then k and v into the cache: cache[l][kvHead][slot of pos+i][hd].
 		capacity := s.capacity[l]
 		layerK := s.keys[s.base[l] : s.base[l]+kvHeads*capacity*hd]
 		layerV := s.values[s.base[l] : s.base[l]+kvHeads*capacity*hd]
@@ -34,29 +30,9 @@ func (d *Decoder) attention(l int, ws *workspace, segs []segment, rows int) erro
 		if L.sliding && s.ropeLocal != nil {
 			rope = s.ropeLocal
 		}
-		for i := 0; i < n; i++ {
-			r := sg.row + i
-			row := qkv[r*stride : (r+1)*stride]
-			if d.gated {
-				splitGates(row, ws.gate[r*qd:(r+1)*qd], heads, hd)
-			}
-			q, k, v := row[:qd], row[qRows:qRows+kvd], row[qRows+kvd:]
-			if L.qNorm != nil {
-				d.normRows(q, q, norm{w: L.qNorm}, heads, hd)
-				d.normRows(k, k, norm{w: L.kNorm}, kvHeads, hd)
-			}
-			if rope != nil {
-				cos, sin := rope.At(pos + i)
-				kernels.RoPE(q, heads, hd, cos, sin)
-				kernels.RoPE(k, kvHeads, hd, cos, sin)
-			}
-			slot := (pos + i) % capacity
-			for h := 0; h < kvHeads; h++ {
-				at := (h*capacity + slot) * hd
-				copy(layerK[at:at+hd], k[h*hd:(h+1)*hd])
-				copy(layerV[at:at+hd], v[h*hd:(h+1)*hd])
-			}
-		}
+		pr := &ws.prep
+		pr.L, pr.row, pr.pos, pr.capacity, pr.keys, pr.values, pr.rope = L, sg.row, pos, capacity, layerK, layerV, rope
+		d.parallelRows(n, pr.fn)
 		// att[n, heads*hd] = softmax(q·kᵀ·scale, causal, within the window)·v
 		s.attn.ComputeWindow(att[sg.row*qd:], qkv[sg.row*stride:], stride, layerK, layerV, n, pos, capacity, window)
 	}
@@ -78,5 +54,53 @@ func splitGates(row, gate []float32, heads, hd int) {
 	// Head h's query moves from 2h·hd down to h·hd: in increasing h nothing unread is overwritten.
 	for h := 1; h < heads; h++ {
 		copy(row[h*hd:(h+1)*hd], row[2*h*hd:(2*h+1)*hd])
+	}
+}
+
+// tokenPrep is attention's work on each new token of a segment before attention proper: the
+// output gates out of q (gated attention), q and k norms per head (when the family has them),
+// RoPE at the token's position (the sliding layers' own tables where they have them), then k
+// and v into the cache: cache[l][kvHead][slot of pos+i][hd]. Tokens are independent (a pass
+// holds at most a ring's spare capacity, so no two share a slot), so a prefill splits them
+// over the pool.
+type tokenPrep struct {
+	d            *Decoder
+	ws           *workspace
+	L            *decoderLayer
+	row, pos     int // the segment's first row and its position
+	capacity     int // cache slots per head of the layer
+	keys, values []float32
+	rope         *kernels.Rope
+	fn           func(lo, hi int) // run, bound once so that a pool call does not allocate
+}
+
+// run prepares the segment's tokens [lo, hi).
+func (p *tokenPrep) run(lo, hi int) {
+	d, c, L := p.d, p.d.cfg, p.L
+	hd, heads, kvHeads := c.HeadDim, c.NumAttentionHeads, c.NumKeyValueHeads
+	qd, kvd, stride := heads*hd, kvHeads*hd, d.qkvOut
+	qRows := stride - 2*kvd // q_proj's rows: qd, or 2·qd with the output gates
+	for i := lo; i < hi; i++ {
+		r := p.row + i
+		row := p.ws.qkv[r*stride : (r+1)*stride]
+		if d.gated {
+			splitGates(row, p.ws.gate[r*qd:(r+1)*qd], heads, hd)
+		}
+		q, k, v := row[:qd], row[qRows:qRows+kvd], row[qRows+kvd:]
+		if L.qNorm != nil {
+			d.normRows(q, q, norm{w: L.qNorm}, heads, hd)
+			d.normRows(k, k, norm{w: L.kNorm}, kvHeads, hd)
+		}
+		if p.rope != nil {
+			cos, sin := p.rope.At(p.pos + i)
+			kernels.RoPE(q, heads, hd, cos, sin)
+			kernels.RoPE(k, kvHeads, hd, cos, sin)
+		}
+		slot := (p.pos + i) % p.capacity
+		for h := 0; h < kvHeads; h++ {
+			at := (h*p.capacity + slot) * hd
+			copy(p.keys[at:at+hd], k[h*hd:(h+1)*hd])
+			copy(p.values[at:at+hd], v[h*hd:(h+1)*hd])
+		}
 	}
 }

@@ -25,14 +25,16 @@ type segment struct {
 type workspace struct {
 	proj Projector
 	rows int
-	x    []float32 // [rows, hidden] the residual stream
-	xn   []float32 // [rows, hidden] a norm's output
-	tmp  []float32 // [rows, hidden] a block's output before it joins the residual
-	qkv  []float32 // [rows, attn_qkv's width] q (| gates) | k | v of each token, RoPE applied in place
-	gate []float32 // [rows, q] the attention output gates, when the family has them
-	att  []float32 // [rows, q] attention output
-	lin  []float32 // [rows, linear_attn_in's width] the Gated DeltaNet's input projections
-	linO []float32 // [rows, value heads · value dim] the Gated DeltaNet heads' outputs
+	x    []float32    // [rows, hidden] the residual stream
+	xn   []float32    // [rows, hidden] a norm's output
+	tmp  []float32    // [rows, hidden] a block's output before it joins the residual
+	qkv  []float32    // [rows, attn_qkv's width] q (| gates) | k | v of each token, RoPE applied in place
+	gate []float32    // [rows, q] the attention output gates, when the family has them
+	att  []float32    // [rows, q] attention output
+	lin  []float32    // [rows, linear_attn_in's width] the Gated DeltaNet's input projections
+	linO []float32    // [rows, value heads · value dim] the Gated DeltaNet heads' outputs
+	step residualStep // the residual adds and norms between blocks
+	prep tokenPrep    // attention's per-token work before attention proper
 }
 
 // newWorkspace allocates the activations of rows tokens and a projector for them.
@@ -44,6 +46,10 @@ func (d *Decoder) newWorkspace(rows int) (*workspace, error) {
 	c, h := d.cfg, d.cfg.HiddenSize
 	ws := &workspace{proj: p, rows: rows,
 		x: make([]float32, rows*h), xn: make([]float32, rows*h), tmp: make([]float32, rows*h)}
+	ws.step = residualStep{d: d, x: ws.x, xn: ws.xn, tmp: ws.tmp}
+	ws.step.fn = ws.step.run
+	ws.prep = tokenPrep{d: d, ws: ws}
+	ws.prep.fn = ws.prep.run
 	if d.gQKV >= 0 {
 		ws.qkv, ws.att = make([]float32, rows*d.qkvOut), make([]float32, rows*c.QDim())
 		if d.gated {
@@ -80,11 +86,13 @@ func (d *Decoder) forward(ws *workspace, segs []segment, rows int) error {
 			}
 		}
 	}
+	if len(d.layers) > 0 {
+		// xn = the first layer's input norm(x)
+		d.residual(ws, rows, norm{}, false, d.layers[0].inputNorm)
+	}
 	for l := range d.layers {
 		L := &d.layers[l]
-		// Token mixer. tmp = attention or Gated DeltaNet of input norm(x);
-		// x += post-attention norm?(tmp)
-		d.normRows(xn, x, L.inputNorm, rows, hidden)
+		// Token mixer: tmp = attention or Gated DeltaNet of xn.
 		var err error
 		if L.linear != nil {
 			err = d.deltaNet(l, ws, segs, rows)
@@ -94,19 +102,19 @@ func (d *Decoder) forward(ws *workspace, segs []segment, rows int) error {
 		if err != nil {
 			return err
 		}
-		if L.postAttnNorm.w != nil {
-			d.normRows(tmp, tmp, L.postAttnNorm, rows, hidden)
-		}
-		kernels.Add(x, tmp)
-		// MLP block. x += post-MLP norm?(mlp(MLP norm(x)))
-		d.normRows(xn, x, L.mlpNorm, rows, hidden)
+		// x += post-attention norm?(tmp); xn = MLP norm(x)
+		d.residual(ws, rows, L.postAttnNorm, true, L.mlpNorm)
+		// MLP block: tmp = mlp(xn)
 		if err := ws.proj.Group(l, d.gMLP, xn, rows, tmp); err != nil {
 			return err
 		}
-		if L.postMLPNorm.w != nil {
-			d.normRows(tmp, tmp, L.postMLPNorm, rows, hidden)
+		// x += post-MLP norm?(tmp); xn = the next layer's input norm(x) (the last layer's
+		// final norm runs in logits, on the rows that need it)
+		next := norm{}
+		if l+1 < len(d.layers) {
+			next = d.layers[l+1].inputNorm
 		}
-		kernels.Add(x, tmp)
+		d.residual(ws, rows, L.postMLPNorm, true, next)
 	}
 	return nil
 }
@@ -114,15 +122,19 @@ func (d *Decoder) forward(ws *workspace, segs []segment, rows int) error {
 // normRows applies the family's norm to each of rows rows of width values.
 func (d *Decoder) normRows(dst, x []float32, nm norm, rows, width int) {
 	for i := 0; i < rows; i++ {
-		o, in := dst[i*width:(i+1)*width], x[i*width:(i+1)*width]
-		switch d.norm {
-		case arch.RMSNorm:
-			kernels.RMSNorm(o, in, nm.w, d.eps)
-		case arch.RMSNormPlusOne:
-			kernels.RMSNormPlusOne(o, in, nm.w, d.eps)
-		case arch.LayerNorm:
-			kernels.LayerNorm(o, in, nm.w, nm.b, d.eps)
-		}
+		d.normRow(dst[i*width:(i+1)*width], x[i*width:(i+1)*width], nm)
+	}
+}
+
+// normRow applies the family's norm to the vector x, into dst (which may be x).
+func (d *Decoder) normRow(dst, x []float32, nm norm) {
+	switch d.norm {
+	case arch.RMSNorm:
+		kernels.RMSNorm(dst, x, nm.w, d.eps)
+	case arch.RMSNormPlusOne:
+		kernels.RMSNormPlusOne(dst, x, nm.w, d.eps)
+	case arch.LayerNorm:
+		kernels.LayerNorm(dst, x, nm.w, nm.b, d.eps)
 	}
 }
 

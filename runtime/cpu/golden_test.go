@@ -273,7 +273,8 @@ func TestChunkedPrefill(t *testing.T) {
 	}
 }
 
-// TestForwardErrors checks the State's argument checks and that a decode step allocates nothing.
+// TestForwardErrors checks the State's argument checks and that neither a decode step nor a
+// prefill allocates.
 func TestForwardErrors(t *testing.T) {
 	m, b := open(t, "qwen2-tiny", "f16")
 	vocab := m.Config.VocabSize
@@ -316,6 +317,24 @@ func TestForwardErrors(t *testing.T) {
 		pos++
 	}); a != 0 {
 		t.Errorf("a decode step allocates %.1f times", a)
+	}
+	// A prefill long enough to split its row-wise work over the pool's 2 threads allocates
+	// nothing either.
+	long, err := b.NewState(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer long.Close()
+	prompt := make([]int, 32)
+	for i := range prompt {
+		prompt[i] = i + 1
+	}
+	if a := testing.AllocsPerRun(5, func() {
+		if err := long.Forward(prompt, 0, logits); err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Errorf("a 32-token prefill allocates %.1f times", a)
 	}
 }
 

@@ -91,15 +91,67 @@ func RMSNorm(dst, x, weight []float32, eps float32) {
 	if len(x) == 0 {
 		return
 	}
-	var ss float64
-	for _, v := range x {
-		ss += float64(v) * float64(v)
-	}
-	variance := float32(ss / float64(len(x)))
+	variance := float32(sumSquares64(x) / float64(len(x)))
 	r := float32(1 / math.Sqrt(float64(variance+eps)))
+	dst, weight = dst[:len(x)], weight[:len(x)]
 	for i, v := range x {
 		dst[i] = weight[i] * float32(v*r)
 	}
+}
+
+// sumSquares64 returns the sum of x[i]² in float64, where every square of a float32 is exact.
+// Four interleaved partial sums let the additions overlap instead of each waiting for the last
+// (a norm of 896 values took 0.87 µs on one chain, most of a 128-token prefill's serial work);
+// either order is far more accurate than the float32 the result is rounded to.
+func sumSquares64(x []float32) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		a, b, c, d := float64(x[i]), float64(x[i+1]), float64(x[i+2]), float64(x[i+3])
+		s0 += a * a
+		s1 += b * b
+		s2 += c * c
+		s3 += d * d
+	}
+	for ; i < len(x); i++ {
+		s0 += float64(x[i]) * float64(x[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// sum64 returns the sum of x in float64, in four interleaved partial sums (see sumSquares64).
+func sum64(x []float32) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += float64(x[i])
+		s1 += float64(x[i+1])
+		s2 += float64(x[i+2])
+		s3 += float64(x[i+3])
+	}
+	for ; i < len(x); i++ {
+		s0 += float64(x[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// sumCentredSquares64 returns the sum of (x[i] - mean)² in float64, in four interleaved
+// partial sums (see sumSquares64).
+func sumCentredSquares64(x []float32, mean float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		a, b, c, d := float64(x[i])-mean, float64(x[i+1])-mean, float64(x[i+2])-mean, float64(x[i+3])-mean
+		s0 += a * a
+		s1 += b * b
+		s2 += c * c
+		s3 += d * d
+	}
+	for ; i < len(x); i++ {
+		d := float64(x[i]) - mean
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // RMSNormPlusOne writes dst = x * rsqrt(mean(x²) + eps) * (1 + weight), the
@@ -112,12 +164,9 @@ func RMSNormPlusOne(dst, x, weight []float32, eps float32) {
 	if len(x) == 0 {
 		return
 	}
-	var ss float64
-	for _, v := range x {
-		ss += float64(v) * float64(v)
-	}
-	variance := float32(ss / float64(len(x)))
+	variance := float32(sumSquares64(x) / float64(len(x)))
 	r := float32(1 / math.Sqrt(float64(variance+eps)))
+	dst, weight = dst[:len(x)], weight[:len(x)]
 	for i, v := range x {
 		dst[i] = float32(v*r) * (1 + weight[i])
 	}
@@ -133,18 +182,11 @@ func LayerNorm(dst, x, weight, bias []float32, eps float32) {
 	if len(x) == 0 {
 		return
 	}
-	var sum float64
-	for _, v := range x {
-		sum += float64(v)
-	}
-	mean := sum / float64(len(x))
-	var ss float64
-	for _, v := range x {
-		d := float64(v) - mean
-		ss += d * d
-	}
+	mean := sum64(x) / float64(len(x))
+	ss := sumCentredSquares64(x, mean)
 	rstd := float32(1 / math.Sqrt(float64(float32(ss/float64(len(x)))+eps)))
 	m := float32(mean)
+	dst, weight, bias = dst[:len(x)], weight[:len(x)], bias[:len(x)]
 	for i, v := range x {
 		dst[i] = float32(float32(v-m)*rstd)*weight[i] + bias[i]
 	}

@@ -71,26 +71,41 @@ func TestElementwise(t *testing.T) {
 	}
 }
 
+// TestRMSNorm compares RMSNorm and RMSNormPlusOne with a float64 reference, on lengths that
+// do and do not fill the four partial sums.
 func TestRMSNorm(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	x, w := randVec(r, 896), randVec(r, 896)
-	dst := make([]float32, 896)
-	RMSNorm(dst, x, w, 1e-6)
-	var ss float64
-	for _, v := range x {
-		ss += float64(v) * float64(v)
-	}
-	rs := 1 / math.Sqrt(ss/896+1e-6)
-	for i := range x {
-		want := float64(w[i]) * float64(x[i]) * rs
-		if d := math.Abs(float64(dst[i]) - want); d > 4*u*math.Abs(want) {
-			t.Fatalf("RMSNorm [%d] = %g, want %g", i, dst[i], want)
+	for _, n := range []int{1, 3, 7, 896} {
+		x, w := randVec(r, n), randVec(r, n)
+		var ss float64
+		for _, v := range x {
+			ss += float64(v) * float64(v)
 		}
-	}
-	RMSNorm(x, x, w, 1e-6) // in place
-	for i := range x {
-		if x[i] != dst[i] {
-			t.Fatalf("RMSNorm in place differs at %d", i)
+		rs := 1 / math.Sqrt(ss/float64(n)+1e-6)
+		for _, plusOne := range []bool{false, true} {
+			norm, name := RMSNorm, "RMSNorm"
+			if plusOne {
+				norm, name = RMSNormPlusOne, "RMSNormPlusOne"
+			}
+			dst := make([]float32, n)
+			norm(dst, x, w, 1e-6)
+			for i := range x {
+				scale := float64(w[i])
+				if plusOne {
+					scale = 1 + float64(w[i])
+				}
+				want := scale * float64(x[i]) * rs
+				if d := math.Abs(float64(dst[i]) - want); d > 4*u*math.Abs(want) {
+					t.Fatalf("%s n=%d [%d] = %g, want %g", name, n, i, dst[i], want)
+				}
+			}
+			in := append([]float32(nil), x...)
+			norm(in, in, w, 1e-6) // in place
+			for i := range in {
+				if in[i] != dst[i] {
+					t.Fatalf("%s n=%d in place differs at %d", name, n, i)
+				}
+			}
 		}
 	}
 }
