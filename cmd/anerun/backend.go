@@ -24,7 +24,7 @@ type backendKind struct {
 
 var backends = []backendKind{
 	aneBackend, // first: auto uses the Neural Engine where it opens (backends.go)
-	{"cpu", "float32 forward pass on all cores (assembly kernels where the CPU has them)", openCPU},
+	{"cpu", "float32 forward pass, one thread per core (assembly kernels where the CPU has them)", openCPU},
 	simBackend, // after cpu, which always opens: auto never picks the simulator
 }
 
@@ -61,7 +61,7 @@ type modelFlags struct {
 func (o *modelFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.backend, "backend", "auto", "where to run the model: "+backendNames())
-	f.IntVarP(&o.threads, "threads", "t", 0, "CPU threads (0: one per CPU this process may run on, see --cpus)")
+	f.IntVarP(&o.threads, "threads", "t", 0, "CPU threads (0: one per physical core this process may run on, performance cores only on a hybrid CPU, as llama.cpp; see --cpus)")
 	f.IntVarP(&o.ctx, "ctx", "c", 0, fmt.Sprintf("context length in tokens (0: %d, or the model's maximum if smaller; alias --ctx-size)", runtime.DefaultContext))
 	f.StringVar(&o.amx, "amx", "auto", fmt.Sprintf("on a CPU with AMX (Xeon Sapphire Rapids and later), where fp16 and int8 prefill runs: on (AMX tiles), off (AVX-512), auto (AMX with at most %d threads)", cpu.AMXAutoThreads))
 	f.BoolVar(&o.mlock, "mlock", false, "read the bundle into memory in 2 MiB pages where the OS can (on Linux, re-reading it once if the page cache holds it in small pages) and pin it there (mlock), for steady speed; needs a memlock limit (ulimit -l) as large as the bundle")
@@ -87,7 +87,10 @@ func (l *loaded) Close() {
 // load opens the bundle MODEL names (see resolve) and the backend the flags ask for.
 func load(path string, o *modelFlags) (*loaded, error) {
 	if o.threads < 0 {
-		return nil, fmt.Errorf("--threads %d: expected 0 (all cores) or a positive number", o.threads)
+		return nil, fmt.Errorf("--threads %d: expected 0 (one per core) or a positive number", o.threads)
+	}
+	if o.threads == 0 {
+		o.threads = defaultThreads()
 	}
 	if o.ctx < 0 {
 		return nil, fmt.Errorf("--ctx %d: expected 0 (default) or a positive number", o.ctx)

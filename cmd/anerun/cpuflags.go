@@ -19,15 +19,15 @@ const isaEnv = "ANERUN_ISA"
 // registerCPUFlags adds the flags every command takes about the CPU it runs on, applied before
 // the command runs:
 //   - --isa: the CPU kernels go no higher than that instruction-set level (kernels.LimitISA);
-//   - --cpus: the process runs on those CPUs only (affinity.Pin), with one Go P per CPU, so
-//     --threads defaults to their number.
+//   - --cpus: the process runs on those CPUs only (affinity.Pin), with one Go P per CPU, and
+//     --threads defaults to the number of cores among them.
 func registerCPUFlags(root *cobra.Command) {
 	var level, cpus string
 	pf := root.PersistentFlags()
 	pf.StringVar(&level, "isa", os.Getenv(isaEnv), fmt.Sprintf(
 		"use CPU kernels up to this instruction-set level: %s; for measuring a smaller CPU of this kind or avoiding a kernel (default $%s, else the best the CPU has)",
 		strings.Join(kernels.ISALevels(), ", "), isaEnv))
-	pf.StringVar(&cpus, "cpus", "", "run on these CPUs only, e.g. 0-3,8 (Linux; as taskset -c): the scheduler no longer moves the threads between all cores, which steadies runs with fewer threads than cores; --threads defaults to their number")
+	pf.StringVar(&cpus, "cpus", "", "run on these CPUs only, e.g. 0-3,8 (Linux; as taskset -c): the scheduler no longer moves the threads between all cores, which steadies runs with fewer threads than cores; --threads defaults to the number of cores among them")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if level != "" {
 			if err := kernels.LimitISA(level); err != nil {
@@ -59,4 +59,16 @@ func cpuList() string {
 		return ""
 	}
 	return affinity.Format(cpus)
+}
+
+// defaultThreads is --threads' default: one per physical core this process may run on, and on a
+// hybrid CPU per performance core (affinity.Cores), as llama.cpp and ollama default to; never
+// more than GOMAXPROCS, the CPUs the Go runtime uses, which follows --cpus and a container's CPU
+// limit; one per CPU where the system does not describe its cores.
+func defaultThreads() int {
+	n, procs := affinity.Cores(), goruntime.GOMAXPROCS(0)
+	if n <= 0 || n > procs {
+		return procs
+	}
+	return n
 }

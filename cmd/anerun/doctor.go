@@ -29,7 +29,9 @@ type doctorReport struct {
 	Chip      string `json:"chip,omitempty"`
 	CPUs      int    `json:"cpus"`
 	// CPUList is the CPUs this process may run on now (taskset, --cpus), as a CPU list.
-	CPUList     string   `json:"cpu_list"`
+	CPUList string `json:"cpu_list"`
+	// Threads is --threads' default here: one per physical core among CPUList (defaultThreads).
+	Threads     int      `json:"threads"`
 	Go          string   `json:"go"`
 	CPUFeatures []string `json:"cpu_features"` // the features the CPU kernels can use that this CPU has
 	CPUKernels  string   `json:"cpu_kernels"`  // "assembly" or "go"
@@ -190,7 +192,7 @@ func doctor() *doctorReport {
 	}
 	r.Kernels = kernels.Kernels()
 	r.ISA, r.ISALevels = kernels.ISA(), kernels.ISALevels()
-	r.CPUList = cpuList()
+	r.CPUList, r.Threads = cpuList(), defaultThreads()
 	r.ANE.Available, r.ANE.Framework, r.ANE.Reason = p.Available, p.Framework, p.Reason
 	r.ANE.Classes, r.ANE.Missing = nonNil(p.Classes), nonNil(p.Missing)
 	r.ANE.CompileBudget = ane.MaxCompiles
@@ -214,7 +216,7 @@ func doctor() *doctorReport {
 		aneNote = "unavailable: " + p.Reason
 	}
 	r.Backends = []doctorOption{
-		{"cpu", true, fmt.Sprintf("float32 on %d cores, %s kernels", r.CPUs, r.CPUKernels)},
+		{"cpu", true, fmt.Sprintf("float32 on %d threads, %s kernels", r.Threads, r.CPUKernels)},
 		{"ane", p.Available, aneNote},
 		{"sim", true, "the ANE kernels in the MIL simulator (slow; for checking)"},
 	}
@@ -266,7 +268,7 @@ func (r *doctorReport) print(w io.Writer) {
 	if len(r.CPUFeatures) > 0 {
 		feat = strings.Join(r.CPUFeatures, " ")
 	}
-	fmt.Fprintf(w, "cpu:       %d cores (this process on %s); features %s; CPU kernels in %s\n", r.CPUs, r.CPUList, feat, r.CPUKernels)
+	fmt.Fprintf(w, "cpu:       %d CPUs (this process on %s; %d threads by default, one per core); features %s; CPU kernels in %s\n", r.CPUs, r.CPUList, r.Threads, feat, r.CPUKernels)
 	fmt.Fprintf(w, "           kernels up to %s (--isa takes %s)\n", r.ISA, strings.Join(r.ISALevels, ", "))
 	for _, k := range r.Kernels {
 		fmt.Fprintf(w, "           %-36s %s\n", k.Op+":", k.Impl)

@@ -37,7 +37,7 @@ func TestDoctor(t *testing.T) {
 	if err := json.Unmarshal([]byte(runDoctor(t, "--json")), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.OS != goruntime.GOOS || r.Arch != goruntime.GOARCH || r.CPUs < 1 || r.Go == "" || r.ANE.CompileBudget != 100 || len(r.Backends) != 3 {
+	if r.OS != goruntime.GOOS || r.Arch != goruntime.GOARCH || r.CPUs < 1 || r.Threads < 1 || r.Threads > r.CPUs || r.Go == "" || r.ANE.CompileBudget != 100 || len(r.Backends) != 3 {
 		t.Errorf("report %+v", r)
 	}
 	onApple := goruntime.GOOS == "darwin" && goruntime.GOARCH == "arm64"
