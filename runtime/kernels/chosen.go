@@ -12,6 +12,19 @@ type Kernel struct {
 // CPU's features (always the Go twins in a -tags noasm build). anerun doctor prints it.
 func Kernels() []Kernel {
 	gemv, gemm, nn, vec := chosenImpls()
+	q8f, q4f := q8FloatImpl(), q4FloatImpl()
+	q8Prefill := amxImpl(q8f)
+	// Without a float-activation kernel the assembly W8A16 one takes every batch (arm64): say
+	// so rather than name the Go twin, which runs for none.
+	if quant := QuantKernels(); quant != "go" {
+		const none = "none: matmul q8/q4 takes every batch"
+		if !q8FloatFast() {
+			q8f, q8Prefill = none, none
+		}
+		if !q4FloatFast() {
+			q4f = none
+		}
+	}
 	return []Kernel{
 		{"matvec f16/f32 (decode)", gemv},
 		{"matmul f16/f32 (prefill)", gemm},
@@ -19,8 +32,8 @@ func Kernels() []Kernel {
 		{"attention (prefill)", nn},
 		{"attention (decode), softmax, swiglu, gelu, add", vec},
 		{"matmul q8/q4", QuantKernels()},
-		{"matmul q8, batched (float activations)", q8FloatImpl()},
-		{fmt.Sprintf("matmul q8, %d+ tokens (prefill)", amxMinTokens), amxImpl(q8FloatImpl())},
-		{"matmul q4, batched (float activations)", q4FloatImpl()},
+		{"matmul q8, batched (float activations)", q8f},
+		{fmt.Sprintf("matmul q8, %d+ tokens (prefill)", amxMinTokens), q8Prefill},
+		{"matmul q4, batched (float activations)", q4f},
 	}
 }
