@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/anepack/anepack/runtime/kernels"
 )
 
 // PerplexityOptions controls Perplexity.
@@ -130,7 +132,7 @@ func Perplexity(ctx context.Context, m *Model, b Backend, tokens []int, opts Per
 				if rrows != nil {
 					rrow := rrows[j*vocab : (j+1)*vocab]
 					kls = append(kls, klDivergence(rrow, row, logSumExp(rrow), lse))
-					if argmaxF(rrow) == argmaxF(row) {
+					if kernels.Argmax(rrow) == kernels.Argmax(row) {
 						same++
 					}
 				}
@@ -176,14 +178,4 @@ func klDivergence(p, q []float32, lp, lq float64) float64 {
 		kl += math.Exp(logP) * (logP - (float64(q[i]) - lq))
 	}
 	return max(kl, 0)
-}
-
-func argmaxF(x []float32) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/runtime/kernels"
 )
 
 // Sampling says how the next token is chosen. The fields mean what Hugging Face's generation
@@ -167,6 +168,11 @@ func (s *Sampler) SampleMasked(logits []float32, history []int, allowed Mask) in
 }
 
 func (s *Sampler) choose(logits []float32, history []int, allowed Mask) int {
+	if s.cfg.Temperature == 0 && allowed == nil && s.counts == nil && (s.cfg.RepetitionPenalty == 0 || s.cfg.RepetitionPenalty == 1) {
+		// Plain greedy: nothing changes the scores, so no copy of them (600 KB a token for a
+		// 151,936-token vocabulary).
+		return kernels.Argmax(logits)
+	}
 	sc := s.scores[:len(logits)]
 	copy(sc, logits)
 	if allowed != nil {
@@ -184,7 +190,7 @@ func (s *Sampler) choose(logits []float32, history []int, allowed Mask) int {
 		}
 	}
 	if s.cfg.Temperature == 0 {
-		id := argmax(sc)
+		id := kernels.Argmax(sc)
 		if allowed != nil && !allowed.Has(id) {
 			return firstAllowed(allowed, len(sc))
 		}
@@ -205,7 +211,7 @@ func (s *Sampler) choose(logits []float32, history []int, allowed Mask) int {
 		if allowed != nil {
 			return firstAllowed(allowed, len(sc))
 		}
-		return argmax(logits)
+		return kernels.Argmax(logits)
 	}
 	if k := s.cfg.TopK; k > 0 && k < len(cand) {
 		cand = s.topK(cand, k)
@@ -402,15 +408,4 @@ func firstAllowed(allowed Mask, vocab int) int {
 		}
 	}
 	return 0
-}
-
-// argmax returns the index of the largest value, the first on ties.
-func argmax(v []float32) int {
-	best := 0
-	for i, x := range v {
-		if x > v[best] {
-			best = i
-		}
-	}
-	return best
 }

@@ -205,8 +205,9 @@ func BenchmarkMatMulF32(b *testing.B) {
 }
 
 // BenchmarkVectorOps measures the per-token helpers on model-sized vectors:
-// hidden 896 (RMSNorm, Dot over a head is 64), intermediate 4864 (SwiGLU)
-// and a 1024-position attention row (Softmax).
+// hidden 896 (RMSNorm, Dot over a head is 64), intermediate 4864 (SwiGLU),
+// a 1024-position attention row (Softmax) and a vocabulary of 151,936
+// (Argmax, against the element-by-element scan it replaced).
 func BenchmarkVectorOps(b *testing.B) {
 	h, g, up := benchVec(896), benchVec(4864), benchVec(4864)
 	dst := make([]float32, 4864)
@@ -234,6 +235,26 @@ func BenchmarkVectorOps(b *testing.B) {
 		b.SetBytes(4 * 64)
 		for b.Loop() {
 			_ = Dot(h[:64], g[:64])
+		}
+	})
+	// Argmax over Qwen2's vocabulary: a greedy decode step's sampling.
+	logits := benchVec(151936)
+	b.Run("Argmax/151936", func(b *testing.B) {
+		b.SetBytes(4 * 151936)
+		for b.Loop() {
+			_ = Argmax(logits)
+		}
+	})
+	b.Run("ArgmaxScan/151936", func(b *testing.B) {
+		b.SetBytes(4 * 151936)
+		for b.Loop() {
+			best := 0
+			for i, v := range logits {
+				if v > logits[best] {
+					best = i
+				}
+			}
+			_ = best
 		}
 	})
 }

@@ -70,6 +70,41 @@ func Max(x []float32) float32 {
 	return m
 }
 
+// Argmax returns the index of the largest value of x, the first on ties, as
+// torch.argmax does, skipping NaNs (0 when x[0] is NaN or x is empty, as a
+// scan that keeps the first strictly larger value gives). It finds the
+// largest value block by block with Max's vector loop, then the first index
+// of it in the block that has it: a greedy decode step scans a 151,936-token
+// vocabulary this way in a fraction of the element-by-element scan's time.
+func Argmax(x []float32) int {
+	if len(x) == 0 || x[0] != x[0] {
+		return 0
+	}
+	const block = 1024
+	best, at := x[0], 0 // the largest value so far and the start of the first block holding it
+	for lo := 0; lo < len(x); lo += block {
+		b := x[lo:min(lo+block, len(x))]
+		m := Max(b)
+		if m != m { // a NaN in the block, which the vector loop may return
+			m = float32(math.Inf(-1))
+			for _, v := range b {
+				if v > m {
+					m = v
+				}
+			}
+		}
+		if m > best {
+			best, at = m, lo
+		}
+	}
+	for i, v := range x[at:] {
+		if v == best {
+			return at + i
+		}
+	}
+	return 0 // not reached: best is a value of x
+}
+
 // Add adds x to y in place: y[i] += x[i] (the residual connections).
 func Add(y, x []float32) {
 	y = y[:len(x)]

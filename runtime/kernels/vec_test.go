@@ -477,3 +477,68 @@ func TestAddMatchesLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestArgmax compares Argmax with the element-by-element scan (the first strictly larger value
+// wins) on lengths around its block of 1024, with ties, NaNs, infinities and signed zeros.
+func TestArgmax(t *testing.T) {
+	scan := func(x []float32) int {
+		best := 0
+		for i, v := range x {
+			if v > x[best] {
+				best = i
+			}
+		}
+		return best
+	}
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	r := rand.New(rand.NewPCG(31, 32))
+	check := func(name string, x []float32) {
+		t.Helper()
+		if got, want := Argmax(x), scan(x); len(x) > 0 && got != want || len(x) == 0 && got != 0 {
+			t.Fatalf("%s (n=%d): Argmax = %d, want %d", name, len(x), got, want)
+		}
+	}
+	check("empty", nil)
+	for _, n := range []int{1, 7, 8, 1023, 1024, 1025, 3000, 151936} {
+		x := randVec(r, n)
+		check("random", x)
+		// Ties: the largest value again, later and earlier.
+		i := Argmax(x)
+		x[n-1] = x[i]
+		check("tie after", x)
+		if i > 0 {
+			x[i/2] = x[i]
+			check("tie before", x)
+		}
+		// Integers in a small range: many ties, the first must win.
+		for j := range x {
+			x[j] = float32(r.IntN(5))
+		}
+		check("many ties", x)
+		// NaNs: at the start (0 wins), in a block that also holds the largest value, everywhere.
+		y := randVec(r, n)
+		y[n-1] = 10
+		if n > 1 {
+			y[n-2] = nan
+		}
+		check("NaN beside the largest", y)
+		y[0] = nan
+		check("NaN first", y)
+		for j := range y {
+			y[j] = nan
+		}
+		y[0] = 1
+		check("NaNs after the first", y)
+		// Infinities and signed zeros.
+		z := make([]float32, n)
+		for j := range z {
+			z[j] = float32(math.Inf(-1))
+		}
+		check("all -Inf", z)
+		z[n/2] = float32(math.Copysign(0, -1))
+		z[n-1] = 0
+		check("-0 before +0", z)
+		z[n-1] = inf
+		check("+Inf last", z)
+	}
+}
