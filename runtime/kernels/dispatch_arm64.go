@@ -11,7 +11,7 @@ import "fmt"
 var useNEON = true
 
 // HasAsm reports whether the kernels use assembly on this machine. On arm64
-// the matrix kernels, Dot and Axpy do; Sum, Softmax and SwiGLU are pure Go.
+// the matrix kernels, Dot, Axpy, Softmax and the activations do; Sum is pure Go.
 func HasAsm() bool { return useNEON }
 
 //go:noescape
@@ -43,15 +43,81 @@ func axpyFast(y []float32, a float32, x []float32) int {
 	return n
 }
 
-// The other vector helpers have no NEON code yet.
+// Softmax's and the activations' helpers (vecops_arm64.s), four lanes a step.
 
-func sumFast(x []float32) (float32, int)                    { return 0, 0 }
-func swigluFast(dst, gate, up []float32) int                { return 0 }
-func geluTanhFast(dst, x []float32) int                     { return 0 }
-func geGLUFast(dst, gate, up []float32) int                 { return 0 }
-func expSumFast(dst, x []float32, m float32) (float32, int) { return 0, 0 }
-func maxFast(x []float32) (float32, int)                    { return 0, 0 }
-func scaleFast(x []float32, a float32) int                  { return 0 }
+//go:noescape
+func expSumNEON(dst, x []float32, m float32) float32
+
+//go:noescape
+func swigluNEON(dst, gate, up []float32)
+
+//go:noescape
+func geluTanhNEON(dst, x []float32)
+
+//go:noescape
+func geGLUNEON(dst, x, up []float32)
+
+//go:noescape
+func maxNEON(x []float32) float32
+
+//go:noescape
+func scaleNEON(x []float32, a float32)
+
+func swigluFast(dst, gate, up []float32) int {
+	n := len(dst) &^ 3
+	if !useNEON || n == 0 {
+		return 0
+	}
+	swigluNEON(dst[:n], gate[:n], up[:n])
+	return n
+}
+
+func geluTanhFast(dst, x []float32) int {
+	n := len(x) &^ 3
+	if !useNEON || n == 0 {
+		return 0
+	}
+	geluTanhNEON(dst[:n], x[:n])
+	return n
+}
+
+func geGLUFast(dst, gate, up []float32) int {
+	n := len(dst) &^ 3
+	if !useNEON || n == 0 {
+		return 0
+	}
+	geGLUNEON(dst[:n], gate[:n], up[:n])
+	return n
+}
+
+func expSumFast(dst, x []float32, m float32) (float32, int) {
+	n := len(x) &^ 3
+	if !useNEON || n == 0 {
+		return 0, 0
+	}
+	return expSumNEON(dst[:n], x[:n], m), n
+}
+
+func maxFast(x []float32) (float32, int) {
+	n := len(x) &^ 3
+	if !useNEON || n == 0 {
+		return 0, 0
+	}
+	return maxNEON(x[:n]), n
+}
+
+func scaleFast(x []float32, a float32) int {
+	n := len(x) &^ 3
+	if !useNEON || n == 0 {
+		return 0
+	}
+	scaleNEON(x[:n], a)
+	return n
+}
+
+// Sum has no NEON code: nothing on a forward pass's path calls it.
+
+func sumFast(x []float32) (float32, int) { return 0, 0 }
 
 func matVecF16Fast(y []float32, w []uint16, x []float32, rows, cols int) int {
 	k := cols &^ 7
@@ -173,7 +239,7 @@ func chosenImpls() (gemv, gemm, nn, vec string) {
 	if !useNEON {
 		return "go", "go", "go", "go"
 	}
-	return "neon", fmt.Sprintf("neon %dx%d", neonTokens, neonRows), fmt.Sprintf("neon %dx16", nnRows), "neon (dot, axpy), go"
+	return "neon", fmt.Sprintf("neon %dx%d", neonTokens, neonRows), fmt.Sprintf("neon %dx16", nnRows), "neon"
 }
 
 // isaNames are ISALevels on arm64.

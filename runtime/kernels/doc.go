@@ -25,7 +25,9 @@
 //     (amx.go); MatMulQ8AMX likewise for q8 codes (each a bfloat16 exactly); the input
 //     split and weight packing run on AVX512BW wherever that exists;
 //   - arm64: NEON MatVec* (kernels_arm64.s), a 4x4 MatMul* and a 6x16 NN
-//     GEMM (gemm_arm64.s, written out by internal/gen/neon.go), Dot and Axpy;
+//     GEMM (gemm_arm64.s, written out by internal/gen/neon.go), Dot, Axpy,
+//     and Softmax's exp and max, Scale, SwiGLU, GELU and GeGLU
+//     (vecops_arm64.s, the AVX2 kernels' exp step for step);
 //   - other CPUs, and any build with -tags noasm: the Go twins only.
 //
 // Kernels names the choice for each operation (anerun doctor prints it).
