@@ -17,8 +17,9 @@ import "fmt"
 // the ANE/sim backend (whose ANE programs stop at the projections) share it. An Attention is
 // not safe for concurrent use; each sequence state owns one.
 //
-// One token (decode) splits the work by query head, a dot product and an axpy per position; a
-// batch (prefill) by KV head and block of tokens, as matrix products (attention_batch.go).
+// One token (decode) splits the work by query head: the scores are a GEMV of the cached keys
+// with the query, the output the scores times the cached values; a batch (prefill) splits by KV
+// head and block of tokens, as matrix products (attention_batch.go).
 type Attention struct {
 	pool    *Pool
 	fn      func(slot, lo, hi int)
@@ -97,22 +98,22 @@ func (a *Attention) run(slot, lo, hi int) {
 			first = max(0, last-a.window+1)
 		}
 		s := scores[:last-first+1]
-		// Positions first..last are slots first%capacity onwards, wrapping at most once.
+		// Positions first..last are slots first%capacity onwards, wrapping at most once: the
+		// scores are the GEMV of those key rows with q, in at most two runs of slots (one
+		// call per run instead of one Dot per position), then scaled.
 		slot := first % capacity
-		for t := range s {
-			s[t] = Dot(q, keys[slot*d:(slot+1)*d]) * a.scale
-			if slot++; slot == capacity {
-				slot = 0
-			}
+		run := min(len(s), capacity-slot)
+		MatVecF32(s[:run], keys[slot*d:(slot+run)*d], q, run, d)
+		if run < len(s) {
+			MatVecF32(s[run:], keys[:(len(s)-run)*d], q, len(s)-run, d)
 		}
+		Scale(s, a.scale)
 		Softmax(s)
-		clear(out)
-		slot = first % capacity
-		for _, p := range s {
-			Axpy(out, p, values[slot*d:(slot+1)*d])
-			if slot++; slot == capacity {
-				slot = 0
-			}
+		// out = s · V over the same runs: gemmNN with one row, which sums each output in
+		// position order with fused multiply-adds, as an Axpy per position did.
+		gemmNN(out, d, s, len(s), values[slot*d:], d, 1, d, run, false)
+		if run < len(s) {
+			gemmNN(out, d, s[run:], len(s)-run, values, d, 1, d, len(s)-run, true)
 		}
 	}
 }

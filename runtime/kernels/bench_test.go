@@ -394,3 +394,23 @@ func BenchmarkAttentionPrefill(b *testing.B) {
 		pool.Close()
 	}
 }
+
+// BenchmarkAttentionDecode measures one decoded token's attention (the per-head path) with
+// Qwen3-0.6B's heads (16 query heads on 8 KV heads of 128) at a context of ctx positions, on
+// one thread.
+func BenchmarkAttentionDecode(b *testing.B) {
+	const heads, kvHeads, d = 16, 8, 128
+	for _, ctx := range []int{256, 1024, 4096} {
+		pool := NewPool(1)
+		a := NewAttention(pool, heads, kvHeads, d, ctx, 0.088)
+		keys, values := benchVec(kvHeads*ctx*d), benchVec(kvHeads*ctx*d)
+		q, out := benchVec(heads*d), make([]float32, heads*d)
+		b.Run(fmt.Sprintf("ctx=%d", ctx), func(b *testing.B) {
+			for b.Loop() {
+				a.Compute(out, q, heads*d, keys, values, 1, ctx-1)
+			}
+			reportGFLOPS(b, 4*d*float64(heads)*float64(ctx))
+		})
+		pool.Close()
+	}
+}
