@@ -83,6 +83,8 @@ func (a *Attention) ComputeWindow(out, q []float32, qStride int, keys, values []
 	a.out, a.q, a.keys, a.values = nil, nil, nil, nil
 }
 
+// run is the decode path's work item: the (token, head) pairs [lo, hi), with slot's scores
+// buffer.
 func (a *Attention) run(slot, lo, hi int) {
 	d, group, capacity := a.headDim, a.heads/a.kvHeads, a.capacity
 	scores := a.scratch[slot]
