@@ -16,7 +16,7 @@ func Kernels() []Kernel {
 	q8Prefill := amxImpl(q8f)
 	// Without a float-activation kernel the assembly W8A16 one takes every batch (arm64): say
 	// so rather than name the Go twin, which runs for none.
-	if quant := QuantKernels(); quant != "go" {
+	if QuantKernels() != "go" {
 		const none = "none: matmul q8/q4 takes every batch"
 		if !q8FloatFast() {
 			q8f, q8Prefill = none, none

@@ -94,6 +94,13 @@ GLOBL vecconst<>(SB), RODATA|NOPTR, $288
 	BIC16B(4, 4, 1); \
 	BIT16B(4, 29, 2)
 
+// SIGMOIDDIV sets V7 = V7 / (1 + exp(V0)), the sigmoid-gated activations' common step
+// (sigmoidScaled in internal/gen): x/(1+exp(-x)) for SiLU, x/(1+exp(-2·inner)) for GELU.
+#define SIGMOIDDIV \
+	EXP4; \
+	FADD4S(4, 4, 27); \
+	FDIV4S(7, 7, 4)
+
 // func expSumNEON(dst, x []float32, m float32) float32
 // dst[i] = exp(x[i]-m) for i < len(x), a multiple of 4; returns their sum.
 TEXT ·expSumNEON(SB), NOSPLIT, $0-60
@@ -135,9 +142,7 @@ swigluloop:
 	VLD1.P 16(R1), [V7.S4]
 	VLD1.P 16(R3), [V11.S4]
 	FNEG4S(0, 7)
-	EXP4
-	FADD4S(4, 4, 27)
-	FDIV4S(7, 7, 4)
+	SIGMOIDDIV
 	FMUL4S(7, 7, 11)
 	VST1.P [V7.S4], 16(R0)
 	SUBS   $4, R2
@@ -169,9 +174,7 @@ TEXT ·geluTanhNEON(SB), NOSPLIT, $0-48
 gelutloop:
 	VLD1.P 16(R1), [V7.S4]
 	GELUARG
-	EXP4
-	FADD4S(4, 4, 27)
-	FDIV4S(7, 7, 4)
+	SIGMOIDDIV
 	VST1.P [V7.S4], 16(R0)
 	SUBS   $4, R2
 	BNE    gelutloop
@@ -194,9 +197,7 @@ geglsloop:
 	VLD1.P 16(R1), [V7.S4]
 	VLD1.P 16(R3), [V11.S4]
 	GELUARG
-	EXP4
-	FADD4S(4, 4, 27)
-	FDIV4S(7, 7, 4)
+	SIGMOIDDIV
 	FMUL4S(7, 7, 11)
 	VST1.P [V7.S4], 16(R0)
 	SUBS   $4, R2
