@@ -168,7 +168,9 @@ func (s *Sampler) SampleMasked(logits []float32, history []int, allowed Mask) in
 }
 
 func (s *Sampler) choose(logits []float32, history []int, allowed Mask) int {
-	if s.cfg.Temperature == 0 && allowed == nil && s.counts == nil && (s.cfg.RepetitionPenalty == 0 || s.cfg.RepetitionPenalty == 1) {
+	rep := float32(s.cfg.RepetitionPenalty)
+	penalize := rep != 0 && rep != 1
+	if s.cfg.Temperature == 0 && allowed == nil && !penalize && s.counts == nil {
 		// Plain greedy: nothing changes the scores, so no copy of them (600 KB a token for a
 		// 151,936-token vocabulary).
 		return kernels.Argmax(logits)
@@ -178,8 +180,8 @@ func (s *Sampler) choose(logits []float32, history []int, allowed Mask) int {
 	if allowed != nil {
 		applyMask(sc, allowed)
 	}
-	if p := float32(s.cfg.RepetitionPenalty); p != 0 && p != 1 {
-		s.penalize(sc, history, p)
+	if penalize {
+		s.penalize(sc, history, rep)
 	}
 	if s.counts != nil {
 		pp, fp := float32(s.cfg.PresencePenalty), float32(s.cfg.FrequencyPenalty)
