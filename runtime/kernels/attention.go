@@ -17,13 +17,15 @@ import "fmt"
 // the ANE/sim backend (whose ANE programs stop at the projections) share it. An Attention is
 // not safe for concurrent use; each sequence state owns one.
 //
-// One token (decode) splits the work by query head: the scores are a GEMV of the cached keys
-// with the query, the output the scores times the cached values; a batch (prefill) splits by KV
-// head and block of tokens, as matrix products (attention_batch.go).
+// One token (decode) splits the work by KV head, and a long context also by block of positions
+// (attention_decode.go); a batch (prefill) splits by KV head and block of tokens, as matrix
+// products (attention_batch.go). Both read each cached key and value once for all the query
+// heads of its group.
 type Attention struct {
 	pool    *Pool
 	fn      func(slot, lo, hi int)
-	scratch [][]float32 // one [maxTokens] scores buffer per pool slot
+	scratch [][]float32 // one [group*maxTokens] scores buffer per pool slot
+	decode  attnDecode  // the decode path's shared state
 
 	batchFn      func(slot, lo, hi int)
 	prepFn       func(lo, hi int)
@@ -52,9 +54,10 @@ func NewAttention(pool *Pool, heads, kvHeads, headDim, maxTokens int, scale floa
 	a := &Attention{pool: pool, heads: heads, kvHeads: kvHeads, headDim: headDim, maxTokens: maxTokens,
 		scale: scale, scratch: make([][]float32, pool.Threads()), batchScratch: make([]*attnScratch, pool.Threads())}
 	for i := range pool.Threads() {
-		a.scratch[i] = make([]float32, maxTokens)
+		a.scratch[i] = make([]float32, heads/max(kvHeads, 1)*maxTokens)
 		a.batchScratch[i] = new(attnScratch)
 	}
+	a.decode.init(heads, kvHeads, headDim, pool.Threads())
 	a.fn, a.batchFn, a.prepFn = a.run, a.runBatch, a.prep
 	return a
 }
@@ -75,47 +78,11 @@ func (a *Attention) ComputeWindow(out, q []float32, qStride int, keys, values []
 	}
 	a.out, a.q, a.qStride, a.keys, a.values, a.pos, a.n = out, q, qStride, keys, values, pos, n
 	a.capacity, a.window = capacity, window
-	if n > 1 {
+	switch {
+	case n > 1:
 		a.computeBatch(n)
-	} else {
-		a.pool.ParallelSlots(n*a.heads, 1, a.fn)
+	case n == 1:
+		a.computeDecode()
 	}
 	a.out, a.q, a.keys, a.values = nil, nil, nil, nil
-}
-
-// run is the decode path's work item: the (token, head) pairs [lo, hi), with slot's scores
-// buffer.
-func (a *Attention) run(slot, lo, hi int) {
-	d, group, capacity := a.headDim, a.heads/a.kvHeads, a.capacity
-	scores := a.scratch[slot]
-	for item := lo; item < hi; item++ {
-		i, h := item/a.heads, item%a.heads
-		q := a.q[i*a.qStride+h*d : i*a.qStride+(h+1)*d]
-		out := a.out[(i*a.heads+h)*d : (i*a.heads+h+1)*d]
-		kv := (h / group) * capacity * d
-		keys, values := a.keys[kv:kv+capacity*d], a.values[kv:kv+capacity*d]
-		last := a.pos + i // causal: positions [first, last]
-		first := 0
-		if a.window > 0 {
-			first = max(0, last-a.window+1)
-		}
-		s := scores[:last-first+1]
-		// Positions first..last are slots first%capacity onwards, wrapping at most once: the
-		// scores are the GEMV of those key rows with q, in at most two runs of slots (one
-		// call per run instead of one Dot per position), then scaled.
-		slot := first % capacity
-		run := min(len(s), capacity-slot)
-		MatVecF32(s[:run], keys[slot*d:(slot+run)*d], q, run, d)
-		if run < len(s) {
-			MatVecF32(s[run:], keys[:(len(s)-run)*d], q, len(s)-run, d)
-		}
-		Scale(s, a.scale)
-		Softmax(s)
-		// out = s · V over the same runs: gemmNN with one row, which sums each output in
-		// position order with fused multiply-adds, as an Axpy per position did.
-		gemmNN(out, d, s, len(s), values[slot*d:], d, 1, d, run, false)
-		if run < len(s) {
-			gemmNN(out, d, s[run:], len(s)-run, values, d, 1, d, len(s)-run, true)
-		}
-	}
 }

@@ -106,11 +106,13 @@ func refAttention(q, keys, values []float32, kvHead, maxTokens, d, first, last i
 // TestAttentionBatch checks the batched (prefill) path against a float64 reference and
 // against the one-token (decode) path run token by token, over group sizes 1, 2 and 7, head
 // sizes that are and are not multiples of the vector width, windows with full and ring caches,
-// several pool sizes and score budgets (so query blocks of 1 to 32 tokens).
+// several pool sizes and score budgets (so query blocks of 1 to 32 tokens), and decode blocks
+// of at least 64 or 4 positions (so a KV head's positions split between threads, and a block
+// that wraps around a ring).
 func TestAttentionBatch(t *testing.T) {
 	r := rand.New(rand.NewPCG(33, 34))
-	saved := attnScoreBudget
-	defer func() { attnScoreBudget = saved }()
+	saved, savedBlock := attnScoreBudget, decodeMinBlock
+	defer func() { attnScoreBudget, decodeMinBlock = saved, savedBlock }()
 	for _, c := range []struct{ heads, kvHeads, d, pos, n, window int }{
 		{7, 1, 64, 0, 40, 0}, {14, 2, 64, 9, 37, 0}, {4, 4, 72, 3, 5, 0}, {6, 3, 24, 30, 19, 0},
 		{8, 4, 16, 20, 33, 7}, {4, 2, 40, 0, 70, 16}, {2, 1, 8, 100, 2, 3},
@@ -118,11 +120,15 @@ func TestAttentionBatch(t *testing.T) {
 		for _, threads := range []int{1, 3} {
 			for _, budget := range []int{saved, 300} {
 				attnScoreBudget = budget
+				decodeMinBlock = savedBlock
+				if budget != saved {
+					decodeMinBlock = 4
+				}
 				for _, ring := range []bool{false, true} {
 					if ring && c.window == 0 {
 						continue
 					}
-					name := fmt.Sprintf("%+v threads=%d budget=%d ring=%v", c, threads, budget, ring)
+					name := fmt.Sprintf("%+v threads=%d budget=%d block=%d ring=%v", c, threads, budget, decodeMinBlock, ring)
 					testAttentionBatch(t, r, name, c.heads, c.kvHeads, c.d, c.pos, c.n, c.window, threads, ring)
 				}
 			}

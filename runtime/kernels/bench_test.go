@@ -395,22 +395,26 @@ func BenchmarkAttentionPrefill(b *testing.B) {
 	}
 }
 
-// BenchmarkAttentionDecode measures one decoded token's attention (the per-head path) with
-// Qwen3-0.6B's heads (16 query heads on 8 KV heads of 128) at a context of ctx positions, on
-// one thread.
+// BenchmarkAttentionDecode measures one decoded token's attention with Qwen3-0.6B's heads (16
+// query heads on 8 KV heads of 128) and Qwen2.5-0.5B's (14 on 2 of 64) at a context of ctx
+// positions, on one thread.
 func BenchmarkAttentionDecode(b *testing.B) {
-	const heads, kvHeads, d = 16, 8, 128
-	for _, ctx := range []int{256, 1024, 4096} {
-		pool := NewPool(1)
-		a := NewAttention(pool, heads, kvHeads, d, ctx, 0.088)
-		keys, values := benchVec(kvHeads*ctx*d), benchVec(kvHeads*ctx*d)
-		q, out := benchVec(heads*d), make([]float32, heads*d)
-		b.Run(fmt.Sprintf("ctx=%d", ctx), func(b *testing.B) {
-			for b.Loop() {
-				a.Compute(out, q, heads*d, keys, values, 1, ctx-1)
-			}
-			reportGFLOPS(b, 4*d*float64(heads)*float64(ctx))
-		})
-		pool.Close()
+	for _, m := range []struct {
+		name              string
+		heads, kvHeads, d int
+	}{{"qwen3", 16, 8, 128}, {"qwen2.5", 14, 2, 64}} {
+		for _, ctx := range []int{256, 1024, 4096} {
+			pool := NewPool(1)
+			a := NewAttention(pool, m.heads, m.kvHeads, m.d, ctx, 0.088)
+			keys, values := benchVec(m.kvHeads*ctx*m.d), benchVec(m.kvHeads*ctx*m.d)
+			q, out := benchVec(m.heads*m.d), make([]float32, m.heads*m.d)
+			b.Run(fmt.Sprintf("%s/ctx=%d", m.name, ctx), func(b *testing.B) {
+				for b.Loop() {
+					a.Compute(out, q, m.heads*m.d, keys, values, 1, ctx-1)
+				}
+				reportGFLOPS(b, 4*float64(m.d*m.heads*ctx))
+			})
+			pool.Close()
+		}
 	}
 }
