@@ -1,6 +1,9 @@
 package runtime
 
-import "github.com/anepack/anepack/runtime/kernels"
+import (
+	"github.com/anepack/anepack/half"
+	"github.com/anepack/anepack/runtime/kernels"
+)
 
 // attention is the attention block of layer l for the pass's rows: from the normed input ws.xn
 // [rows, hidden] to o_proj's output in ws.tmp [rows, hidden], leaving each segment's keys and
@@ -24,17 +27,27 @@ func (d *Decoder) attention(l int, ws *workspace, segs []segment, rows int) erro
 	for _, sg := range segs {
 		s, n, pos := sg.s, len(sg.tokens), sg.pos
 		capacity := s.capacity[l]
-		layerK := s.keys[s.base[l] : s.base[l]+kvHeads*capacity*hd]
-		layerV := s.values[s.base[l] : s.base[l]+kvHeads*capacity*hd]
+		lo, hi := s.base[l], s.base[l]+kvHeads*capacity*hd // the layer's part of the cache
 		rope := s.rope
 		if L.sliding && s.ropeLocal != nil {
 			rope = s.ropeLocal
 		}
 		pr := &ws.prep
-		pr.L, pr.row, pr.pos, pr.capacity, pr.keys, pr.values, pr.rope = L, sg.row, pos, capacity, layerK, layerV, rope
+		pr.L, pr.row, pr.pos, pr.capacity, pr.rope = L, sg.row, pos, capacity, rope
+		pr.keys, pr.values, pr.keys16, pr.values16 = nil, nil, nil, nil
+		if s.keys16 != nil {
+			pr.keys16, pr.values16 = s.keys16[lo:hi], s.values16[lo:hi]
+		} else {
+			pr.keys, pr.values = s.keys[lo:hi], s.values[lo:hi]
+		}
 		d.parallelRows(n, pr.fn)
 		// att[n, heads*hd] = softmax(q·kᵀ·scale, causal, within the window)·v
-		s.attn.ComputeWindow(att[sg.row*qd:], qkv[sg.row*stride:], stride, layerK, layerV, n, pos, capacity, window)
+		out, q := att[sg.row*qd:], qkv[sg.row*stride:]
+		if s.keys16 != nil {
+			s.attn.ComputeWindowF16(out, q, stride, pr.keys16, pr.values16, n, pos, capacity, window)
+		} else {
+			s.attn.ComputeWindow(out, q, stride, pr.keys, pr.values, n, pos, capacity, window)
+		}
 	}
 	if d.gated {
 		// att ·= sigmoid(gate)
@@ -60,18 +73,19 @@ func splitGates(row, gate []float32, heads, hd int) {
 // tokenPrep is attention's work on each new token of a segment before attention proper: the
 // output gates out of q (gated attention), q and k norms per head (when the family has them),
 // RoPE at the token's position (the sliding layers' own tables where they have them), then k
-// and v into the cache: cache[l][kvHead][slot of pos+i][hd]. Tokens are independent (a pass
+// and v into the cache: cache[l][kvHead][slot of pos+i][hd] (rounded to fp16 for CacheF16). Tokens are independent (a pass
 // holds at most a ring's spare capacity, so no two share a slot), so a prefill splits them
 // over the pool.
 type tokenPrep struct {
-	d            *Decoder
-	ws           *workspace
-	L            *decoderLayer
-	row, pos     int // the segment's first row and its position
-	capacity     int // cache slots per head of the layer
-	keys, values []float32
-	rope         *kernels.Rope
-	fn           func(lo, hi int) // run, bound once so that a pool call does not allocate
+	d                *Decoder
+	ws               *workspace
+	L                *decoderLayer
+	row, pos         int       // the segment's first row and its position
+	capacity         int       // cache slots per head of the layer
+	keys, values     []float32 // the layer's cache: these, or the fp16 pair
+	keys16, values16 []uint16
+	rope             *kernels.Rope
+	fn               func(lo, hi int) // run, bound once so that a pool call does not allocate
 }
 
 // run prepares the segment's tokens [lo, hi).
@@ -99,8 +113,13 @@ func (p *tokenPrep) run(lo, hi int) {
 		slot := (p.pos + i) % p.capacity
 		for h := 0; h < kvHeads; h++ {
 			at := (h*p.capacity + slot) * hd
-			copy(p.keys[at:at+hd], k[h*hd:(h+1)*hd])
-			copy(p.values[at:at+hd], v[h*hd:(h+1)*hd])
+			if p.keys16 != nil {
+				half.F32ToF16(p.keys16[at:at+hd], k[h*hd:(h+1)*hd])
+				half.F32ToF16(p.values16[at:at+hd], v[h*hd:(h+1)*hd])
+			} else {
+				copy(p.keys[at:at+hd], k[h*hd:(h+1)*hd])
+				copy(p.values[at:at+hd], v[h*hd:(h+1)*hd])
+			}
 		}
 	}
 }

@@ -35,6 +35,8 @@ type DecoderOptions struct {
 	Pool *kernels.Pool
 	// Batch is the most tokens one pass processes; longer inputs run in chunks of Batch.
 	Batch int
+	// Cache is the KV cache's element type: CacheF32 (the zero value) or CacheF16.
+	Cache CacheType
 	// WrapError, if set, turns a projector's error into the one Forward returns (the ANE
 	// backend adds advice to a compile-budget failure); nil prefixes the backend's name.
 	WrapError func(error) error
@@ -51,6 +53,7 @@ type Decoder struct {
 	proj     Projections
 	pool     *kernels.Pool
 	batch    int
+	cache    CacheType
 	wrap     func(error) error
 	gQKV     int // indices of the groups in the family's Groups; -1 where no layer has it
 	gO       int
@@ -94,8 +97,11 @@ func NewDecoder(m *Model, proj Projections, opts DecoderOptions) (*Decoder, erro
 	if opts.Pool == nil || opts.Batch <= 0 {
 		return nil, fmt.Errorf("runtime: NewDecoder needs a pool and a positive batch (have %d)", opts.Batch)
 	}
+	if opts.Cache != CacheF32 && opts.Cache != CacheF16 {
+		return nil, fmt.Errorf("KV cache type is %d; expected CacheF32 or CacheF16", int(opts.Cache))
+	}
 	c, fam := m.Config, m.Family
-	d := &Decoder{name: opts.Name, m: m, cfg: c, proj: proj, pool: opts.Pool, batch: opts.Batch, wrap: opts.WrapError,
+	d := &Decoder{name: opts.Name, m: m, cfg: c, proj: proj, pool: opts.Pool, batch: opts.Batch, cache: opts.Cache, wrap: opts.WrapError,
 		gQKV: -1, gO: -1, gLinIn: -1, gLinOut: -1, gMLP: -1, gated: fam.AttnOutputGate,
 		norm: fam.Norm, eps: float32(c.RMSNormEps), rotary: fam.Positions == arch.RotaryPositions,
 		// HF's scaling (head_dim**-0.5, or Gemma's query_pre_attn_scalar**-0.5), applied to
@@ -224,7 +230,11 @@ func (d *Decoder) NewState(maxTokens int) (State, error) {
 		s.base[l] = cache
 		cache += kv * s.capacity[l]
 	}
-	s.keys, s.values = make([]float32, cache), make([]float32, cache)
+	if d.cache == CacheF16 {
+		s.keys16, s.values16 = make([]uint16, cache), make([]uint16, cache)
+	} else {
+		s.keys, s.values = make([]float32, cache), make([]float32, cache)
+	}
 	if d.rotary {
 		s.rope = kernels.NewRope(d.invFreq, maxTokens)
 		if d.local != nil {

@@ -17,12 +17,15 @@ type decoderState struct {
 	// KV cache: layer l's keys are keys[base[l]:], [kvHeads][capacity[l]][headDim] (a head's
 	// keys are contiguous, the order attention reads them in); values likewise. A full-attention
 	// layer holds every position; a sliding layer is a ring (position p at slot p % capacity).
-	keys, values   []float32
-	base, capacity []int
-	end            int // positions [0, end) are cached, as far as a ring keeps them
-	rope           *kernels.Rope
-	ropeLocal      *kernels.Rope // the sliding layers' tables, when they have their own base
-	attn           *kernels.Attention
+	// keys and values are float32 (CacheF32); with CacheF16 keys16 and values16 hold fp16 bits
+	// instead.
+	keys, values     []float32
+	keys16, values16 []uint16
+	base, capacity   []int
+	end              int // positions [0, end) are cached, as far as a ring keeps them
+	rope             *kernels.Rope
+	ropeLocal        *kernels.Rope // the sliding layers' tables, when they have their own base
+	attn             *kernels.Attention
 	// lin is the Gated DeltaNet layers' recurrent state and scratch (nil without such layers).
 	lin *linearState
 	seg [1]segment // the one segment of the state's own passes
@@ -140,7 +143,7 @@ func (s *decoderState) ResumeAt(pos int) int {
 // Bytes implements Sizer: the KV cache as allocated (a sliding layer's ring holds its window,
 // not the context), the Gated DeltaNet layers' recurrent state and the snapshots kept of it.
 func (s *decoderState) Bytes() int64 {
-	n := int64(len(s.keys)+len(s.values)) * 4
+	n := int64(len(s.keys)+len(s.values)+len(s.keys16)+len(s.values16)) * s.d.cache.ValueBytes()
 	if s.lin != nil {
 		n += s.lin.bytes()
 	}
@@ -150,6 +153,6 @@ func (s *decoderState) Bytes() int64 {
 // Close releases the cache and the recurrent state. The state must not be used afterwards.
 func (s *decoderState) Close() error {
 	s.closed = true
-	s.keys, s.values, s.lin = nil, nil, nil
+	s.keys, s.values, s.keys16, s.values16, s.lin = nil, nil, nil, nil, nil
 	return nil
 }

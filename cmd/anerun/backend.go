@@ -29,7 +29,7 @@ var backends = []backendKind{
 }
 
 func openCPU(m *runtime.Model, o *modelFlags) (runtime.Backend, error) {
-	return cpu.New(m, cpu.Options{Threads: o.threads, AMX: amxModes[o.amx]})
+	return cpu.New(m, cpu.Options{Threads: o.threads, AMX: amxModes[o.amx], Cache: o.cacheType})
 }
 
 // amxModes are the values of --amx.
@@ -46,11 +46,13 @@ func backendNames() string {
 // modelFlags are the flags of every command that runs a model: which bundle (resolve.go), and
 // where and how to run it.
 type modelFlags struct {
-	backend string
-	threads int
-	ctx     int
-	mlock   bool
-	amx     string
+	backend   string
+	threads   int
+	ctx       int
+	mlock     bool
+	amx       string
+	cache     string            // --cache-type
+	cacheType runtime.CacheType // parsed from cache by load
 	// dtype picks the stored variant of a model name (Org/Name:int4 and Org/Name --dtype int4
 	// are the same).
 	dtype string
@@ -64,6 +66,7 @@ func (o *modelFlags) register(cmd *cobra.Command) {
 	f.IntVarP(&o.threads, "threads", "t", 0, "CPU threads (0: one per physical core this process may run on, performance cores only on a hybrid CPU, as llama.cpp; see --cpus)")
 	f.IntVarP(&o.ctx, "ctx", "c", 0, fmt.Sprintf("context length in tokens (0: %d, or the model's maximum if smaller; alias --ctx-size)", runtime.DefaultContext))
 	f.StringVar(&o.amx, "amx", "auto", fmt.Sprintf("on a CPU with AMX (Xeon Sapphire Rapids and later), where fp16 and int8 prefill runs: on (AMX tiles), off (AVX-512), auto (AMX with at most %d threads)", cpu.AMXAutoThreads))
+	f.StringVar(&o.cache, "cache-type", "f32", "the KV cache's element type: f32 (keys and values as computed, the output transformers computes in float32) or f16 (half the memory and half the cache reads of a long context, as llama.cpp's default; aliases --cache-type-k and --cache-type-v, which set the one type of both)")
 	f.BoolVar(&o.mlock, "mlock", false, "read the bundle into memory in 2 MiB pages where the OS can (on Linux, re-reading it once if the page cache holds it in small pages) and pin it there (mlock), for steady speed; needs a memlock limit (ulimit -l) as large as the bundle")
 	f.StringVar(&o.dtype, "dtype", "", "for a model name (Org/Name), the stored variant to run: f16 (default), f32, int8 or int4; the same as Org/Name:TAG")
 	f.StringVar(&o.dist.Digest, "digest", "", "for an https:// bundle, its expected sha256 (sha256:<hex>)")
@@ -98,7 +101,12 @@ func load(path string, o *modelFlags) (*loaded, error) {
 	if _, ok := amxModes[o.amx]; !ok {
 		return nil, fmt.Errorf("--amx %q: expected auto, on or off", o.amx)
 	}
-	path, err := o.resolve(path)
+	ct, err := runtime.ParseCacheType(o.cache)
+	if err != nil {
+		return nil, fmt.Errorf("--cache-type: %w", err)
+	}
+	o.cacheType = ct
+	path, err = o.resolve(path)
 	if err != nil {
 		return nil, err
 	}

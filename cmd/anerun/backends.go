@@ -144,7 +144,7 @@ func openKernels(m *runtime.Model, o *modelFlags, eval string, preload bool) (ru
 	if err != nil {
 		return nil, err
 	}
-	return ane.New(m, ane.Options{Eval: eval, DecodeOn: decodeOn, Threads: o.threads, Check: kernelFlags.check,
+	return ane.New(m, ane.Options{Eval: eval, DecodeOn: decodeOn, Threads: o.threads, Cache: o.cacheType, Check: kernelFlags.check,
 		BlobLayout: layout, Constexpr: constexpr, Preload: preload})
 }
 

@@ -29,6 +29,7 @@ type benchResult struct {
 	// (sliding-window layers keep only their window, so StateBytes can be far less).
 	StateBytes  int64  `json:"state_bytes"`
 	FullKVBytes int64  `json:"full_kv_bytes"`
+	CacheType   string `json:"cache_type"` // the KV cache's element type (--cache-type)
 	Context     int    `json:"context"`
 	Backend     string `json:"backend"`
 	Threads     int    `json:"threads"`
@@ -67,7 +68,7 @@ median and range of the repetitions:
 
 --json prints {"prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "peak_rss_bytes",
 "backend", "threads", "amx_prefill", "isa", "cpu_list", "prefill_runs", "decode_runs",
-"state_bytes", "full_kv_bytes", "context"} (the runs: each repetition's tokens/s; amx_prefill:
+"state_bytes", "full_kv_bytes", "cache_type", "context"} (the runs: each repetition's tokens/s; amx_prefill:
 whether prefill ran on AMX tiles, see --amx; isa: the CPU kernels' level, see --isa;
 cpu_list: the CPUs the process ran on, see --cpus).
 Compare with llama-bench -p 128 -n 64 -t THREADS (bench/compare_llama.sh alternates the two).`,
@@ -124,7 +125,7 @@ Compare with llama-bench -p 128 -n 64 -t THREADS (bench/compare_llama.sh alterna
 				PeakRSSBytes: peakRSS(), Backend: l.backend.Name(), Threads: l.threads, AMXPrefill: l.amx,
 				ISA: kernels.ISA(), CPUList: cpuList(),
 				PrefillRuns: prefill, DecodeRuns: decode,
-				StateBytes: sess.StateBytes(), FullKVBytes: fullKVBytes(l.model.Config, ctxLen), Context: ctxLen,
+				StateBytes: sess.StateBytes(), FullKVBytes: fullKVBytes(l.model.Config, ctxLen, mf.cacheType), CacheType: mf.cacheType.String(), Context: ctxLen,
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -142,8 +143,8 @@ Compare with llama-bench -p 128 -n 64 -t THREADS (bench/compare_llama.sh alterna
 			fmt.Fprintf(out, "decode: %d tokens, %.2f ± %.2f tokens/s (median %.2f, range %.2f-%.2f)\n", genTokens, res.DecodeTokensPerS, stddev(decode), median(decode), slices.Min(decode), slices.Max(decode))
 			fmt.Fprintf(out, "time to first token: %.1f ms\n", res.TTFTMs)
 			fmt.Fprintf(out, "peak RSS: %.1f MiB\n", float64(res.PeakRSSBytes)/(1<<20))
-			fmt.Fprintf(out, "KV cache: %.1f MiB for %d tokens (every position of every attention layer: %.1f MiB)\n",
-				float64(res.StateBytes)/(1<<20), ctxLen, float64(res.FullKVBytes)/(1<<20))
+			fmt.Fprintf(out, "KV cache: %.1f MiB of %s for %d tokens (every position of every attention layer: %.1f MiB)\n",
+				float64(res.StateBytes)/(1<<20), res.CacheType, ctxLen, float64(res.FullKVBytes)/(1<<20))
 			return nil
 		},
 	}
@@ -239,14 +240,14 @@ func stddev(v []float64) float64 {
 	return math.Sqrt(s / float64(len(v)-1))
 }
 
-// fullKVBytes is the float32 KV cache of ctx positions in every attention layer (Gated
+// fullKVBytes is the KV cache of ctx positions of type ct in every attention layer (Gated
 // DeltaNet layers have none): what the session's cache would take if no layer were a sliding
 // window.
-func fullKVBytes(c *arch.Config, ctx int) int64 {
+func fullKVBytes(c *arch.Config, ctx int, ct runtime.CacheType) int64 {
 	var n int64
 	for l := range c.NumHiddenLayers {
 		if !c.LinearLayer(l) {
-			n += 2 * int64(c.KVDim()) * int64(ctx) * 4
+			n += 2 * int64(c.KVDim()) * int64(ctx) * ct.ValueBytes()
 		}
 	}
 	return n

@@ -34,6 +34,15 @@ func TestFlagSpellings(t *testing.T) {
 	if r := anerun(t, "", path, "--raw", "hi", "--amx", "sideways"); r.code == 0 || !strings.Contains(r.stderr, `--amx "sideways": expected auto, on or off`) {
 		t.Errorf("--amx sideways: exit %d, stderr %q", r.code, r.stderr)
 	}
+	// --cache-type f16 (and llama.cpp's --cache-type-v) runs; a type anerun lacks is refused.
+	for _, flag := range []string{"--cache-type", "--cache-type-v"} {
+		if r := anerun(t, "", path, "--raw", "Once upon a time", "--max-tokens", "5", flag, "f16"); r.code != 0 || r.stdout == "" {
+			t.Errorf("%s f16: exit %d, %q, stderr %q", flag, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := anerun(t, "", path, "--raw", "hi", "--cache-type", "q8_0"); r.code == 0 || !strings.Contains(r.stderr, `--cache-type: KV cache type "q8_0": expected f32 or f16`) {
+		t.Errorf("--cache-type q8_0: exit %d, stderr %q", r.code, r.stderr)
+	}
 
 	for args, want := range map[string]string{
 		"hi --tempreature 1": "unknown flag --tempreature; did you mean --temperature?",

@@ -236,7 +236,7 @@ func TestBenchJSON(t *testing.T) {
 		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
 	}
 	keys := []string{"prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "peak_rss_bytes", "backend", "threads", "amx_prefill", "isa", "cpu_list", "prefill_runs", "decode_runs",
-		"state_bytes", "full_kv_bytes", "context"}
+		"state_bytes", "full_kv_bytes", "cache_type", "context"}
 	if len(raw) != len(keys) {
 		t.Errorf("keys %v; want exactly %v", raw, keys)
 	}
@@ -256,8 +256,17 @@ func TestBenchJSON(t *testing.T) {
 		t.Errorf("one repetition's runs %v, %v differ from its means %v, %v", res.PrefillRuns, res.DecodeRuns, res.PrefillTokensPerS, res.DecodeTokensPerS)
 	}
 	// qwen2-tiny: 2 layers, 2 KV heads of 16; every layer holds every position.
-	if res.Context != 24 || res.FullKVBytes != 2*2*32*24*4 || res.StateBytes != res.FullKVBytes {
-		t.Errorf("context %d, KV cache %d bytes, full %d; want 24 and %d for both", res.Context, res.StateBytes, res.FullKVBytes, 2*2*32*24*4)
+	if res.Context != 24 || res.FullKVBytes != 2*2*32*24*4 || res.StateBytes != res.FullKVBytes || res.CacheType != "f32" {
+		t.Errorf("context %d, KV cache %d bytes of %s, full %d; want 24 and %d of f32 for both", res.Context, res.StateBytes, res.CacheType, res.FullKVBytes, 2*2*32*24*4)
+	}
+	// An fp16 cache (llama.cpp's spelling of the flag) takes half.
+	h := anerun(t, "", "bench", bundle(t), "-p", "16", "-n", "8", "-r", "1", "--cache-type-k", "f16", "--json")
+	var hr benchResult
+	if err := json.Unmarshal([]byte(h.stdout), &hr); err != nil {
+		t.Fatalf("--cache-type-k f16: %v\n%s%s", err, h.stdout, h.stderr)
+	}
+	if hr.CacheType != "f16" || hr.StateBytes != 2*2*32*24*2 || hr.FullKVBytes != hr.StateBytes || hr.DecodeTokensPerS <= 0 {
+		t.Errorf("--cache-type-k f16: KV cache %d bytes of %s, full %d; want %d of f16", hr.StateBytes, hr.CacheType, hr.FullKVBytes, 2*2*32*24*2)
 	}
 	// gemma3-tiny: two sliding layers (window 32) and one global, one KV head of 32: the rings
 	// hold their window and two passes, far less than the full cache of 8192 positions.

@@ -52,7 +52,8 @@ With -i, anerun is an interactive chat that keeps the conversation (and its cach
 values) between turns, with line editing, history, """ for multi-line messages and /help for
 its commands: Ctrl-C stops the current answer, Ctrl-D or /bye exits.
 
-Flags also take the spellings of llama.cpp and mlx-lm: --temp, --ctx-size, --n-predict.`,
+Flags also take the spellings of llama.cpp and mlx-lm: --temp, --ctx-size, --n-predict,
+--cache-type-k and --cache-type-v.`,
 		Example: `  anerun Qwen/Qwen2.5-0.5B-Instruct "Why is the sky blue?"
   anerun -i Qwen/Qwen2.5-0.5B-Instruct --system "You are terse."
   anerun Qwen2.5-0.5B-Instruct.aneb --raw "Once upon a time" -n 64 --temp 0.8 --seed 1
@@ -106,6 +107,10 @@ var flagAliases = map[string]string{
 	"temp":      "temperature",
 	"ctx-size":  "ctx",
 	"n-predict": "max-tokens",
+	// llama.cpp types keys and values apart; anerun keeps them in one type, which either sets
+	// (the last given wins).
+	"cache-type-k": "cache-type",
+	"cache-type-v": "cache-type",
 }
 
 // rootArgs accepts MODEL and an optional PROMPT; a first word that looks like a mistyped

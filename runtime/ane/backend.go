@@ -42,6 +42,9 @@ const (
 type Options struct {
 	// Eval is the evaluator: EvalSim (default) or EvalANE.
 	Eval string
+	// Cache is the KV cache's element type (runtime.CacheF32, the zero value, or CacheF16);
+	// attention runs on the CPU.
+	Cache runtime.CacheType
 	// DecodeOn is where decode steps run: DecodeANE (default) or DecodeCPU.
 	DecodeOn string
 	// Threads is the number of cores for the CPU's share (attention, norms, CPU decode); 0
@@ -184,7 +187,7 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	// A pass is the largest planned bucket: a prompt of that many tokens is one evaluation of
 	// each kernel.
 	b.Decoder, err = runtime.NewDecoder(m, proj, runtime.DecoderOptions{Name: opts.Eval, Pool: b.pool,
-		Batch: slices.Max(b.layerSeqs), WrapError: b.wrap})
+		Batch: slices.Max(b.layerSeqs), Cache: opts.Cache, WrapError: b.wrap})
 	if err != nil {
 		b.Close()
 		return nil, err

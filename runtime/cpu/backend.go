@@ -18,6 +18,8 @@ type Options struct {
 	// AMXAuto (the zero value) on AMX when the backend has at most AMXAutoThreads threads,
 	// AMXOn always, AMXOff never (the AVX-512 kernels).
 	AMX AMXMode
+	// Cache is the KV cache's element type (runtime.CacheF32, the zero value, or CacheF16).
+	Cache runtime.CacheType
 
 	// amxFor replaces kernels.UseAMX (tests: every prefill on the AMX path, its Go twin where
 	// the CPU has no AMX).
@@ -80,7 +82,7 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 			p.amxFor = nil
 		}
 		var d *runtime.Decoder
-		if d, err = runtime.NewDecoder(m, p, runtime.DecoderOptions{Name: "cpu", Pool: pool, Batch: batch}); err == nil {
+		if d, err = runtime.NewDecoder(m, p, runtime.DecoderOptions{Name: "cpu", Pool: pool, Batch: batch, Cache: opts.Cache}); err == nil {
 			return &Backend{Decoder: d, pool: pool, amx: p.amxFor != nil && p.amxFor(batch) && p.hasAMXWeights()}, nil
 		}
 	}

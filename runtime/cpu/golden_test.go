@@ -25,6 +25,8 @@ func TestMain(m *testing.M) {
 const (
 	logitTol = 1e-3         // on every compared logit
 	gapTol   = 2 * logitTol // argmax must match where HF's top-1/top-2 gap exceeds this
+	// f16CacheTol is logitTol for an fp16 KV cache (TestGoldenTeacherForcingF16Cache).
+	f16CacheTol = 5e-3
 )
 
 // open returns the golden model's bundle packed with dtype, a 2-thread backend and its model.
@@ -52,15 +54,15 @@ func openWith(t *testing.T, name, dtype string, opts Options) (*runtime.Model, *
 }
 
 // checkTop compares logits (one row) with HF's top-k list: each listed id's logit within
-// logitTol, and our own k largest values within logitTol of HF's (so a token HF did not rank
-// cannot sneak in above them). It returns the largest difference seen.
-func checkTop(logits []float32, want [][2]float64) (float64, error) {
+// tol, and our own k largest values within tol of HF's (so a token HF did not rank cannot
+// sneak in above them). It returns the largest difference seen.
+func checkTop(logits []float32, want [][2]float64, tol float64) (float64, error) {
 	worst := 0.0
 	for _, p := range want {
 		id, w := int(p[0]), p[1]
 		d := math.Abs(float64(logits[id]) - w)
 		worst = max(worst, d)
-		if d > logitTol {
+		if d > tol {
 			return worst, fmt.Errorf("logit of id %d is %.6f; HF has %.6f (diff %.2e)", id, logits[id], w, d)
 		}
 	}
@@ -68,7 +70,7 @@ func checkTop(logits []float32, want [][2]float64) (float64, error) {
 	for i, p := range want {
 		d := math.Abs(float64(logits[got[i]]) - p[1])
 		worst = max(worst, d)
-		if d > logitTol {
+		if d > tol {
 			return worst, fmt.Errorf("rank %d: our id %d has %.6f; HF's rank %d is id %d with %.6f", i, got[i], logits[got[i]], i, int(p[0]), p[1])
 		}
 	}
@@ -123,8 +125,19 @@ func wideGaps(c testmodel.Case) bool {
 func TestGoldenTeacherForcing(t *testing.T) {
 	for _, name := range testmodel.Models {
 		for _, dtype := range []string{"f16", "f32"} {
-			t.Run(name+"/"+dtype, func(t *testing.T) { teacherForcing(t, name, dtype, Options{Threads: 2}) })
+			t.Run(name+"/"+dtype, func(t *testing.T) { teacherForcing(t, name, dtype, Options{Threads: 2}, logitTol) })
 		}
+	}
+}
+
+// TestGoldenTeacherForcingF16Cache is TestGoldenTeacherForcing (f16 weights) with an fp16 KV
+// cache, within a tolerance for the cache's rounding: fp16 keeps 11 bits, so each cached
+// value moves by up to 2^-12 of itself; the logits moved by up to 3.5e-3 (llama3-tiny).
+func TestGoldenTeacherForcingF16Cache(t *testing.T) {
+	for _, name := range testmodel.Models {
+		t.Run(name, func(t *testing.T) {
+			teacherForcing(t, name, "f16", Options{Threads: 2, Cache: runtime.CacheF16}, f16CacheTol)
+		})
 	}
 }
 
@@ -136,13 +149,14 @@ func TestGoldenTeacherForcingAMX(t *testing.T) {
 	// everywhere, Gemma's GeGLU, Qwen3.5's Gated DeltaNet.
 	for _, name := range []string{"qwen2-tiny", "gpt2-tiny", "gemma3-tiny", "qwen3.5-tiny"} {
 		t.Run(name, func(t *testing.T) {
-			teacherForcing(t, name, "f16", Options{Threads: 2, amxFor: func(n int) bool { return n > 1 }})
+			teacherForcing(t, name, "f16", Options{Threads: 2, amxFor: func(n int) bool { return n > 1 }}, logitTol)
 		})
 	}
 }
 
-// teacherForcing runs TestGoldenTeacherForcing's checks on one model and storage type.
-func teacherForcing(t *testing.T, name, dtype string, opts Options) {
+// teacherForcing runs TestGoldenTeacherForcing's checks on one model and storage type, with
+// tol in place of logitTol (and 2·tol in place of gapTol).
+func teacherForcing(t *testing.T, name, dtype string, opts Options, tol float64) {
 	t.Helper()
 	g := testmodel.LoadGolden(t, name)
 	m, b := openWith(t, name, dtype, opts)
@@ -161,7 +175,7 @@ func teacherForcing(t *testing.T, name, dtype string, opts Options) {
 		}
 		first := len(c.PromptIDs) - np
 		for j, want := range c.PrefillTop4 {
-			d, err := checkTop(logits[j*vocab:(j+1)*vocab], want)
+			d, err := checkTop(logits[j*vocab:(j+1)*vocab], want, tol)
 			worst = max(worst, d)
 			if err != nil {
 				t.Errorf("%s: prefill position %d: %v", c.Name, first+j, err)
@@ -177,12 +191,12 @@ func teacherForcing(t *testing.T, name, dtype string, opts Options) {
 				}
 				pos++
 			}
-			d, err := checkTop(step, want)
+			d, err := checkTop(step, want, tol)
 			worst = max(worst, d)
 			if err != nil {
 				t.Errorf("%s: step %d: %v", c.Name, j, err)
 			}
-			if gap := want[0][1] - want[1][1]; gap > gapTol {
+			if gap := want[0][1] - want[1][1]; gap > 2*tol {
 				if got := argmax(step); got != c.GeneratedIDs[j] {
 					t.Errorf("%s: step %d: argmax %d, HF chose %d (gap %.4f)", c.Name, j, got, c.GeneratedIDs[j], gap)
 				}
@@ -264,7 +278,7 @@ func TestChunkedPrefill(t *testing.T) {
 				t.Fatal(err)
 			}
 			for j, want := range c.PrefillTop4[len(c.PrefillTop4)-np:] {
-				if _, err := checkTop(logits[j*vocab:(j+1)*vocab], want); err != nil {
+				if _, err := checkTop(logits[j*vocab:(j+1)*vocab], want, logitTol); err != nil {
 					t.Errorf("%s/%s: position %d from the end: %v", name, c.Name, np-j, err)
 				}
 			}
@@ -504,6 +518,7 @@ func TestOptionsErrors(t *testing.T) {
 		{Options{Threads: -1}, "threads is -1; expected 0 (all cores) or a positive number"},
 		{Options{Batch: -2}, "batch is -2; expected 0 (default) or a positive number"},
 		{Options{AMX: AMXOff + 1}, "AMX mode is 3; expected AMXAuto, AMXOn or AMXOff"},
+		{Options{Cache: runtime.CacheF16 + 1}, "KV cache type is 2; expected CacheF32 or CacheF16"},
 	} {
 		if b, err := New(m, tc.opts); err == nil || err.Error() != tc.want {
 			if b != nil {

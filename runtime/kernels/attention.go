@@ -13,6 +13,10 @@ import "fmt"
 // holds capacity positions per KV head; when that is less than the context it is a ring, and
 // position t lives at slot t % capacity.
 //
+// The cache holds float32 (ComputeWindow) or fp16 (ComputeWindowF16: half the memory and the
+// bytes read per token; each value is widened as it is read, so the arithmetic is the same on
+// the rounded values).
+//
 // Query head h reads KV head h / (heads/kvHeads), as HF's repeat_kv does. The CPU backend and
 // the ANE/sim backend (whose ANE programs stop at the projections) share it. An Attention is
 // not safe for concurrent use; each sequence state owns one.
@@ -25,6 +29,7 @@ type Attention struct {
 	pool    *Pool
 	fn      func(slot, lo, hi int)
 	scratch [][]float32 // one [group*maxTokens] scores buffer per pool slot
+	vbuf    [][]float32 // one [decodeVBlock*headDim] buffer of widened fp16 values per pool slot
 	decode  attnDecode  // the decode path's shared state
 
 	batchFn      func(slot, lo, hi int)
@@ -41,6 +46,8 @@ type Attention struct {
 	qStride      int
 	out          []float32 // [n, heads*headDim]
 	keys, values []float32 // one layer's cache, [kvHeads][capacity][headDim]
+	keys16       []uint16  // or its fp16 keys and values (then keys and values are nil)
+	values16     []uint16
 	pos          int
 	n            int // tokens in the batch
 	qBlock       int // tokens per work item of the batched path
@@ -52,9 +59,10 @@ type Attention struct {
 // values over a cache of maxTokens positions; scale is usually headDim^-0.5.
 func NewAttention(pool *Pool, heads, kvHeads, headDim, maxTokens int, scale float32) *Attention {
 	a := &Attention{pool: pool, heads: heads, kvHeads: kvHeads, headDim: headDim, maxTokens: maxTokens,
-		scale: scale, scratch: make([][]float32, pool.Threads()), batchScratch: make([]*attnScratch, pool.Threads())}
+		scale: scale, scratch: make([][]float32, pool.Threads()), vbuf: make([][]float32, pool.Threads()), batchScratch: make([]*attnScratch, pool.Threads())}
 	for i := range pool.Threads() {
 		a.scratch[i] = make([]float32, heads/max(kvHeads, 1)*maxTokens)
+		a.vbuf[i] = make([]float32, decodeVBlock*headDim)
 		a.batchScratch[i] = new(attnScratch)
 	}
 	a.decode.init(heads, kvHeads, headDim, pool.Threads())
@@ -73,10 +81,24 @@ func (a *Attention) Compute(out, q []float32, qStride int, keys, values []float3
 // keeps capacity >= window + n - 1, so that writing this batch's keys overwrote nothing a
 // query of the batch attends to.
 func (a *Attention) ComputeWindow(out, q []float32, qStride int, keys, values []float32, n, pos, capacity, window int) {
+	a.keys, a.values = keys, values
+	a.compute(out, q, qStride, n, pos, capacity, window)
+	a.keys, a.values = nil, nil
+}
+
+// ComputeWindowF16 is ComputeWindow over a cache of fp16 keys and values.
+func (a *Attention) ComputeWindowF16(out, q []float32, qStride int, keys, values []uint16, n, pos, capacity, window int) {
+	a.keys16, a.values16 = keys, values
+	a.compute(out, q, qStride, n, pos, capacity, window)
+	a.keys16, a.values16 = nil, nil
+}
+
+// compute runs the call whose cache ComputeWindow or ComputeWindowF16 set.
+func (a *Attention) compute(out, q []float32, qStride int, n, pos, capacity, window int) {
 	if capacity <= 0 || capacity > a.maxTokens || (window > 0 && capacity < window+n-1 && capacity < pos+n) {
 		panic(fmt.Sprintf("kernels.Attention: capacity %d for a window of %d and %d tokens (context %d)", capacity, window, n, a.maxTokens))
 	}
-	a.out, a.q, a.qStride, a.keys, a.values, a.pos, a.n = out, q, qStride, keys, values, pos, n
+	a.out, a.q, a.qStride, a.pos, a.n = out, q, qStride, pos, n
 	a.capacity, a.window = capacity, window
 	switch {
 	case n > 1:
@@ -84,5 +106,5 @@ func (a *Attention) ComputeWindow(out, q []float32, qStride int, keys, values []
 	case n == 1:
 		a.computeDecode()
 	}
-	a.out, a.q, a.keys, a.values = nil, nil, nil, nil
+	a.out, a.q = nil, nil
 }

@@ -1,5 +1,7 @@
 package kernels
 
+import "github.com/anepack/anepack/half"
+
 // Attention for a batch of tokens (prefill) as matrix products. A work item
 // is one KV head and a block of consecutive query tokens; its rows are those
 // tokens' query heads that read the KV head (group of them per token), so
@@ -13,9 +15,9 @@ package kernels
 // Both products run on gemmNN, which wants B row-major along its outputs:
 // for S that is Kᵀ, so a first pass transposes each KV head's keys of the
 // whole batch's span once per call (cheap: d values per position against
-// the group·n·d multiply-adds each key takes part in), and unrolls a ring
-// cache's values when the span wraps around it. The softmax runs on
-// Max/expSum/Scale.
+// the group·n·d multiply-adds each key takes part in), and unrolls the
+// values when the span wraps around a ring cache or the cache is fp16 (widened
+// once per call). The softmax runs on Max/expSum/Scale.
 
 // attnScoreBudget bounds the scores of one work item (rows x span float32,
 // 1 MiB): the query block shrinks as the span grows, so a long context costs
@@ -39,8 +41,8 @@ type attnBatch struct {
 	span   int       // positions [first0, first0+span) are seen
 	ldk    int       // row stride of kt, span rounded up to 16, plus 16 of slack
 	kt     []float32 // [kvHeads][d][ldk] keys of the span, transposed
-	vu     []float32 // [kvHeads][span][d] values of the span, when a ring wraps
-	wraps  bool      // whether vu holds the values (else they are read in place)
+	vu     []float32 // [kvHeads][span][d] values of the span, unrolled
+	unroll bool      // whether vu holds the values (else they are read in place): a ring wraps, or the cache is fp16
 }
 
 // queryBlock returns the tokens per work item for a batch of n tokens whose
@@ -64,8 +66,8 @@ func (a *Attention) computeBatch(n int) {
 	b.span = last - b.first0 + 1
 	b.ldk = (b.span+15)&^15 + 16
 	b.kt = grow(b.kt, a.kvHeads*d*b.ldk)
-	b.wraps = b.first0%a.capacity+b.span > a.capacity
-	if b.wraps {
+	b.unroll = b.first0%a.capacity+b.span > a.capacity || a.values16 != nil
+	if b.unroll {
 		b.vu = grow(b.vu, a.kvHeads*b.span*d)
 	}
 	// The pre-pass: one item per KV head and block of 64 positions.
@@ -80,22 +82,37 @@ func (a *Attention) computeBatch(n int) {
 
 // prep is the pre-pass's work item: for items [lo, hi) of (KV head, 64
 // positions), the keys transposed into kt (and the pad columns zeroed by the
-// chunk that ends the span), the values unrolled into vu when a ring wraps.
+// chunk that ends the span), the values unrolled into vu when b.unroll.
 func (a *Attention) prep(lo, hi int) {
 	b, d, capacity := &a.batch, a.headDim, a.capacity
+	var wide [prepWiden]float32 // an fp16 key, widened prepWiden values at a time
 	for item := lo; item < hi; item++ {
 		g, ch := item/a.prepChunks, item%a.prepChunks
 		p0, p1 := ch*64, min(b.span, ch*64+64)
-		keys := a.keys[g*capacity*d : (g+1)*capacity*d]
-		values := a.values[g*capacity*d : (g+1)*capacity*d]
+		head := g * capacity * d
 		kt := b.kt[g*d*b.ldk : (g+1)*d*b.ldk]
 		for p := p0; p < p1; p++ {
-			slot := (b.first0 + p) % capacity
-			for c, v := range keys[slot*d : (slot+1)*d] {
-				kt[c*b.ldk+p] = v
+			at := head + (b.first0+p)%capacity*d
+			if a.keys16 == nil {
+				for c, v := range a.keys[at : at+d] {
+					kt[c*b.ldk+p] = v
+				}
+			} else {
+				for c0 := 0; c0 < d; c0 += prepWiden {
+					w := wide[:min(prepWiden, d-c0)]
+					half.F16ToF32(w, a.keys16[at+c0:at+c0+len(w)])
+					for c, v := range w {
+						kt[(c0+c)*b.ldk+p] = v
+					}
+				}
 			}
-			if b.wraps {
-				copy(b.vu[(g*b.span+p)*d:(g*b.span+p+1)*d], values[slot*d:(slot+1)*d])
+			if b.unroll {
+				dst := b.vu[(g*b.span+p)*d : (g*b.span+p+1)*d]
+				if a.values16 == nil {
+					copy(dst, a.values[at:at+d])
+				} else {
+					half.F16ToF32(dst, a.values16[at:at+d])
+				}
 			}
 		}
 		if p1 == b.span {
@@ -105,6 +122,9 @@ func (a *Attention) prep(lo, hi int) {
 		}
 	}
 }
+
+// prepWiden is how many values of an fp16 key prep widens at a time, on the stack.
+const prepWiden = 128
 
 // runBatch is the work item of the batched path: items [lo, hi) of
 // (KV head, query block) pairs, KV head major.
@@ -168,7 +188,7 @@ func (a *Attention) block(sc *attnScratch, g, i0, i1 int) {
 
 	// O = P · V over the span's values: in place in the cache, or unrolled.
 	var v []float32
-	if b.wraps {
+	if b.unroll {
 		v = b.vu[(g*b.span+c0)*d : (g*b.span+c0+span)*d]
 	} else {
 		slot := first % capacity

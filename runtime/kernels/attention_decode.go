@@ -1,5 +1,7 @@
 package kernels
 
+import "github.com/anepack/anepack/half"
+
 // Attention for one token (decode). A work item is one KV head and a block
 // of the positions the token sees; its rows are the group query heads that
 // read the KV head, so each cached key and value is loaded once for all of
@@ -15,6 +17,10 @@ package kernels
 // into blocks so that every thread has work (split-K, as flash-decoding
 // does); each block keeps its rows' m, sum of P and unnormalized O, and merge
 // rescales them to the common max: out = Σ_b e^(m_b-m)·O_b / Σ_b e^(m_b-m)·l_b.
+
+// decodeVBlock is the fp16 values a decode item widens at a time (into its
+// slot's vbuf) before multiplying them: 64 positions of 128 values are 32 KiB.
+const decodeVBlock = 64
 
 // decodeMinBlock is the fewest positions a decode block takes when a KV
 // head's positions are split between threads: below it the merge and the
@@ -66,8 +72,7 @@ func (a *Attention) run(slot, lo, hi int) {
 		p0 := dc.first + b*dc.span/dc.blocks
 		n := dc.first + (b+1)*dc.span/dc.blocks - p0
 		q := a.q[g*group*d : (g+1)*group*d]
-		keys := a.keys[g*capacity*d : (g+1)*capacity*d]
-		values := a.values[g*capacity*d : (g+1)*capacity*d]
+		head := g * capacity * d // the KV head's first value in the cache
 		// Positions p0.. are slots p0%capacity onwards, wrapping at most
 		// once: two runs of slots, r1 and r2 long, each with its own [group,
 		// run] rows of scores.
@@ -76,9 +81,9 @@ func (a *Attention) run(slot, lo, hi int) {
 		r2 := n - r1
 		s := a.scratch[slot][:group*n]
 		s1, s2 := s[:group*r1], s[group*r1:]
-		a.scores(s1, q, keys[s0*d:(s0+r1)*d], group, r1)
+		a.scores(s1, q, head+s0*d, group, r1)
 		if r2 > 0 {
-			a.scores(s2, q, keys[:r2*d], group, r2)
+			a.scores(s2, q, head, group, r2)
 		}
 		Scale(s, a.scale)
 
@@ -102,22 +107,46 @@ func (a *Attention) run(slot, lo, hi int) {
 				Scale(p2, 1/sum)
 			}
 		}
-		// O = P · V over the same runs; gemmNN sums each output in position order.
-		gemmNN(out, d, s1, r1, values[s0*d:], d, group, d, r1, false)
+		// O = P · V over the same runs, each output summed in position order.
+		a.weighted(out, s1, head+s0*d, group, r1, false, slot)
 		if r2 > 0 {
-			gemmNN(out, d, s2, r2, values, d, group, d, r2, true)
+			a.weighted(out, s2, head, group, r2, true, slot)
 		}
 	}
 }
 
 // scores sets s ([rows, n]) to the dot products of the rows query heads q
-// ([rows, d]) with the n keys ([n, d]): a GEMV for one query head, else a
-// matrix product that loads each key once for all of them.
-func (a *Attention) scores(s, q, keys []float32, rows, n int) {
-	if rows == 1 {
-		MatVecF32(s, keys, q, n, a.headDim)
-	} else {
-		MatMulF32(s, q, keys, rows, n, a.headDim)
+// ([rows, d]) with the n cached keys from value at onwards: a GEMV for one
+// query head, else a matrix product that loads each key once for all of them.
+func (a *Attention) scores(s, q []float32, at, rows, n int) {
+	d := a.headDim
+	switch {
+	case a.keys16 != nil && rows == 1:
+		MatVecF16(s, a.keys16[at:at+n*d], q, n, d)
+	case a.keys16 != nil:
+		MatMulF16(s, q, a.keys16[at:at+n*d], rows, n, d)
+	case rows == 1:
+		MatVecF32(s, a.keys[at:at+n*d], q, n, d)
+	default:
+		MatMulF32(s, q, a.keys[at:at+n*d], rows, n, d)
+	}
+}
+
+// weighted sets (or adds to, with add) out ([rows, d]) the products of p
+// ([rows, n]) with the n cached values from value at onwards: a gemmNN,
+// over decodeVBlock positions at a time widened into slot's vbuf for an fp16
+// cache. Either way each output is summed in position order.
+func (a *Attention) weighted(out, p []float32, at, rows, n int, add bool, slot int) {
+	d := a.headDim
+	if a.values16 == nil {
+		gemmNN(out, d, p, n, a.values[at:], d, rows, d, n, add)
+		return
+	}
+	buf := a.vbuf[slot]
+	for b0 := 0; b0 < n; b0 += decodeVBlock {
+		bn := min(decodeVBlock, n-b0)
+		half.F16ToF32(buf[:bn*d], a.values16[at+b0*d:at+(b0+bn)*d])
+		gemmNN(out, d, p[b0:], n, buf, d, rows, d, bn, add || b0 > 0)
 	}
 }
 

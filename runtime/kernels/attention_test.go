@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/anepack/anepack/half"
 )
 
 // TestAttentionWindowRing checks sliding-window attention over a ring cache against the same
@@ -108,14 +110,14 @@ func refAttention(q, keys, values []float32, kvHead, maxTokens, d, first, last i
 // sizes that are and are not multiples of the vector width, windows with full and ring caches,
 // several pool sizes and score budgets (so query blocks of 1 to 32 tokens), and decode blocks
 // of at least 64 or 4 positions (so a KV head's positions split between threads, and a block
-// that wraps around a ring).
+// that wraps around a ring), with float32 and fp16 caches.
 func TestAttentionBatch(t *testing.T) {
 	r := rand.New(rand.NewPCG(33, 34))
 	saved, savedBlock := attnScoreBudget, decodeMinBlock
 	defer func() { attnScoreBudget, decodeMinBlock = saved, savedBlock }()
 	for _, c := range []struct{ heads, kvHeads, d, pos, n, window int }{
 		{7, 1, 64, 0, 40, 0}, {14, 2, 64, 9, 37, 0}, {4, 4, 72, 3, 5, 0}, {6, 3, 24, 30, 19, 0},
-		{8, 4, 16, 20, 33, 7}, {4, 2, 40, 0, 70, 16}, {2, 1, 8, 100, 2, 3},
+		{8, 4, 16, 20, 33, 7}, {4, 2, 40, 0, 70, 16}, {2, 1, 8, 100, 2, 3}, {14, 2, 64, 150, 3, 0},
 	} {
 		for _, threads := range []int{1, 3} {
 			for _, budget := range []int{saved, 300} {
@@ -128,15 +130,17 @@ func TestAttentionBatch(t *testing.T) {
 					if ring && c.window == 0 {
 						continue
 					}
-					name := fmt.Sprintf("%+v threads=%d budget=%d block=%d ring=%v", c, threads, budget, decodeMinBlock, ring)
-					testAttentionBatch(t, r, name, c.heads, c.kvHeads, c.d, c.pos, c.n, c.window, threads, ring)
+					for _, f16 := range []bool{false, true} {
+						name := fmt.Sprintf("%+v threads=%d budget=%d block=%d ring=%v f16=%v", c, threads, budget, decodeMinBlock, ring, f16)
+						testAttentionBatch(t, r, name, c.heads, c.kvHeads, c.d, c.pos, c.n, c.window, threads, ring, f16)
+					}
 				}
 			}
 		}
 	}
 }
 
-func testAttentionBatch(t *testing.T, r *rand.Rand, name string, heads, kvHeads, d, pos, n, window, threads int, ring bool) {
+func testAttentionBatch(t *testing.T, r *rand.Rand, name string, heads, kvHeads, d, pos, n, window, threads int, ring, f16 bool) {
 	t.Helper()
 	maxTokens := pos + n + 3
 	capacity := maxTokens
@@ -154,6 +158,9 @@ func testAttentionBatch(t *testing.T, r *rand.Rand, name string, heads, kvHeads,
 	for p := 0; p < pos+n; p++ {
 		for h := 0; h < kvHeads; h++ {
 			k, v := randVec(r, d), randVec(r, d)
+			if f16 { // the reference sees the values the fp16 cache holds
+				k, v = roundF16(k), roundF16(v)
+			}
 			copy(kFull[(h*maxTokens+p)*d:], k)
 			copy(vFull[(h*maxTokens+p)*d:], v)
 			copy(keys[(h*capacity+p%capacity)*d:], k)
@@ -163,9 +170,18 @@ func testAttentionBatch(t *testing.T, r *rand.Rand, name string, heads, kvHeads,
 	qStride := heads*d + 5 // rows of q need not be packed
 	q := randVec(r, n*qStride)
 	batch, one := make([]float32, n*heads*d), make([]float32, heads*d)
-	a.ComputeWindow(batch, q, qStride, keys, values, n, pos, capacity, window)
+	compute := a.ComputeWindow
+	if f16 {
+		k16, v16 := make([]uint16, len(keys)), make([]uint16, len(values))
+		half.F32ToF16(k16, keys)
+		half.F32ToF16(v16, values)
+		compute = func(out, q []float32, qStride int, _, _ []float32, n, pos, capacity, window int) {
+			a.ComputeWindowF16(out, q, qStride, k16, v16, n, pos, capacity, window)
+		}
+	}
+	compute(batch, q, qStride, keys, values, n, pos, capacity, window)
 	for i := 0; i < n; i++ {
-		a.ComputeWindow(one, q[i*qStride:], qStride, keys, values, 1, pos+i, capacity, window)
+		compute(one, q[i*qStride:], qStride, keys, values, 1, pos+i, capacity, window)
 		last, first := pos+i, 0
 		if window > 0 {
 			first = max(0, last-window+1)
@@ -180,4 +196,12 @@ func testAttentionBatch(t *testing.T, r *rand.Rand, name string, heads, kvHeads,
 			}
 		}
 	}
+}
+
+// roundF16 returns x rounded to fp16 and back.
+func roundF16(x []float32) []float32 {
+	h := make([]uint16, len(x))
+	half.F32ToF16(h, x)
+	half.F16ToF32(x, h)
+	return x
 }
