@@ -32,8 +32,9 @@ type attnDecode struct {
 	first, span int // positions [first, first+span) are seen
 	blocks      int // position blocks per KV head
 
-	// The blocks' partial results when blocks > 1, [kvHeads][threads][group]
-	// rows: each row's max of S, sum of P, and O = P·V (d values).
+	// The blocks' partial results when blocks > 1, [kvHeads][blocks][group]
+	// rows (room for as many blocks as threads): each row's max of S, sum of
+	// P, and O = P·V (d values).
 	m, l, o []float32
 }
 
