@@ -51,13 +51,15 @@ $(SERVE_CLIENT)/node_modules/.package-lock.json: $(SERVE_CLIENT)/package-lock.js
 # Every test, then the pure-Go kernels and quantizer again with the assembly switched off, then
 # both as arm64 code under qemu (the NEON assembly is otherwise only assembled here, never run;
 # the quantizer must pack the same bits there), and the forward pass of the three MLP kinds
-# (SwiGLU, GELU, GeGLU) on the NEON kernels against Hugging Face's logits (about 75 s under
-# qemu; every family takes about 5 minutes there).
+# (SwiGLU, GELU, GeGLU) on the NEON kernels against Hugging Face's logits, and one with an fp16
+# KV cache (the NEON conversions): about 100 s under qemu; every family takes about 5 minutes
+# there.
 test: test-tools $(SERVE_CLIENT)/node_modules/.package-lock.json vet
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags noasm ./half/... ./quant/... ./runtime/kernels/... ./runtime/cpu/...
-	GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64 ./quant/ ./runtime/kernels/
+	GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64 ./half/ ./quant/ ./runtime/kernels/
 	GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64 -run 'TestGoldenTeacherForcing$$/^(qwen2-tiny|gpt2-tiny|gemma3-tiny)$$/^f16$$' ./runtime/cpu/
+	GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64 -run 'TestGoldenTeacherForcingF16Cache$$/^qwen2-tiny$$' ./runtime/cpu/
 	$(MAKE) fuzz-short
 
 # Every fuzz target of the repository (found by name, so new ones join by themselves) for

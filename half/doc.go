@@ -15,6 +15,7 @@
 //     keeps the top bits of its payload.
 //
 // The bulk functions use AVX2+F16C assembly on amd64 when the CPU has it
-// (checked at run time with golang.org/x/sys/cpu) and a pure-Go twin
-// elsewhere, or everywhere when built with the tag noasm.
+// (checked at run time with golang.org/x/sys/cpu), NEON on arm64 (all but
+// BF16ToF16, whose loss counts stay in Go) and a pure-Go twin elsewhere, or
+// everywhere when built with the tag noasm.
 package half
