@@ -73,9 +73,9 @@ func splitGates(row, gate []float32, heads, hd int) {
 // tokenPrep is attention's work on each new token of a segment before attention proper: the
 // output gates out of q (gated attention), q and k norms per head (when the family has them),
 // RoPE at the token's position (the sliding layers' own tables where they have them), then k
-// and v into the cache: cache[l][kvHead][slot of pos+i][hd] (rounded to fp16 for CacheF16). Tokens are independent (a pass
-// holds at most a ring's spare capacity, so no two share a slot), so a prefill splits them
-// over the pool.
+// and v into the cache: cache[l][kvHead][slot of pos+i][hd], rounded to fp16 for CacheF16.
+// Tokens are independent (a pass holds at most a ring's spare capacity, so no two share a
+// slot), so a prefill splits them over the pool.
 type tokenPrep struct {
 	d                *Decoder
 	ws               *workspace

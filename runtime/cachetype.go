@@ -11,8 +11,8 @@ const (
 	// transformers computes in float32. The default.
 	CacheF32 CacheType = iota
 	// CacheF16 rounds them to fp16, as llama.cpp's default cache does: half the memory, and
-	// half the bytes a decode step reads from the cache, which at long contexts is most of
-	// what it reads besides the weights. Values beyond fp16's range (±65504) become infinite.
+	// half the bytes a decode step reads from the cache, a large share of all it reads at
+	// long contexts. Values beyond fp16's range (±65504) become infinite.
 	CacheF16
 )
 
