@@ -15,6 +15,11 @@
 # $ALT_ANERUN_FLAGS and $ALT_LLAMA_FLAGS, when set, add a second variant of that engine to every
 # round ("anerun-alt", "llama-alt"), run right after the first: an A/B of a flag (--cpus against
 # none) in the same rounds, each variant with its own ratio to the other engine's same variant.
+# DEPTH=D adds decode after D tokens to every round: `anerun bench --prompt-tokens D --gen-tokens
+# GEN` against `llama-bench -p 0 -n GEN -d D` (metric tgGEN@dD). REREAD=1 first drops both files
+# from the page cache and reads them back (`dd iflag=nocache count=0`, then `cat`): how the page
+# cache holds a file changes decode speed, and a file just written may sit in small folios
+# (BENCHMARKS.md, "How the page cache holds a bundle").
 # On a shared machine, WAIT_LOAD=L makes every round first wait (up to WAIT_MAX seconds, default
 # 600) until the 1-minute load average is below L and no other task has been runnable for 5
 # seconds (procs_running in /proc/stat, sampled every half second).
@@ -29,7 +34,14 @@ first=${plist[0]}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; threads $threads; prompts $prompts; gen $gen; rounds $rounds"
-echo "anerun flags: ${ANERUN_FLAGS:-none}; llama-bench flags: ${LLAMA_FLAGS:-none}"
+echo "anerun flags: ${ANERUN_FLAGS:-none}; llama-bench flags: ${LLAMA_FLAGS:-none}${DEPTH:+; decode also after $DEPTH tokens}"
+if [ -n "${REREAD:-}" ]; then
+  for f in "$bundle" "$gguf"; do
+    dd if="$f" iflag=nocache count=0 status=none
+    cat "$f" >/dev/null
+  done
+  echo "re-read $bundle and $gguf through the page cache"
+fi
 variants=("")
 if [ -n "${ALT_ANERUN_FLAGS:-}${ALT_LLAMA_FLAGS:-}" ]; then
   variants+=("-alt")
@@ -91,6 +103,21 @@ for r in $(seq "$rounds"); do
       line+=" ;"
     done
   done
+  if [ -n "${DEPTH:-}" ]; then
+    for v in "${variants[@]}"; do
+      aflags=${ANERUN_FLAGS:-} lflags=${LLAMA_FLAGS:-}
+      [ -n "$v" ] && aflags=${ALT_ANERUN_FLAGS:-} lflags=${ALT_LLAMA_FLAGS:-}
+      # shellcheck disable=SC2086
+      j=$("$anerun" bench "$bundle" --prompt-tokens "$DEPTH" --gen-tokens "$gen" --threads "$threads" --repetitions 1 --json $aflags)
+      ad=$(field decode_tokens_per_s "$j")
+      echo "$ad" >>"$out/anerun$v-tg$gen@d$DEPTH"
+      # shellcheck disable=SC2086
+      csv=$("$llama" -m "$gguf" -p 0 -n "$gen" -d "$DEPTH" -t "$threads" -r 1 -o csv $lflags 2>/dev/null)
+      lt=$(llama_col avg_ts 0 "$gen" "$csv")
+      echo "$lt" >>"$out/llama$v-tg$gen@d$DEPTH"
+      line+=" anerun$v tg$gen@d$DEPTH $ad | llama.cpp$v $lt ;"
+    done
+  fi
   echo "$line"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -99,15 +126,15 @@ echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 stats() { sort -g "$1" | awk '{ v[NR] = $1 } END {
   m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
   printf "%s %s %s %.3f %.3f", m, v[1], v[NR], (v[NR] - v[1]) / m, v[NR] / m }'; }
-printf '%-8s %-11s %10s %21s %7s %10s\n' metric engine median range spread best/med
-for metric in "tg$gen" $(printf 'pp%s ' "${plist[@]}"); do
+printf '%-12s %-11s %10s %21s %7s %10s\n' metric engine median range spread best/med
+for metric in "tg$gen" ${DEPTH:+"tg$gen@d$DEPTH"} $(printf 'pp%s ' "${plist[@]}"); do
   for v in "${variants[@]}"; do
     for engine in anerun$v llama$v; do
       read -r m lo hi sp bm <<<"$(stats "$out/$engine-$metric")"
-      printf '%-8s %-11s %10.2f %10.2f-%-10.2f %6.1f%% %10.3f\n' "$metric" "$engine" "$m" "$lo" "$hi" "$(awk -v s="$sp" 'BEGIN{print s*100}')" "$bm"
+      printf '%-12s %-11s %10.2f %10.2f-%-10.2f %6.1f%% %10.3f\n' "$metric" "$engine" "$m" "$lo" "$hi" "$(awk -v s="$sp" 'BEGIN{print s*100}')" "$bm"
     done
     read -r am _ <<<"$(stats "$out/anerun$v-$metric")"
     read -r lm _ <<<"$(stats "$out/llama$v-$metric")"
-    printf '%-8s ratio of medians anerun%s/llama.cpp%s: %.3f\n' "$metric" "$v" "$v" "$(awk -v a="$am" -v l="$lm" 'BEGIN{print a/l}')"
+    printf '%-12s ratio of medians anerun%s/llama.cpp%s: %.3f\n' "$metric" "$v" "$v" "$(awk -v a="$am" -v l="$lm" 'BEGIN{print a/l}')"
   done
 done
