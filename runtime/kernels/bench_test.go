@@ -397,7 +397,7 @@ func BenchmarkAttentionPrefill(b *testing.B) {
 
 // BenchmarkAttentionDecode measures one decoded token's attention with Qwen3-0.6B's heads (16
 // query heads on 8 KV heads of 128) and Qwen2.5-0.5B's (14 on 2 of 64) at a context of ctx
-// positions, on one thread.
+// positions, on one thread, over a float32 and an fp16 cache.
 func BenchmarkAttentionDecode(b *testing.B) {
 	for _, m := range []struct {
 		name              string
@@ -407,13 +407,22 @@ func BenchmarkAttentionDecode(b *testing.B) {
 			pool := NewPool(1)
 			a := NewAttention(pool, m.heads, m.kvHeads, m.d, ctx, 0.088)
 			keys, values := benchVec(m.kvHeads*ctx*m.d), benchVec(m.kvHeads*ctx*m.d)
+			k16, v16 := make([]uint16, len(keys)), make([]uint16, len(values))
+			half.F32ToF16(k16, keys)
+			half.F32ToF16(v16, values)
 			q, out := benchVec(m.heads*m.d), make([]float32, m.heads*m.d)
-			b.Run(fmt.Sprintf("%s/ctx=%d", m.name, ctx), func(b *testing.B) {
-				for b.Loop() {
-					a.Compute(out, q, m.heads*m.d, keys, values, 1, ctx-1)
-				}
-				reportGFLOPS(b, 4*float64(m.d*m.heads*ctx))
-			})
+			for _, f16 := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%s/ctx=%d/f16=%v", m.name, ctx, f16), func(b *testing.B) {
+					for b.Loop() {
+						if f16 {
+							a.ComputeWindowF16(out, q, m.heads*m.d, k16, v16, 1, ctx-1, ctx, 0)
+						} else {
+							a.Compute(out, q, m.heads*m.d, keys, values, 1, ctx-1)
+						}
+					}
+					reportGFLOPS(b, 4*float64(m.d*m.heads*ctx))
+				})
+			}
 			pool.Close()
 		}
 	}
