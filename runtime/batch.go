@@ -84,6 +84,10 @@ func (b *decoderBatch) Forward(steps []BatchStep) error {
 		return fmt.Errorf("%s: a batch of %d steps: expected 1 to %d", d.name, len(steps), b.seqs)
 	}
 	b.segs, b.want = b.segs[:0], b.want[:0]
+	// The segments hold the callers' token slices (a server's point into its requests): drop
+	// them when the pass is done, or up to seqs finished requests stay reachable from an idle
+	// batch.
+	defer clear(b.segs)
 	rows := 0
 	for i, st := range steps {
 		s, ok := st.State.(*decoderState)
