@@ -86,8 +86,8 @@ func (b *decoderBatch) Forward(steps []BatchStep) error {
 	b.segs, b.want = b.segs[:0], b.want[:0]
 	// The segments hold the callers' token slices (a server's point into its requests): drop
 	// them when the pass is done, or up to seqs finished requests stay reachable from an idle
-	// batch.
-	defer clear(b.segs)
+	// batch. (A closure: b.segs grows below, after the defer statement.)
+	defer func() { clear(b.segs) }()
 	rows := 0
 	for i, st := range steps {
 		s, ok := st.State.(*decoderState)

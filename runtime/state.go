@@ -45,7 +45,8 @@ func (s *decoderState) Forward(tokens []int, pos int, logits []float32) error {
 		return fmt.Errorf("%s: logits buffer of %d values is not a whole number of rows of %d for at most %d tokens", d.name, len(logits), vocab, len(tokens))
 	}
 	s.begin(pos, len(tokens))
-	defer clear(s.seg[:])                       // the caller's tokens are not the state's to keep
+	// The caller's tokens are not the state's to keep.
+	defer clear(s.seg[:])
 	firstOut := len(tokens) - len(logits)/vocab // the first token whose logits are wanted
 	for c0 := 0; c0 < len(tokens); c0 += s.batch {
 		c1 := min(len(tokens), c0+s.batch)

@@ -3,8 +3,10 @@ package cpu
 import (
 	"context"
 	"errors"
+	goruntime "runtime"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/testmodel"
@@ -140,4 +142,49 @@ func TestSessionBatchGenerators(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPassesKeepNoTokens: a batch pass and a state's Forward keep no reference to the callers'
+// token slices once they return. A server's decode tokens live in its request's job, with the
+// request's sampler and generator; a batch that kept the last pass's slices kept up to seqs
+// finished requests alive on an idle server.
+func TestPassesKeepNoTokens(t *testing.T) {
+	_, b := open(t, "qwen2-tiny", "f16")
+	st, err := b.NewState(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	batch, err := b.NewBatch(8, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer batch.Close()
+	// owner holds the tokens as a request's job does; released says when it was collected.
+	type owner struct {
+		tokens [2]int
+		big    [1 << 16]byte // a sampler's worth of memory, so that it is its own allocation
+	}
+	run := func(name string, pass func(tokens []int) error) {
+		o := &owner{tokens: [2]int{1, 2}}
+		released := make(chan struct{})
+		goruntime.AddCleanup(o, func(ch chan struct{}) { close(ch) }, released)
+		if err := pass(o.tokens[:]); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		o = nil
+		for range 50 {
+			goruntime.GC()
+			select {
+			case <-released:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		t.Errorf("%s still holds the caller's tokens after returning", name)
+	}
+	run("Batch.Forward", func(tokens []int) error {
+		return batch.Forward([]runtime.BatchStep{{State: st, Tokens: tokens, Pos: 0}})
+	})
+	run("State.Forward", func(tokens []int) error { return st.Forward(tokens, 2, nil) })
 }
