@@ -207,13 +207,4 @@ func (a *Attention) block(sc *attnScratch, g, i0, i1 int) {
 
 // expRow replaces x by exp(x - max(x)) and returns its sum: Softmax without the division,
 // which block applies to the d outputs of the row instead of to its span of probabilities.
-func expRow(x []float32) float32 {
-	m := Max(x)
-	s, n := expSumFast(x, x, m)
-	for i := n; i < len(x); i++ {
-		e := expf32(x[i] - m)
-		x[i] = e
-		s += e
-	}
-	return s
-}
+func expRow(x []float32) float32 { return expRowMax(x, Max(x)) }

@@ -151,17 +151,6 @@ func (a *Attention) weighted(out, p []float32, at, rows, n int, add bool, slot i
 	}
 }
 
-// expRowMax replaces x by exp(x - m) and returns its sum.
-func expRowMax(x []float32, m float32) float32 {
-	s, n := expSumFast(x, x, m)
-	for i := n; i < len(x); i++ {
-		e := expf32(x[i] - m)
-		x[i] = e
-		s += e
-	}
-	return s
-}
-
 // mergeBlocks writes each query head's output from its blocks' partial
 // results, rescaled to the largest of their maxima. It runs on the calling
 // goroutine: heads·blocks·d multiply-adds, a sliver of the blocks' work.

@@ -271,14 +271,19 @@ func Softmax(x []float32) {
 	if len(x) == 0 {
 		return
 	}
-	m := Max(x)
+	Scale(x, 1/expRowMax(x, Max(x)))
+}
+
+// expRowMax replaces x by exp(x - m) and returns its sum: Softmax's exponentials, which the
+// attention paths also take against a maximum of their own (a row's, or several runs').
+func expRowMax(x []float32, m float32) float32 {
 	s, n := expSumFast(x, x, m)
 	for i := n; i < len(x); i++ {
 		e := expf32(x[i] - m)
 		x[i] = e
 		s += e
 	}
-	Scale(x, 1/s)
+	return s
 }
 
 // SwiGLU writes dst[i] = silu(gate[i]) * up[i] with silu(g) = g/(1+exp(-g))
