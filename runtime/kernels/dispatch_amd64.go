@@ -221,7 +221,11 @@ func scaleFast(x []float32, a float32) int {
 func chosenImpls() (gemv, gemm, nn, vec string) {
 	switch {
 	case useAVX512:
-		return "avx512", fmt.Sprintf("avx512 %dx%d", zTokens, zRows), fmt.Sprintf("avx512 %dx64", nnRows), "avx2"
+		gemv = "avx512, no software prefetch"
+		if zPrefetch {
+			gemv = "avx512, prefetch 4 KiB ahead"
+		}
+		return gemv, fmt.Sprintf("avx512 %dx%d", zTokens, zRows), fmt.Sprintf("avx512 %dx64", nnRows), "avx2"
 	case useAVX2:
 		return "avx2", fmt.Sprintf("avx2 %dx%d", tileTokens, tileRows), fmt.Sprintf("avx2 %dx16", nnRows), "avx2"
 	}

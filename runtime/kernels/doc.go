@@ -13,7 +13,10 @@
 //   - amd64 with AVX-512 (F and VL: Skylake-SP and later Xeons, Zen 4/5):
 //     16-lane MatVec* and a 6-token x 4-row MatMul* (VCVTPH2PS on ZMM, all 32
 //     registers, column blocks that keep a tile's activations in L1), and a
-//     6x64 NN GEMM for attention (avx512.go and nn.go in internal/gen);
+//     6x64 NN GEMM for attention (avx512.go and nn.go in internal/gen); the
+//     MatVec comes in two forms, with software prefetch 4 KiB ahead for
+//     Intel's cores and without for AMD's, whose hardware prefetchers keep up
+//     alone (zPrefetch, by the CPUID vendor);
 //   - amd64 with AVX2+FMA+F16C: 8-lane MatVec*, a 4x3 MatMul*, a 6x16 NN
 //     GEMM, and Dot, Sum, Max, Scale, Axpy, SwiGLU and Softmax's exp (the
 //     vector helpers stay AVX2 on AVX-512 machines); all generated with avo

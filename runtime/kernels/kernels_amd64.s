@@ -2013,6 +2013,150 @@ done:
 	VZEROUPPER
 	RET
 
+// func matVecF16AVX512NP(y []float32, w []uint16, x []float32, rows int, cols int, k int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·matVecF16AVX512NP(SB), NOSPLIT, $0-96
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+24(FP), CX
+	MOVQ x_base+48(FP), DX
+	MOVQ rows+72(FP), BX
+	MOVQ cols+80(FP), SI
+	SHLQ $0x01, SI
+	MOVQ k+88(FP), DI
+
+row:
+	TESTQ  BX, BX
+	JZ     done
+	MOVQ   CX, R8
+	MOVQ   DX, R9
+	MOVQ   DI, R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+c64:
+	CMPQ        R10, $0x40
+	JB          c16
+	VCVTPH2PS   (R8), Z4
+	VFMADD231PS (R9), Z4, Z0
+	VCVTPH2PS   32(R8), Z4
+	VFMADD231PS 64(R9), Z4, Z1
+	VCVTPH2PS   64(R8), Z4
+	VFMADD231PS 128(R9), Z4, Z2
+	VCVTPH2PS   96(R8), Z4
+	VFMADD231PS 192(R9), Z4, Z3
+	ADDQ        $0x00000080, R8
+	ADDQ        $0x00000100, R9
+	SUBQ        $0x40, R10
+	JMP         c64
+
+c16:
+	TESTQ       R10, R10
+	JZ          sum
+	VCVTPH2PS   (R8), Z4
+	VFMADD231PS (R9), Z4, Z0
+	ADDQ        $0x20, R8
+	ADDQ        $0x40, R9
+	SUBQ        $0x10, R10
+	JMP         c16
+
+sum:
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z2, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y1
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y1, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y1
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	ADDQ          SI, CX
+	DECQ          BX
+	JMP           row
+
+done:
+	VZEROUPPER
+	RET
+
+// func matVecF32AVX512NP(y []float32, w []float32, x []float32, rows int, cols int, k int)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·matVecF32AVX512NP(SB), NOSPLIT, $0-96
+	MOVQ y_base+0(FP), AX
+	MOVQ w_base+24(FP), CX
+	MOVQ x_base+48(FP), DX
+	MOVQ rows+72(FP), BX
+	MOVQ cols+80(FP), SI
+	SHLQ $0x02, SI
+	MOVQ k+88(FP), DI
+
+row:
+	TESTQ  BX, BX
+	JZ     done
+	MOVQ   CX, R8
+	MOVQ   DX, R9
+	MOVQ   DI, R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+c64:
+	CMPQ        R10, $0x40
+	JB          c16
+	VMOVUPS     (R8), Z4
+	VFMADD231PS (R9), Z4, Z0
+	VMOVUPS     64(R8), Z4
+	VFMADD231PS 64(R9), Z4, Z1
+	VMOVUPS     128(R8), Z4
+	VFMADD231PS 128(R9), Z4, Z2
+	VMOVUPS     192(R8), Z4
+	VFMADD231PS 192(R9), Z4, Z3
+	ADDQ        $0x00000100, R8
+	ADDQ        $0x00000100, R9
+	SUBQ        $0x40, R10
+	JMP         c64
+
+c16:
+	TESTQ       R10, R10
+	JZ          sum
+	VMOVUPS     (R8), Z4
+	VFMADD231PS (R9), Z4, Z0
+	ADDQ        $0x40, R8
+	ADDQ        $0x40, R9
+	SUBQ        $0x10, R10
+	JMP         c16
+
+sum:
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z2, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y1
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y1, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y0, Y1
+	VSHUFPS       $0xdd, Y0, Y0, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	ADDQ          SI, CX
+	DECQ          BX
+	JMP           row
+
+done:
+	VZEROUPPER
+	RET
+
 // func gemmF16ZT1R1(y []float32, ldy int, x []float32, w []uint16, cols int, k int, panels int, add int)
 // Requires: AVX, AVX512F, AVX512VL
 TEXT ·gemmF16ZT1R1(SB), NOSPLIT, $24-112

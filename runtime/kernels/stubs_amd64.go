@@ -154,6 +154,16 @@ func matVecF16AVX512(y []float32, w []uint16, x []float32, rows int, cols int, k
 //go:noescape
 func matVecF32AVX512(y []float32, w []float32, x []float32, rows int, cols int, k int)
 
+// matVecF16AVX512NP sets y[r] = sum_{c<k} w[r*cols+c]*x[c] for r < rows; k is a multiple of 16.
+//
+//go:noescape
+func matVecF16AVX512NP(y []float32, w []uint16, x []float32, rows int, cols int, k int)
+
+// matVecF32AVX512NP sets y[r] = sum_{c<k} w[r*cols+c]*x[c] for r < rows; k is a multiple of 16.
+//
+//go:noescape
+func matVecF32AVX512NP(y []float32, w []float32, x []float32, rows int, cols int, k int)
+
 // gemmF16ZT1R1 sets (add == 0) or adds to (add != 0) y[t*ldy+p*1+r] the sum_{c<k} x[t*cols+c]*w[(p*1+r)*cols+c] for t < 1, r < 1, p < panels; k is a positive multiple of 16.
 //
 //go:noescape

@@ -30,15 +30,17 @@ const (
 	zRows   = 4
 )
 
-// zRowPrefetch is how far ahead (bytes) the AVX-512 GEMV prefetches its
-// weight stream, 0 for no software prefetch. On the 16-core Sapphire Rapids
-// machine, decode of the full-size Qwen2.5-0.5B (f16, `anerun bench -p 16
-// -n 128`, three alternating rounds) ran at 12.4-13.5 tok/s on 2 threads
-// without it, 14.5-16.5 with 1 KiB and 17.7-19.4 with 4 KiB; on 16 threads
-// 52.7-62.7 without, 64.2-72.1 with 1 KiB, 66.8-70.8 with 2 KiB and
-// 65.2-75.2 with 4 KiB. On the Zen 5 dev VM, where the hardware prefetchers
-// keep up with one stream per core, 4 KiB costs nothing measurable (2
-// threads: 36.3-40.8 against 37.4-40.0 tok/s without) and 8 KiB about 7%.
+// zRowPrefetch is how far ahead (bytes) the prefetching AVX-512 GEMV
+// (matVec*AVX512) reads its weight stream with PREFETCHT0; matVec*AVX512NP
+// has no software prefetch, and the kernels package picks one per CPU
+// (zPrefetch in avx512_amd64.go). On the 16-core Sapphire Rapids machine,
+// decode of the full-size Qwen2.5-0.5B (f16, `anerun bench -p 16 -n 128`,
+// three alternating rounds) ran at 12.4-13.5 tok/s on 2 threads without it,
+// 14.5-16.5 with 1 KiB and 17.7-19.4 with 4 KiB; on 16 threads 52.7-62.7
+// without, 64.2-72.1 with 1 KiB, 66.8-70.8 with 2 KiB and 65.2-75.2 with
+// 4 KiB. On the Zen 5 dev VM the hardware prefetchers keep up with one
+// stream per core and the prefetches cost: one thread streams 27.5-29.6 GB/s
+// without them against 23.9-26.5 with 4 KiB (BENCHMARKS.md).
 const zRowPrefetch = 4096
 
 // zload16 loads 16 weights at m as 16 float32 into v.
@@ -97,8 +99,10 @@ func zsum1(a, tmp VecVirtual) {
 
 // avx512Kernels emits every AVX-512 kernel.
 func avx512Kernels() {
-	zMatVec("matVecF16AVX512", true)
-	zMatVec("matVecF32AVX512", false)
+	zMatVec("matVecF16AVX512", true, zRowPrefetch)
+	zMatVec("matVecF32AVX512", false, zRowPrefetch)
+	zMatVec("matVecF16AVX512NP", true, 0)
+	zMatVec("matVecF32AVX512NP", false, 0)
 	for t := 1; t <= zTokens; t++ {
 		for _, r := range []int{1, zRows} {
 			zGemmPanels(true, t, r)
@@ -108,8 +112,9 @@ func avx512Kernels() {
 }
 
 // zMatVec emits the AVX-512 GEMV: y[r] = sum_{c<k} w[r*cols+c]*x[c], one row
-// at a time, 64 columns per step into 4 accumulators, then 16-column steps.
-func zMatVec(name string, f16 bool) {
+// at a time, 64 columns per step into 4 accumulators, then 16-column steps;
+// each 64-column step prefetches the weights prefetch bytes ahead (0: none).
+func zMatVec(name string, f16 bool, prefetch int) {
 	wt, esz, shift := "[]float32", 4, 2
 	if f16 {
 		wt, esz, shift = "[]uint16", 2, 1
@@ -140,8 +145,8 @@ func zMatVec(name string, f16 bool) {
 	Label("c64")
 	CMPQ(n, U8(64))
 	JB(LabelRef("c16"))
-	for off := 0; off < 64*esz && zRowPrefetch > 0; off += 64 {
-		PREFETCHT0(Mem{Base: w0, Disp: zRowPrefetch + off})
+	for off := 0; off < 64*esz && prefetch > 0; off += 64 {
+		PREFETCHT0(Mem{Base: w0, Disp: prefetch + off})
 	}
 	for i := range acc {
 		t := ZMM()

@@ -1,0 +1,30 @@
+//go:build !noasm
+
+package kernels
+
+// cpuid runs the CPUID instruction for leaf and sub-leaf sub.
+//
+//go:noescape
+func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
+
+// cpuVendor returns the CPU's vendor string (CPUID leaf 0): "GenuineIntel", "AuthenticAMD",
+// "HygonGenuine" (Zen cores), ... x/sys/cpu reports features, not the vendor.
+func cpuVendor() string {
+	_, b, c, d := cpuid(0, 0)
+	var s [12]byte
+	for i := range 4 {
+		s[i], s[4+i], s[8+i] = byte(b>>(8*i)), byte(d>>(8*i)), byte(c>>(8*i))
+	}
+	return string(s[:])
+}
+
+// zPrefetch selects the AVX-512 GEMV that prefetches its weights 4 KiB ahead (matVec*AVX512)
+// over the one without software prefetch (matVec*AVX512NP). Intel's cores stream a GEMV's
+// weights far slower without the prefetches (Sapphire Rapids: decode 12.4-13.5 against
+// 17.7-19.4 tokens/s on 2 threads); on AMD's (Zen) the hardware prefetchers keep up alone and
+// the prefetches only take load slots (Zen 5: one thread streams 27.5-29.6 GB/s without them,
+// 23.9-26.5 with). BENCHMARKS.md has both.
+var zPrefetch = !zenVendor(cpuVendor())
+
+// zenVendor reports whether vendor makes Zen cores.
+func zenVendor(vendor string) bool { return vendor == "AuthenticAMD" || vendor == "HygonGenuine" }
