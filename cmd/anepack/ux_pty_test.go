@@ -20,10 +20,11 @@ import (
 
 // screen is anepack running on a pseudo-terminal: what a person sees, bars and all.
 type screen struct {
-	cmd *exec.Cmd
-	pty *os.File
-	mu  sync.Mutex
-	out bytes.Buffer
+	cmd  *exec.Cmd
+	pty  *os.File
+	mu   sync.Mutex
+	out  bytes.Buffer
+	done chan struct{} // closed when the reader has read all the terminal shows
 }
 
 func startScreen(t *testing.T, dir string, args ...string) *screen {
@@ -35,8 +36,9 @@ func startScreen(t *testing.T, dir string, args ...string) *screen {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &screen{cmd: cmd, pty: f}
+	s := &screen{cmd: cmd, pty: f, done: make(chan struct{})}
 	go func() {
+		defer close(s.done)
 		buf := make([]byte, 4096)
 		for {
 			n, err := f.Read(buf)
@@ -75,6 +77,7 @@ func (s *screen) exitCode(t *testing.T) int {
 	go func() { done <- s.cmd.Wait() }()
 	select {
 	case err := <-done:
+		drained(t, s.done)
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			return ee.ExitCode()
@@ -86,6 +89,18 @@ func (s *screen) exitCode(t *testing.T) int {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("still running; screen:\n%q", s.String())
 		return -1
+	}
+}
+
+// drained waits until a terminal's reader has read everything the process wrote before it
+// exited (its read then fails: the terminal has no writer left). Without the wait, the last
+// bytes written before exit could still be in the terminal when the test read the screen.
+func drained(t *testing.T, done <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the terminal still had output 10 s after the process exited")
 	}
 }
 

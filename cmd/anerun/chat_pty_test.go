@@ -107,6 +107,13 @@ func (tm *term) exitCode() int {
 	go func() { done <- tm.cmd.Wait() }()
 	select {
 	case err := <-done:
+		// Everything anerun wrote before it exited is on the screen once the reader has read
+		// to the end (its read fails when the terminal has no writer left).
+		select {
+		case <-tm.done:
+		case <-time.After(10 * time.Second):
+			tm.t.Fatal("the terminal still had output 10 s after anerun exited")
+		}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			return ee.ExitCode()

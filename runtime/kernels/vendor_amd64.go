@@ -21,9 +21,10 @@ func cpuVendor() string {
 // zPrefetch selects the AVX-512 GEMV that prefetches its weights 4 KiB ahead (matVec*AVX512)
 // over the one without software prefetch (matVec*AVX512NP). Intel's cores stream a GEMV's
 // weights far slower without the prefetches (Sapphire Rapids: decode 12.4-13.5 against
-// 17.7-19.4 tokens/s on 2 threads); on AMD's (Zen) the hardware prefetchers keep up alone and
-// the prefetches only take load slots (Zen 5: one thread streams 27.5-29.6 GB/s without them,
-// 23.9-26.5 with). BENCHMARKS.md has both.
+// 17.7-19.4 tokens/s on 2 threads); on AMD's the hardware prefetchers keep up alone and the
+// prefetches only cost (Zen 5: one thread decodes at 24.4-25.2 tokens/s without them, 21.4-22.9
+// with; Zen 4, the other Zen with AVX-512, is assumed alike). The AVX2 GEMV and the quantized
+// ones keep theirs everywhere: they gain from them on Zen too. BENCHMARKS.md has the figures.
 var zPrefetch = !zenVendor(cpuVendor())
 
 // zenVendor reports whether vendor makes Zen cores.
