@@ -39,8 +39,8 @@ const (
 // 14.5-16.5 with 1 KiB and 17.7-19.4 with 4 KiB; on 16 threads 52.7-62.7
 // without, 64.2-72.1 with 1 KiB, 66.8-70.8 with 2 KiB and 65.2-75.2 with
 // 4 KiB. On the Zen 5 dev VM the hardware prefetchers keep up with one
-// stream per core and the prefetches cost: one thread streams 27.5-29.6 GB/s
-// without them against 23.9-26.5 with 4 KiB (BENCHMARKS.md).
+// stream per core and the prefetches cost: one thread decoded at 24.4-25.2
+// tok/s without them against 21.4-22.9 with 4 KiB (BENCHMARKS.md).
 const zRowPrefetch = 4096
 
 // zload16 loads 16 weights at m as 16 float32 into v.
