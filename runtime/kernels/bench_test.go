@@ -141,9 +141,10 @@ func benchThreads(b *testing.B) []int {
 // more than any L3) in huge pages, split over the pool like the GEMV, for
 // each of benchThreads. The pass is the float32 GEMV over the buffer as
 // [rows, 1024] (one FMA per value read, far below what a core can do), so it
-// prefetches as decode does: a plain Sum without software prefetch read 8.3
-// GB/s on one Sapphire Rapids core, less than the f16 decode there streamed
-// (9.4), which made the decode's share of this yardstick exceed 1.
+// reads as decode does, with decode's software prefetch where this CPU gets it
+// (zPrefetch): a plain Sum without software prefetch read 8.3 GB/s on one
+// Sapphire Rapids core, less than the f16 decode there streamed (9.4), which
+// made the decode's share of this yardstick exceed 1.
 func BenchmarkReadBandwidth(b *testing.B) {
 	const cols = 1024
 	buf := hugeFloats(256 << 20)
