@@ -19,9 +19,12 @@ const (
 // cacheTypeNames are the names ParseCacheType accepts, in CacheType order.
 var cacheTypeNames = []string{"f32", "f16"}
 
+// valid reports whether c is one of the types above.
+func (c CacheType) valid() bool { return c >= 0 && int(c) < len(cacheTypeNames) }
+
 // String returns the type's name: f32 or f16.
 func (c CacheType) String() string {
-	if c < 0 || int(c) >= len(cacheTypeNames) {
+	if !c.valid() {
 		return fmt.Sprintf("CacheType(%d)", int(c))
 	}
 	return cacheTypeNames[c]

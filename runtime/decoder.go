@@ -97,7 +97,7 @@ func NewDecoder(m *Model, proj Projections, opts DecoderOptions) (*Decoder, erro
 	if opts.Pool == nil || opts.Batch <= 0 {
 		return nil, fmt.Errorf("runtime: NewDecoder needs a pool and a positive batch (have %d)", opts.Batch)
 	}
-	if opts.Cache != CacheF32 && opts.Cache != CacheF16 {
+	if !opts.Cache.valid() {
 		return nil, fmt.Errorf("KV cache type is %d; expected CacheF32 or CacheF16", int(opts.Cache))
 	}
 	c, fam := m.Config, m.Family
