@@ -28,8 +28,9 @@ var attnScoreBudget = 1 << 18
 // heads are 224 rows, plenty to amortize a key's load.
 const maxQueryBlock = 32
 
-// attnScratch is one thread's buffers for the batched path, grown on demand
-// (a long prompt's first pass allocates; later passes of that length do not).
+// attnScratch is one thread's buffers for the batched path, grown for every
+// slot at the start of a call (sizeScratch: a long prompt's first pass
+// allocates; later passes of that length do not).
 type attnScratch struct {
 	q, s, o []float32
 	inv     []float32 // 1 / each row's sum of exponentials
@@ -76,8 +77,23 @@ func (a *Attention) computeBatch(n int) {
 	a.pool.Parallel(a.kvHeads*chunks, 1, a.prepFn)
 
 	a.qBlock = a.queryBlock(n, b.span)
+	a.sizeScratch(a.qBlock*(a.heads/a.kvHeads), (b.span+15)&^15)
 	blocks := (n + a.qBlock - 1) / a.qBlock
 	a.pool.ParallelSlots(a.kvHeads*blocks, 1, a.batchFn)
+}
+
+// sizeScratch grows every slot's scratch for work items of up to rows rows over ld columns of
+// scores, before the items run: which slot runs which item depends on the threads' timing, and
+// a slot growing its buffers when it first gets an item would allocate in whichever call that
+// happens to be, not in the first call of a size.
+func (a *Attention) sizeScratch(rows, ld int) {
+	d := a.headDim
+	for _, sc := range a.batchScratch {
+		sc.q = grow(sc.q, rows*d)
+		sc.s = grow(sc.s, rows*ld)
+		sc.inv = grow(sc.inv, rows)
+		sc.o = grow(sc.o, rows*d)
+	}
 }
 
 // prep is the pre-pass's work item: for items [lo, hi) of (KV head, 64

@@ -205,3 +205,31 @@ func roundF16(x []float32) []float32 {
 	half.F16ToF32(x, h)
 	return x
 }
+
+// TestAttentionBatchSizesEverySlot: a batched call sizes the scratch of every pool slot, also
+// of those that ran none of its work items (here at least two of four: the call has two), so
+// that a later call of that size allocates nothing whichever thread runs which item. (Before,
+// a slot grew its buffers on its first item, and a prefill allocated in whichever call the
+// threads' timing first gave a slot work.)
+func TestAttentionBatchSizesEverySlot(t *testing.T) {
+	const heads, kvHeads, d, maxTokens, n = 2, 1, 16, 32, 2
+	pool := NewPool(4)
+	defer pool.Close()
+	a := NewAttention(pool, heads, kvHeads, d, maxTokens, 0.25)
+	r := rand.New(rand.NewPCG(41, 42))
+	keys, values := randVec(r, kvHeads*maxTokens*d), randVec(r, kvHeads*maxTokens*d)
+	q, out := randVec(r, n*heads*d), make([]float32, n*heads*d)
+	a.ComputeWindow(out, q, heads*d, keys, values, n, 10, maxTokens, 0)
+	rows, ld := a.qBlock*heads/kvHeads, (a.batch.span+15)&^15
+	for slot, sc := range a.batchScratch {
+		if cap(sc.q) < rows*d || cap(sc.s) < rows*ld || cap(sc.inv) < rows || cap(sc.o) < rows*d {
+			t.Errorf("slot %d: scratch of capacity q %d, s %d, inv %d, o %d after a call of %d rows by %d columns",
+				slot, cap(sc.q), cap(sc.s), cap(sc.inv), cap(sc.o), rows, ld)
+		}
+	}
+	if got := testing.AllocsPerRun(10, func() {
+		a.ComputeWindow(out, q, heads*d, keys, values, n, 10, maxTokens, 0)
+	}); got != 0 {
+		t.Errorf("a second call of that size allocates %.1f times", got)
+	}
+}
