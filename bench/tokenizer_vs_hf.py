@@ -6,18 +6,19 @@ tokenizer/testdata/hf-extra.jsonl.zst for tokenizer/hf_extra_test.go).
 Usage (repository root):
     python3 bench/tokenizer_vs_hf.py --tokenizer tokenizer.json [--out DIR] [--seconds 20]
 
-How the numbers in the report were taken (device machine, 16 cores; the Go test binary and the
-decompressed tokenizer.json travel as carried, git-ignored files):
+How bench/results/tokenizer-go-xeon.txt and tokenizer-hf-xeon.txt were taken (a 16-core Xeon
+with AVX-512 and AMX; the Go test binary is built where Go is installed and copied over with the
+decompressed tokenizer.json):
 
     go test -c -o bench/tokbench.test ./tokenizer/
     zstd -d testdata/qwen-tokenizer/tokenizer.json.zst -o out/tokbench/tokenizer.json
-    # on the device, from the repository root:
+    # on the 16-core Xeon, from the repository root:
     (cd tokenizer && ../bench/tokbench.test -test.run '^$' \
         -test.bench 'Load|Encode$|EncodeRecords|Decode' -test.benchtime 3s -test.cpu 1 -test.count 3)
     (cd tokenizer && ../bench/tokbench.test -test.run '^$' -test.bench EncodeParallel \
         -test.benchtime 3s -test.cpu 1,4,16)
     RAYON_NUM_THREADS=16 python3 bench/tokenizer_vs_hf.py --tokenizer out/tokbench/tokenizer.json \
-        --out $OUT --seconds 15
+        --out out/tokbench --seconds 15
 
 `tokenizer.json` is testdata/qwen-tokenizer/tokenizer.json.zst decompressed (zstd -d). The corpus
 is every "text" of testdata/tokenizer-public.jsonl joined with "\n", exactly as the Go benchmark

@@ -95,7 +95,7 @@ func TestShardedCheckpoint(t *testing.T) {
 	}
 }
 
-// TestBadCheckpoints covers the malformed inputs the issue lists; each must give a clear error
+// TestBadCheckpoints covers the malformed inputs below; each must give a clear error
 // naming the file (and the tensor or field where there is one).
 func TestBadCheckpoints(t *testing.T) {
 	good := sttest.Build(goodTensors())

@@ -80,7 +80,7 @@ func BenchmarkDownload1GB(b *testing.B) {
 }
 
 // benchSizes are the file sizes TestPeakRSS compares; HUB_RSS_SIZES
-// (comma-separated MiB) overrides them, e.g. "16,1024" for the report.
+// (comma-separated MiB) overrides them, e.g. "16,1024" to add a 1 GiB file.
 func benchSizes(t *testing.T) []int64 {
 	sizes := []int64{16 << 20, 128 << 20}
 	if v := os.Getenv("HUB_RSS_SIZES"); v != "" {

@@ -23,7 +23,7 @@ const nodeSchema = `{"type":"object","properties":{"name":{"type":"string","maxL
 // TestOpenAINodeClient runs the official openai npm package — a client nobody here wrote —
 // against the server on a real listener: models, chat, streaming chat, completions (plain and
 // streaming) and a refused request, with an API key. The texts must equal the runtime's own
-// greedy generation for the same prompts. Then the features of issue 17: 404 for an unknown
+// greedy generation for the same prompts. Then the features the client exercises: 404 for an unknown
 // model; json_schema answers validated by ajv; a forced tool call, its round trip, and the same
 // call streamed and rebuilt by the client's own stream accumulator; logprobs on both endpoints;
 // n=2; /metrics parsed by parse-prometheus-text-format.

@@ -11,7 +11,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// TestHFExtraCases checks edge cases that HF tokenizers 0.23.2 encoded on the device machine
+// TestHFExtraCases checks edge cases that HF tokenizers 0.23.2 encoded on a 16-core Xeon
 // (bench/tokenizer_vs_hf.py wrote hf-extra.jsonl, stored zstd-compressed): combining marks next
 // to added tokens, exotic whitespace, long runs, contractions in upper case, and 1500 seeded random
 // mixes of every character class the pre-tokenizer distinguishes.

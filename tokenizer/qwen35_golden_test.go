@@ -1,7 +1,7 @@
 package tokenizer
 
-// testdata/tokenizer-qwen3.5-public.jsonl was written by HF tokenizers 0.23.2 on the device
-// machine with testdata/gen/qwen35_tokenizer_golden.py (see its header for the command).
+// testdata/tokenizer-qwen3.5-public.jsonl was written by HF tokenizers 0.23.2 on a 16-core
+// Xeon with testdata/gen/qwen35_tokenizer_golden.py (see its header for the command).
 
 import "testing"
 

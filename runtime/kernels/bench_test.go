@@ -119,7 +119,7 @@ func BenchmarkMatVecF32(b *testing.B) {
 
 // benchThreads returns the pool sizes the bandwidth benchmarks run with:
 // $KERNELS_BENCH_THREADS (comma-separated, e.g. "1,2,8,16" on a 16-core
-// machine; bench/device_scaling.sh sets it), else 1 and 2.
+// machine; bench/thread_scaling.sh sets it), else 1 and 2.
 func benchThreads(b *testing.B) []int {
 	env := os.Getenv("KERNELS_BENCH_THREADS")
 	if env == "" {

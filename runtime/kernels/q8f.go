@@ -6,8 +6,8 @@ import "fmt"
 // activations (MatMulQ8Float) rather than int16 ones (Int16Acts,
 // MatMulQ8Acts), where the float GEMM has assembly (Q8FloatActs). Measured
 // with BenchmarkQ8Batch (2 threads, weights streamed from DRAM as a model's
-// layers are, W8A16 timed with its activation quantization) on the 2-core
-// AVX-512 dev VM: the float GEMM took 1.1-1.4x less time than W8A16 at 2
+// layers are, W8A16 timed with its activation quantization) on a 2-core
+// AMD Zen 5 (AVX-512): the float GEMM took 1.1-1.4x less time than W8A16 at 2
 // and 3 tokens on all four Qwen2.5-0.5B shapes, 1.2-2.1x at 4-8 (and
 // 1.04-1.35x at one token, which stays W8A16: decode keeps its kernels).
 // BENCHMARKS.md ("Batched q8 products with float activations") has the

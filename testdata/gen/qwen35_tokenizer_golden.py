@@ -2,7 +2,7 @@
 """Writes testdata/tokenizer-qwen3.5-public.jsonl: HF `tokenizers` 0.23 output for the Qwen3.5
 pre-tokenizer regex, the oracle for tokenizer/qwen35_golden_test.go.
 
-No Qwen3.5 tokenizer.json is available here, so the Qwen2.5/Qwen3 tokenizer.json (same byte-level
+The fixtures hold no Qwen3.5 tokenizer.json, so the Qwen2.5/Qwen3 tokenizer.json (same byte-level
 BPE machinery, NFC normalizer) is used with its Split regex replaced by Qwen3.5's, which differs
 only in \\p{M}. The Go test builds the same modified tokenizer and must reproduce every record.
 

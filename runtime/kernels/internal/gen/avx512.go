@@ -33,12 +33,12 @@ const (
 // zRowPrefetch is how far ahead (bytes) the prefetching AVX-512 GEMV
 // (matVec*AVX512) reads its weight stream with PREFETCHT0; matVec*AVX512NP
 // has no software prefetch, and the kernels package picks one per CPU
-// (zPrefetch in avx512_amd64.go). On the 16-core Sapphire Rapids machine,
+// (zPrefetch in avx512_amd64.go). On a 16-core Sapphire Rapids Xeon,
 // decode of the full-size Qwen2.5-0.5B (f16, `anerun bench -p 16 -n 128`,
 // three alternating rounds) ran at 12.4-13.5 tok/s on 2 threads without it,
 // 14.5-16.5 with 1 KiB and 17.7-19.4 with 4 KiB; on 16 threads 52.7-62.7
 // without, 64.2-72.1 with 1 KiB, 66.8-70.8 with 2 KiB and 65.2-75.2 with
-// 4 KiB. On the Zen 5 dev VM the hardware prefetchers keep up with one
+// 4 KiB. On a 2-core AMD Zen 5 the hardware prefetchers keep up with one
 // stream per core and the prefetches cost: one thread decoded at 24.4-25.2
 // tok/s without them against 21.4-22.9 with 4 KiB (BENCHMARKS.md).
 const zRowPrefetch = 4096

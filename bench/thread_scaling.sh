@@ -3,7 +3,7 @@
 # as the yardstick for decode. Built to run where there is no Go toolchain: it needs only
 # prebuilt binaries (nothing here builds llama.cpp).
 #
-#   bench/device_scaling.sh BUNDLE.aneb MODEL-F16.gguf /path/to/llama-bench THREADS [ROUNDS] [PROMPT] [GEN]
+#   bench/thread_scaling.sh BUNDLE.aneb MODEL-F16.gguf /path/to/llama-bench THREADS [ROUNDS] [PROMPT] [GEN]
 #
 # THREADS is a comma-separated list (e.g. 1,2,4,8,16); ROUNDS alternating rounds per thread
 # count (default 5); PROMPT and GEN as for bench/compare_llama.sh (default 128 and 64).
@@ -21,7 +21,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 export ANERUN=${ANERUN:-$here/bin/anerun}
 ktest=${KERNELS_TEST:-$here/bin/kernels.test}
 for f in "$ANERUN" "$ktest" "$llama"; do
-  [ -x "$f" ] || { echo "device_scaling.sh: $f is not an executable (see the header for how to build it)" >&2; exit 2; }
+  [ -x "$f" ] || { echo "thread_scaling.sh: $f is not an executable (see the header for how to build it)" >&2; exit 2; }
 done
 bytes=$(stat -c %s "$bundle")
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
