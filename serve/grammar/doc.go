@@ -12,7 +12,9 @@
 //   - The recognizer (machine.go) runs over bytes with a stack of frames, one per open value,
 //     kept as persistent linked stacks in an arena: a step allocates one or two frames and
 //     shares the rest, so trying a byte and backing off costs a truncation. anyOf keeps several
-//     stacks (heads) alive at once until the bytes tell the alternatives apart.
+//     stacks (heads) alive at once until the bytes tell the alternatives apart. Opening a value
+//     consults each node's first bytes, and opens each node at most once however many paths of
+//     nested anyOf and $ref lead to it, so its cost follows the grammar's size, not its paths.
 //   - [Vocab] holds, once per tokenizer, every token's bytes in a trie (in depth-first order,
 //     each node with the end of its subtree) and the tokens that are plain string content.
 //   - [Matcher] follows one generation: Mask walks the trie with the recognizer's state, so a

@@ -41,6 +41,7 @@ func FuzzSchema(f *testing.F) {
 		`{"type":"object","required":["k"]}`,
 		`true`, `{"type":"array","minItems":2,"items":{"const":"x"}}`,
 		"{\"enum\":[\"\xff000\"]}", // invalid UTF-8 decodes as U+FFFD, whose bytes no word holds
+		dagSchema(24),              // 2^24 paths through anyOf and $ref to one node
 	} {
 		f.Add(s, uint64(1))
 	}

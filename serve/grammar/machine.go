@@ -102,6 +102,12 @@ type anode struct {
 type machine struct {
 	g     *Grammar
 	arena []anode
+	// work counts the steps and pushes made, the unit of what a grammar costs.
+	work int64
+	// seen[x] == stamp marks the nodes one push has opened under its parent already (see
+	// pushAlts).
+	seen  []uint32
+	stamp uint32
 }
 
 func (m *machine) put(f frame, parent int32) int32 {
@@ -183,6 +189,7 @@ func (m *machine) same(a, b int32) bool {
 
 // step advances head h by byte b and appends the resulting heads (none when b is not allowed).
 func (m *machine) step(h int32, b byte, out []int32) []int32 {
+	m.work++
 	f := m.arena[h].f
 	switch f.kind {
 	case kRoot:
@@ -236,19 +243,18 @@ func (m *machine) pass(h int32, b byte, out []int32) []int32 {
 
 // push starts a value of node x above parent with its first byte b.
 func (m *machine) push(parent, x int32, b byte, out []int32) []int32 {
+	m.work++
 	if m.arena[parent].depth >= MaxDepth {
 		return out
 	}
 	g := m.g
+	if !g.first[x].has(b) {
+		return out
+	}
 	n := &g.nodes[x]
 	switch n.kind {
 	case kAnyOf:
-		for _, k := range n.kids {
-			if len(out) >= pushCap {
-				break // more alternatives than are followed: the rest are dropped (see maxHeads)
-			}
-			out = m.push(parent, k, b, out)
-		}
+		return m.pushAlts(parent, x, b, out, m.newStamp())
 	case kAny:
 		switch {
 		case b == '{':
@@ -295,6 +301,44 @@ func (m *machine) push(parent, x int32, b byte, out []int32) []int32 {
 		return m.push(m.put(frame{kind: kRepeat, node: x, st: rIn}, parent), n.kids[0], b, out)
 	}
 	return out
+}
+
+// pushAlts starts the alternatives of anyOf node x above parent with byte b. Nested anyOf
+// are followed in place, and each node is opened at most once per push (marked with stamp):
+// opened twice under the same parent with the same byte it would give the same heads, and
+// through nested anyOf and $ref a schema can reach one node by exponentially many paths.
+// Alternatives that cannot begin with b are skipped without a walk.
+func (m *machine) pushAlts(parent, x int32, b byte, out []int32, stamp uint32) []int32 {
+	g := m.g
+	for _, k := range g.nodes[x].kids {
+		if len(out) >= pushCap {
+			break // more alternatives than are followed: the rest are dropped (see maxHeads)
+		}
+		if m.seen[k] == stamp || !g.first[k].has(b) {
+			continue
+		}
+		m.seen[k] = stamp
+		m.work++
+		if g.nodes[k].kind == kAnyOf {
+			out = m.pushAlts(parent, k, b, out, stamp)
+		} else {
+			out = m.push(parent, k, b, out)
+		}
+	}
+	return out
+}
+
+// newStamp returns a mark no node of seen holds yet.
+func (m *machine) newStamp() uint32 {
+	if m.seen == nil {
+		m.seen = make([]uint32, len(m.g.nodes))
+	}
+	m.stamp++
+	if m.stamp == 0 { // wrapped: forget the old marks
+		clear(m.seen)
+		m.stamp = 1
+	}
+	return m.stamp
 }
 
 // complete is called on frame h when the value above it has ended; res says which property a

@@ -89,6 +89,8 @@ type node struct {
 type Grammar struct {
 	nodes []node
 	root  int32
+	// first holds the bytes each node's texts begin with (see firstSets).
+	first []byteSet
 	// Shared nodes of free JSON: any value's object, array, string, number and literals, and
 	// the key string of objects without declared properties.
 	anyValue, anyObject, anyArray, anyString, anyNumber, anyLiteral, keyString int32
@@ -251,6 +253,7 @@ func (b *Builder) Build(root Ref) (*Grammar, error) {
 		return nil, ErrUnsatisfiable
 	}
 	b.prune()
+	b.firstSets()
 	g := b.g
 	return &g, nil
 }
