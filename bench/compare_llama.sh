@@ -4,6 +4,8 @@
 #
 #   bench/compare_llama.sh BUNDLE.aneb MODEL-F16.gguf /path/to/llama-bench [ROUNDS] [THREADS] [PROMPTS] [GEN]
 #
+# MODEL-F16.gguf holds the checkpoint BUNDLE was packed from, written by
+# `go run ./bench/mkgguf CKPT MODEL-F16.gguf` (llama-quantize makes Q8_0, Q4_0 or Q4_K_M from it).
 # ROUNDS (default 5) alternating rounds; THREADS (default 2); PROMPTS a comma-separated list of
 # prompt lengths (default 128); GEN generated tokens (default 64). Each round runs, for every
 # prompt length, `anerun bench --prompt-tokens P --gen-tokens GEN --repetitions 1 --json` and

@@ -5,6 +5,7 @@
 #
 #   bench/serve_scaling.sh BUNDLE.aneb MODEL.gguf /path/to/llama-server [ROUNDS] [THREADS] [STREAMS] [TOKENS]
 #
+# MODEL.gguf is written from BUNDLE's checkpoint by `go run ./bench/mkgguf CKPT MODEL.gguf`.
 # STREAMS is a comma-separated list of concurrent client counts (default 1,4,8,16); each count
 # sends 2x that many requests of TOKENS generated tokens (default 64, ignore_eos, greedy, a
 # prompt of about 40 tokens each). anerun serves with --parallel = the largest count and

@@ -5,6 +5,7 @@
 #
 #   bench/thread_scaling.sh BUNDLE.aneb MODEL-F16.gguf /path/to/llama-bench THREADS [ROUNDS] [PROMPT] [GEN]
 #
+# MODEL-F16.gguf is written from BUNDLE's checkpoint by `go run ./bench/mkgguf CKPT MODEL-F16.gguf`.
 # THREADS is a comma-separated list (e.g. 1,2,4,8,16); ROUNDS alternating rounds per thread
 # count (default 5); PROMPT and GEN as for bench/compare_llama.sh (default 128 and 64).
 # Binaries (build them on a machine with Go, of the same architecture, and carry them over):
