@@ -21,7 +21,7 @@
 //   - GET the CDN Location without the Authorization header (the URL is
 //     signed; the token must not leave the Hub).
 //   - The bytes go to blobs/<etag>.part, through the download engine shared
-//     with package dist (internal/transfer). Interrupted downloads resume from the
+//     with package remote (internal/transfer). Interrupted downloads resume from the
 //     .part file, also in a later process, with Range requests. Large files are
 //     fetched as parallel ranged chunks when the server honours Range; the
 //     chunk progress is kept in blobs/<etag>.part.json. A server that answers

@@ -42,7 +42,7 @@ func (c *Client) onEndpoint(u *url.URL) bool { return SameOrigin(u, c.endpoint) 
 
 // SameOrigin reports whether a and b have the same scheme, host and port,
 // compared as URLs compare them: without regard to case. It is the rule for
-// where a Hub token may go (dist's uploads use it too).
+// where a Hub token may go (remote's uploads use it too).
 func SameOrigin(a, b *url.URL) bool {
 	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
 }

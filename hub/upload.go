@@ -26,7 +26,7 @@ type UploadProgress interface {
 	Finish()
 }
 
-// UploadOptions configure Client.Upload. The retry policy is the caller's (package dist
+// UploadOptions configure Client.Upload. The retry policy is the caller's (package remote
 // applies the one of its other transfers), since an upload repeats a whole call or part.
 type UploadOptions struct {
 	// Label names the upload in messages and log lines (e.g. "hf://org/repo/file").

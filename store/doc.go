@@ -41,5 +41,5 @@
 // (tmp/<key>.lock) for as long as it writes it, so a second pull of the same bundle waits
 // and then finds it installed. On systems without flock (outside Unix) the locks are no-ops
 // and only the rename guarantees hold. The locks, atomic writes and copies are
-// internal/fileutil's; the download itself is internal/transfer's (see package dist).
+// internal/fileutil's; the download itself is internal/transfer's (see package remote).
 package store

@@ -5,20 +5,20 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/anepack/anepack/dist"
 	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/remote"
 )
 
 // newPushCmd is `anepack push BUNDLE REF`: upload a bundle to an OCI registry or a Hugging
 // Face repo.
 func newPushCmd() *cobra.Command {
-	var f dist.Flags
+	var f remote.Flags
 	cmd := &cobra.Command{
 		Use:   "push BUNDLE REF",
 		Short: "Upload a bundle to an OCI registry (oci://) or a Hugging Face repo (hf://)",
 		Long: `push uploads a .aneb bundle so that anerun can pull it on other machines.
 
-oci://registry/ns/name:tag stores it as an OCI artifact (artifactType ` + dist.ArtifactType + `)
+oci://registry/ns/name:tag stores it as an OCI artifact (artifactType ` + remote.ArtifactType + `)
 in any v2 registry (Docker Hub, GHCR, Harbor, registry:2). The model summary becomes manifest
 annotations. With --compress auto (the default) the bundle travels as independent zstd frames
 when that saves more than 10%; anerun pull always installs the plain, mappable bundle.
@@ -39,7 +39,7 @@ The pushed reference, with its digest or commit, is printed on stdout.`,
 			if err != nil {
 				return err
 			}
-			p, err := dist.Push(ctx, args[0], args[1], opts)
+			p, err := remote.Push(ctx, args[0], args[1], opts)
 			if err != nil {
 				return err
 			}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/anepack/anepack/dist"
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/remote"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/cpu"
 )
@@ -56,8 +56,8 @@ type modelFlags struct {
 	// dtype picks the stored variant of a model name (Org/Name:int4 and Org/Name --dtype int4
 	// are the same).
 	dtype string
-	// dist holds --digest and --plain-http, for a bundle named by a reference.
-	dist dist.Flags
+	// remote holds --digest and --plain-http, for a bundle named by a reference.
+	remote remote.Flags
 }
 
 func (o *modelFlags) register(cmd *cobra.Command) {
@@ -69,8 +69,8 @@ func (o *modelFlags) register(cmd *cobra.Command) {
 	f.StringVar(&o.cache, "cache-type", "f32", "the KV cache's element type: f32 (keys and values as computed, the output transformers computes in float32) or f16 (half the memory and half the cache reads of a long context, as llama.cpp's default; aliases --cache-type-k and --cache-type-v, which set the one type of both)")
 	f.BoolVar(&o.mlock, "mlock", false, "read the bundle into memory in 2 MiB pages where the OS can (on Linux, re-reading it once if the page cache holds it in small pages) and pin it there (mlock), for steady speed; needs a memlock limit (ulimit -l) as large as the bundle")
 	f.StringVar(&o.dtype, "dtype", "", "for a model name (Org/Name), the stored variant to run: f16 (default), f32, int8 or int4; the same as Org/Name:TAG")
-	f.StringVar(&o.dist.Digest, "digest", "", "for an https:// bundle, its expected sha256 (sha256:<hex>)")
-	f.BoolVar(&o.dist.PlainHTTP, "plain-http", false, "for an oci:// bundle, talk to the registry over plain http:// (local registries)")
+	f.StringVar(&o.remote.Digest, "digest", "", "for an https:// bundle, its expected sha256 (sha256:<hex>)")
+	f.BoolVar(&o.remote.PlainHTTP, "plain-http", false, "for an oci:// bundle, talk to the registry over plain http:// (local registries)")
 	registerKernelFlags(f)
 }
 

@@ -8,17 +8,17 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/anepack/anepack/dist"
 	"github.com/anepack/anepack/hub"
 	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/internal/models"
+	"github.com/anepack/anepack/remote"
 	"github.com/anepack/anepack/store"
 )
 
 // newPullCmd is `anerun pull MODEL|REF`: fetch into the local store, run nothing.
 func newPullCmd() *cobra.Command {
 	var (
-		f        dist.Flags
+		f        remote.Flags
 		dtype    string
 		revision string
 	)
@@ -47,7 +47,7 @@ reference. An interrupted download resumes where it stopped, also in a new proce
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := cli.SignalContext(cmd.Context())
 			defer cancel()
-			if r, err := dist.ParseRef(args[0]); err == nil && !r.IsRemote() {
+			if r, err := remote.ParseRef(args[0]); err == nil && !r.IsRemote() {
 				n, ok, err := models.ParseName(args[0], dtype)
 				if err != nil {
 					return err
@@ -119,12 +119,12 @@ func pullModel(ctx context.Context, n models.Name, revision string, quiet bool) 
 }
 
 // pullRef downloads the bundle a reference names into the store.
-func pullRef(ctx context.Context, cmd *cobra.Command, ref string, f *dist.Flags) error {
+func pullRef(ctx context.Context, cmd *cobra.Command, ref string, f *remote.Flags) error {
 	opts, err := f.Options(cmd.InOrStdin(), cli.Stderr())
 	if err != nil {
 		return err
 	}
-	p, err := dist.Pull(ctx, ref, opts)
+	p, err := remote.Pull(ctx, ref, opts)
 	if err != nil {
 		return err
 	}

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/anepack/anepack/dist"
 	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/internal/models"
+	"github.com/anepack/anepack/remote"
 	"github.com/anepack/anepack/store"
 )
 
@@ -28,7 +28,7 @@ import (
 func (o *modelFlags) resolve(arg string) (string, error) {
 	ctx, stop := cli.SignalContext(context.Background())
 	defer stop()
-	r, err := dist.ParseRef(arg)
+	r, err := remote.ParseRef(arg)
 	if err != nil {
 		return "", err
 	}
@@ -36,13 +36,13 @@ func (o *modelFlags) resolve(arg string) (string, error) {
 		if o.dtype != "" {
 			return "", fmt.Errorf("--dtype picks the variant of a model name (Org/Name); %s names one bundle", arg)
 		}
-		opts, err := o.dist.Options(os.Stdin, cli.Stderr())
+		opts, err := o.remote.Options(os.Stdin, cli.Stderr())
 		if err != nil {
 			return "", err
 		}
-		return dist.Resolve(ctx, arg, opts)
+		return remote.Resolve(ctx, arg, opts)
 	}
-	if o.dist.Digest != "" || o.dist.PlainHTTP {
+	if o.remote.Digest != "" || o.remote.PlainHTTP {
 		return "", fmt.Errorf("--digest and --plain-http apply to a reference (https://, oci://); %s is not one", arg)
 	}
 	path := r.File

@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/anepack/anepack/dist"
 	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/internal/models"
+	"github.com/anepack/anepack/remote"
 	"github.com/anepack/anepack/store"
 )
 
@@ -82,7 +82,7 @@ func rmTarget(st *store.Store, a string) string {
 	if strings.HasPrefix(a, "sha256:") {
 		return a
 	}
-	if r, err := dist.ParseRef(a); err == nil && r.IsRemote() {
+	if r, err := remote.ParseRef(a); err == nil && r.IsRemote() {
 		return r.String()
 	}
 	if _, err := st.Lookup(a); err == nil {

@@ -1,6 +1,6 @@
 // Package transfer is the one download engine of anepack: it fetches a remote file into a
 // local part file in ranged, parallel, resumable, retrying requests and hashes it as it lands.
-// Package hub (the Hugging Face cache) and package dist (OCI registries and plain HTTPS) each
+// Package hub (the Hugging Face cache) and package remote (OCI registries and plain HTTPS) each
 // describe where the bytes come from (a Source) and what to do with the finished file; the
 // engine does everything in between.
 //

@@ -1,4 +1,4 @@
-package dist
+package remote
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry"
-	"oras.land/oras-go/v2/registry/remote"
+	orasremote "oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 	"oras.land/oras-go/v2/registry/remote/errcode"
@@ -64,8 +64,8 @@ type BundleConfig struct {
 
 // repository connects to the registry of r with credentials from the options or the Docker
 // credential store.
-func (o *Options) repository(r Ref) (*remote.Repository, *auth.Client, error) {
-	repo, err := remote.NewRepository(r.Registry + "/" + r.Repository)
+func (o *Options) repository(r Ref) (*orasremote.Repository, *auth.Client, error) {
+	repo, err := orasremote.NewRepository(r.Registry + "/" + r.Repository)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", r, err)
 	}
@@ -242,7 +242,7 @@ func manifestFor(cfgDesc, layer ocispec.Descriptor, cfg *BundleConfig, compressi
 
 // pushBlob uploads one blob unless the registry has it, retrying transient failures from
 // the start (registries take a blob in one monolithic PUT).
-func (o *Options) pushBlob(ctx context.Context, repo *remote.Repository, r Ref, desc ocispec.Descriptor, open func() (io.ReadCloser, error), label string) (uploaded bool, err error) {
+func (o *Options) pushBlob(ctx context.Context, repo *orasremote.Repository, r Ref, desc ocispec.Descriptor, open func() (io.ReadCloser, error), label string) (uploaded bool, err error) {
 	ok, err := repo.Exists(ctx, desc)
 	if err != nil {
 		return false, o.ociError(r, "blob "+desc.Digest.String(), err)
@@ -291,7 +291,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // pushManifest uploads the manifest under the tag.
-func (o *Options) pushManifest(ctx context.Context, repo *remote.Repository, r Ref, data []byte) (ocispec.Descriptor, error) {
+func (o *Options) pushManifest(ctx context.Context, repo *orasremote.Repository, r Ref, data []byte) (ocispec.Descriptor, error) {
 	desc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, data)
 	if err := repo.PushReference(ctx, desc, bytes.NewReader(data), r.Tag); err != nil {
 		return desc, o.ociError(r, "manifest upload", err)

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package dist
+package remote
 
 import "testing"
 

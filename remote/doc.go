@@ -1,4 +1,4 @@
-// Package dist moves bundles between machines: it pushes a .aneb to an OCI registry or a
+// Package remote moves bundles between machines: it pushes a .aneb to an OCI registry or a
 // Hugging Face repo, pulls one from a registry, the Hub or a plain URL into the local store
 // (package store), and resolves any bundle reference to a verified local path (Resolve, what
 // `anerun REF "prompt"` calls).
@@ -59,4 +59,4 @@
 // (Hugging Face cache, resume, verification) and bring the file into the store as a hard
 // link; pushes use hub.Client.Upload (create the repo, preupload, LFS batch, basic or
 // multipart transfer, verify, commit; docs/hub.md) under this package's retry policy.
-package dist
+package remote

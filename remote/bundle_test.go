@@ -1,4 +1,4 @@
-package dist
+package remote
 
 import (
 	"context"
@@ -51,7 +51,7 @@ func buildBundle(ctx context.Context, dir, config string, seed uint64, out strin
 func tinyBundle(t testing.TB) string {
 	t.Helper()
 	bundleOnce.Do(func() {
-		bundleDir, bundleErr = os.MkdirTemp("", "dist-test-")
+		bundleDir, bundleErr = os.MkdirTemp("", "remote-test-")
 		if bundleErr == nil {
 			bundleErr = buildBundle(context.Background(), bundleDir, "qwen2-tiny", 1, filepath.Join(bundleDir, "tiny.aneb"))
 		}

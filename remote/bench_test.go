@@ -1,4 +1,4 @@
-package dist
+package remote
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // The benchmarks use the full-size SYNTH-1 Qwen2.5-0.5B bundle (about 1 GB), built once into
 // $ANEPACK_BENCH_DIR (default <tmp>/anepack-bench) and reused by later runs:
 //
-//	go test -run '^$' -bench . -benchtime 1x ./dist/
+//	go test -run '^$' -bench . -benchtime 1x ./remote/
 //
 // Pulls go through a real docker-registry on loopback and include everything a user waits
 // for: ranged parallel download, sha256 of the whole bundle, fsync and the install rename.
