@@ -10,7 +10,7 @@
 //	refs/<escaped ref>     JSON Entry: reference, digest, size, model summary, added-at time
 //	                       and, for a bundle that was not pulled, its source; a reference is
 //	                       what it was pulled as (oci://…) or the name anerun gave it
-//	                       (Org/Name:f16, see internal/models)
+//	                       (Org/Name:f16, see internal/modelname)
 //	verified/<hex>         the identity of a blob hashed before (verified.go)
 //	tmp/                   work area: downloads in progress (<key>.part and its state) and
 //	                       files being installed; nothing here is ever handed out

@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/anepack/anepack/format"
-	"github.com/anepack/anepack/internal/models"
+	"github.com/anepack/anepack/internal/acquire"
 )
 
 // openBundle opens path for inspect and verify, saying what to do when it is not a bundle: a
@@ -15,7 +15,7 @@ func openBundle(path string) (*format.Bundle, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("%s is a directory; this command wants a .aneb bundle (a checkpoint directory is packed into one with: anepack %s)", path, path)
 	}
-	if err := models.CheckNotGGUF(path); err != nil {
+	if err := acquire.CheckNotGGUF(path); err != nil {
 		return nil, err
 	}
 	return format.Open(path)

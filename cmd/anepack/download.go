@@ -10,8 +10,8 @@ import (
 
 	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/hub"
+	"github.com/anepack/anepack/internal/acquire"
 	"github.com/anepack/anepack/internal/cli"
-	"github.com/anepack/anepack/internal/models"
 )
 
 // hubFlags are the flags of every command that talks to the Hugging Face Hub
@@ -32,9 +32,9 @@ func (f *hubFlags) register(cmd *cobra.Command) {
 
 // client builds a hub client from the environment (HF_TOKEN, HF_ENDPOINT, HF_HOME,
 // HF_HUB_CACHE, HF_HUB_OFFLINE, ...) with the flags on top. Progress is drawn by
-// models.Download.
+// acquire.Download.
 func (f *hubFlags) client() (*hub.Client, error) {
-	c, err := models.HubClient()
+	c, err := acquire.HubClient()
 	if err != nil {
 		return nil, err
 	}
@@ -51,13 +51,13 @@ func (f *hubFlags) client() (*hub.Client, error) {
 // (only the files packing needs) and its snapshot folder is used, with the resolved commit and
 // the verified digests for the bundle's provenance. Anything else gets an error that says what
 // MODEL should be: a GGUF file, a bundle, a missing path.
-func resolveModel(ctx context.Context, arg string, f *hubFlags, quiet bool) (*models.Source, error) {
+func resolveModel(ctx context.Context, arg string, f *hubFlags, quiet bool) (*acquire.Source, error) {
 	if fi, err := os.Stat(arg); err == nil {
 		if fi.IsDir() {
 			origin, _ := filepath.Abs(arg)
-			return &models.Source{Dir: arg, Origin: origin}, nil
+			return &acquire.Source{Dir: arg, Origin: origin}, nil
 		}
-		if err := models.CheckNotGGUF(arg); err != nil {
+		if err := acquire.CheckNotGGUF(arg); err != nil {
 			return nil, err
 		}
 		if b, err := format.Open(arg); err == nil {
@@ -66,7 +66,7 @@ func resolveModel(ctx context.Context, arg string, f *hubFlags, quiet bool) (*mo
 		}
 		return nil, fmt.Errorf("%s is a file; MODEL is a checkpoint directory (config.json, tokenizer files, *.safetensors) or a Hugging Face repo id such as Qwen/Qwen2.5-0.5B-Instruct", arg)
 	}
-	if err := models.CheckNotGGUF(arg); err != nil {
+	if err := acquire.CheckNotGGUF(arg); err != nil {
 		return nil, err
 	}
 	if !hub.IsRepoID(arg) {
@@ -76,7 +76,7 @@ func resolveModel(ctx context.Context, arg string, f *hubFlags, quiet bool) (*mo
 	if err != nil {
 		return nil, err
 	}
-	return models.FromSnapshot(s)
+	return acquire.FromSnapshot(s)
 }
 
 // fetchRepo downloads what want accepts of repo into the cache, showing progress (a spinner
@@ -86,7 +86,7 @@ func fetchRepo(ctx context.Context, repo string, f *hubFlags, want func(string) 
 	if err != nil {
 		return nil, err
 	}
-	return models.Download(ctx, c, repo, f.revision, want, quiet)
+	return acquire.Download(ctx, c, repo, f.revision, want, quiet)
 }
 
 // newDownloadCmd is `anepack download REPO`: fetch only, print the snapshot
@@ -124,7 +124,7 @@ the snapshot folder. Interrupted downloads resume; every file is checked against
 				return err
 			}
 			if !all {
-				if err := models.CheckCheckpoint(s); err != nil {
+				if err := acquire.CheckCheckpoint(s); err != nil {
 					return err
 				}
 			}

@@ -9,8 +9,9 @@ import (
 	"path/filepath"
 
 	"github.com/anepack/anepack/hub"
+	"github.com/anepack/anepack/internal/acquire"
 	"github.com/anepack/anepack/internal/cli"
-	"github.com/anepack/anepack/internal/models"
+	"github.com/anepack/anepack/internal/modelname"
 	"github.com/anepack/anepack/pack"
 	"github.com/anepack/anepack/store"
 )
@@ -104,11 +105,11 @@ func checkWritable(out string, force bool) error {
 // finish adds the packed bundle to the store when --store asked for it and says what was
 // done; it returns what to print on stdout (the bundle's path, or its name in the store when
 // only the store has it).
-func (d *destination) finish(ctx context.Context, res *pack.Result, src *models.Source, quiet bool) (string, error) {
+func (d *destination) finish(ctx context.Context, res *pack.Result, src *acquire.Source, quiet bool) (string, error) {
 	if d.st == nil {
 		return res.Path, nil
 	}
-	n, err := models.NameFor(res.Manifest)
+	n, err := modelname.ForBundle(res.Manifest)
 	if err != nil {
 		return "", err
 	}
@@ -116,11 +117,11 @@ func (d *destination) finish(ctx context.Context, res *pack.Result, src *models.
 	if origin == "" {
 		origin, _ = filepath.Abs(src.Dir)
 	}
-	var s *models.Stored
+	var s *acquire.Stored
 	if d.temp {
-		s, err = models.AddPacked(ctx, d.st, res.Path, res.Manifest, n, "packed "+origin, quiet)
+		s, err = acquire.AddPacked(ctx, d.st, res.Path, res.Manifest, n, "packed "+origin, quiet)
 	} else {
-		s, err = models.AddFile(ctx, d.st, res.Path, res.Size, res.Manifest, n, "packed "+origin, quiet)
+		s, err = acquire.AddFile(ctx, d.st, res.Path, res.Size, res.Manifest, n, "packed "+origin, quiet)
 	}
 	if err != nil {
 		return "", err

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anepack/anepack/internal/acquire"
 	"github.com/anepack/anepack/internal/cli"
-	"github.com/anepack/anepack/internal/models"
 	"github.com/anepack/anepack/store"
 )
 
@@ -35,7 +35,7 @@ stdout.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := cli.SignalContext(cmd.Context())
 			defer cancel()
-			if err := models.CheckNotGGUF(args[0]); err != nil {
+			if err := acquire.CheckNotGGUF(args[0]); err != nil {
 				return err
 			}
 			st, err := store.OpenDefault()
@@ -43,7 +43,7 @@ stdout.`,
 				return err
 			}
 			st.Log = cli.Stderr()
-			s, err := models.Import(ctx, st, args[0], name, quiet)
+			s, err := acquire.Import(ctx, st, args[0], name, quiet)
 			if err != nil {
 				return err
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/anepack/anepack/internal/cli"
-	"github.com/anepack/anepack/internal/models"
+	"github.com/anepack/anepack/internal/modelname"
 	"github.com/anepack/anepack/store"
 )
 
@@ -67,7 +67,7 @@ func dtypeOf(e store.Entry) string {
 	if e.Model.DType == "" {
 		return "-"
 	}
-	if t, err := models.TagOf(e.Model.DType); err == nil {
+	if t, err := modelname.TagOf(e.Model.DType); err == nil {
 		return t
 	}
 	return e.Model.DType

@@ -9,8 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/anepack/anepack/hub"
+	"github.com/anepack/anepack/internal/acquire"
 	"github.com/anepack/anepack/internal/cli"
-	"github.com/anepack/anepack/internal/models"
+	"github.com/anepack/anepack/internal/modelname"
 	"github.com/anepack/anepack/remote"
 	"github.com/anepack/anepack/store"
 )
@@ -48,7 +49,7 @@ reference. An interrupted download resumes where it stopped, also in a new proce
 			ctx, cancel := cli.SignalContext(cmd.Context())
 			defer cancel()
 			if r, err := remote.ParseRef(args[0]); err == nil && !r.IsRemote() {
-				n, ok, err := models.ParseName(args[0], dtype)
+				n, ok, err := modelname.Parse(args[0], dtype)
 				if err != nil {
 					return err
 				}
@@ -77,28 +78,28 @@ reference. An interrupted download resumes where it stopped, also in a new proce
 // pullModel makes the store hold n packed from the repo's revision: when it holds n packed
 // from the commit the revision names now, nothing is done; otherwise the repo is fetched (or
 // taken from the Hugging Face cache) and packed again.
-func pullModel(ctx context.Context, n models.Name, revision string, quiet bool) (string, error) {
+func pullModel(ctx context.Context, n modelname.Name, revision string, quiet bool) (string, error) {
 	st, err := store.OpenDefault()
 	if err != nil {
 		return "", err
 	}
 	st.Log = cli.Stderr()
-	c, err := models.HubClient()
+	c, err := acquire.HubClient()
 	if err != nil {
 		return "", err
 	}
 	start := time.Now()
-	snap, err := models.Download(ctx, c, n.Model, revision, hub.PackFilter, quiet)
+	snap, err := acquire.Download(ctx, c, n.Model, revision, hub.PackFilter, quiet)
 	if err != nil {
 		return "", err
 	}
-	src, err := models.FromSnapshot(snap)
+	src, err := acquire.FromSnapshot(snap)
 	if err != nil {
 		return "", err
 	}
 	if e, err := st.Lookup(n.String()); err == nil && e.Source == "packed "+src.Origin {
 		prog := cli.NewProgress("verifying "+n.String(), 0, true, quiet)
-		s, err := models.Find(ctx, st, n, prog.Set)
+		s, err := acquire.Find(ctx, st, n, prog.Set)
 		prog.Finish()
 		if err == nil {
 			if !quiet {
@@ -111,7 +112,7 @@ func pullModel(ctx context.Context, n models.Name, revision string, quiet bool) 
 			return "", err
 		}
 	}
-	s, err := models.PackSource(ctx, st, src, n, start, quiet)
+	s, err := acquire.PackSource(ctx, st, src, n, start, quiet)
 	if err != nil {
 		return "", err
 	}

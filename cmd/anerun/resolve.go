@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/anepack/anepack/internal/acquire"
 	"github.com/anepack/anepack/internal/cli"
-	"github.com/anepack/anepack/internal/models"
+	"github.com/anepack/anepack/internal/modelname"
 	"github.com/anepack/anepack/remote"
 	"github.com/anepack/anepack/store"
 )
@@ -50,14 +51,14 @@ func (o *modelFlags) resolve(arg string) (string, error) {
 		if fi.IsDir() {
 			// The folder a model was packed from may be named like the model, in the
 			// directory anerun runs in: the stored bundle is what was meant.
-			if n, ok, _ := models.ParseName(arg, o.dtype); ok {
+			if n, ok, _ := modelname.Parse(arg, o.dtype); ok {
 				if s, err := o.findStored(ctx, n); err == nil {
 					return s, nil
 				}
 			}
 			return "", fmt.Errorf("%s is a directory, expected a .aneb bundle (pack it first: anepack %s)", path, path)
 		}
-		if err := models.CheckNotGGUF(path); err != nil {
+		if err := acquire.CheckNotGGUF(path); err != nil {
 			return "", err
 		}
 		if o.dtype != "" {
@@ -65,10 +66,10 @@ func (o *modelFlags) resolve(arg string) (string, error) {
 		}
 		return path, nil
 	}
-	if err := models.CheckNotGGUF(path); err != nil {
+	if err := acquire.CheckNotGGUF(path); err != nil {
 		return "", err
 	}
-	n, ok, err := models.ParseName(arg, o.dtype)
+	n, ok, err := modelname.Parse(arg, o.dtype)
 	if err != nil {
 		return "", err
 	}
@@ -93,14 +94,14 @@ func (o *modelFlags) resolve(arg string) (string, error) {
 }
 
 // findStored returns the verified path of the bundle the store holds as n.
-func (o *modelFlags) findStored(ctx context.Context, n models.Name) (string, error) {
+func (o *modelFlags) findStored(ctx context.Context, n modelname.Name) (string, error) {
 	st, err := store.OpenDefault()
 	if err != nil {
 		return "", err
 	}
 	st.Log = cli.Stderr()
 	prog := cli.NewProgress("verifying "+n.String(), 0, true, false)
-	s, err := models.Find(ctx, st, n, prog.Set)
+	s, err := acquire.Find(ctx, st, n, prog.Set)
 	prog.Finish()
 	if err != nil {
 		return "", err
@@ -110,13 +111,13 @@ func (o *modelFlags) findStored(ctx context.Context, n models.Name) (string, err
 
 // fetchAndPack fetches the repo n names from the Hugging Face Hub (or the Hugging Face cache),
 // packs it and stores it as n; it returns the stored bundle's path.
-func (o *modelFlags) fetchAndPack(ctx context.Context, n models.Name, revision string) (string, error) {
+func (o *modelFlags) fetchAndPack(ctx context.Context, n modelname.Name, revision string) (string, error) {
 	st, err := store.OpenDefault()
 	if err != nil {
 		return "", err
 	}
 	st.Log = cli.Stderr()
-	c, err := models.HubClient()
+	c, err := acquire.HubClient()
 	if err != nil {
 		return "", err
 	}
@@ -125,7 +126,7 @@ func (o *modelFlags) fetchAndPack(ctx context.Context, n models.Name, revision s
 		from = "taking " + n.Model + " from the Hugging Face cache (offline)"
 	}
 	fmt.Fprintf(cli.Stderr(), "anerun: %s is not in the store yet: %s and packing it (once; later runs start from the store)\n", n, from)
-	s, err := models.FetchAndPack(ctx, st, c, n, revision, false)
+	s, err := acquire.FetchAndPack(ctx, st, c, n, revision, false)
 	if err != nil {
 		return "", err
 	}
@@ -135,7 +136,7 @@ func (o *modelFlags) fetchAndPack(ctx context.Context, n models.Name, revision s
 // inStore reports whether the store holds a model named s (with the default tag when s has
 // none), without creating or locking anything.
 func inStore(s string) bool {
-	n, ok, err := models.ParseName(s, "")
+	n, ok, err := modelname.Parse(s, "")
 	if !ok || err != nil {
 		return false
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/anepack/anepack/internal/cli"
-	"github.com/anepack/anepack/internal/models"
+	"github.com/anepack/anepack/internal/modelname"
 	"github.com/anepack/anepack/remote"
 	"github.com/anepack/anepack/store"
 )
@@ -88,7 +88,7 @@ func rmTarget(st *store.Store, a string) string {
 	if _, err := st.Lookup(a); err == nil {
 		return a
 	}
-	if n, ok, err := models.ParseName(a, ""); ok && err == nil {
+	if n, ok, err := modelname.Parse(a, ""); ok && err == nil {
 		if _, err := st.Lookup(n.String()); err == nil {
 			return n.String()
 		}

@@ -1,4 +1,4 @@
-package models
+package acquire
 
 import (
 	"context"
@@ -8,23 +8,9 @@ import (
 
 	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/modelname"
 	"github.com/anepack/anepack/store"
 )
-
-// NameFor is the name a bundle is stored under when none is given: its source repo id when
-// it was packed from the Hugging Face Hub (so `anepack Org/Name` then `anerun import` gives
-// the name that `anerun Org/Name` looks for), else its model name; the tag is its weight type.
-func NameFor(m *format.Manifest) (Name, error) {
-	tag, err := TagOf(m.Model.DType)
-	if err != nil {
-		return Name{}, fmt.Errorf("the bundle's weight type: %w", err)
-	}
-	model := ModelName(m.Model.Name)
-	if r := m.Provenance.Repo; m.Provenance.Source == "hf" && (Name{Model: r}).IsRepo() {
-		model = r
-	}
-	return Name{Model: model, Tag: tag}, nil
-}
 
 // Import adds the bundle file path to st, as name when it is not empty (a tag it gives must
 // match the bundle's weight type; a missing one is taken from the bundle), else as NameFor
@@ -42,12 +28,12 @@ func Import(ctx context.Context, st *store.Store, path, name string, quiet bool)
 	m := b.Manifest()
 	size := b.Size()
 	b.Close()
-	n, err := NameFor(m)
+	n, err := modelname.ForBundle(m)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if name != "" {
-		given, ok, err := ParseName(name, "")
+		given, ok, err := modelname.Parse(name, "")
 		if err != nil {
 			return nil, err
 		}
@@ -65,9 +51,9 @@ func Import(ctx context.Context, st *store.Store, path, name string, quiet bool)
 // AddFile adds the bundle file path (outside the store; size bytes, manifest m) to st as n,
 // with source as its origin for listings: hard-linked when it can be, copied otherwise, and
 // hashed once on the way in, shown as "verifying".
-func AddFile(ctx context.Context, st *store.Store, path string, size int64, m *format.Manifest, n Name, source string, quiet bool) (*Stored, error) {
+func AddFile(ctx context.Context, st *store.Store, path string, size int64, m *format.Manifest, n modelname.Name, source string, quiet bool) (*Stored, error) {
 	prog := cli.NewProgress("verifying", size, true, quiet)
-	e, p, err := st.Import(ctx, path, EntryFor(m, n, source), prog.Set)
+	e, p, err := st.Import(ctx, path, entryFor(m, n, source), prog.Set)
 	prog.Finish()
 	if err != nil {
 		return nil, err

@@ -1,8 +1,7 @@
-package models
+package acquire
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/hub"
 	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/modelname"
 	"github.com/anepack/anepack/pack"
 	"github.com/anepack/anepack/store"
 )
@@ -26,7 +26,7 @@ type Stored struct {
 // needs of the repo (through c, into the Hugging Face cache, or from it), packs it with
 // n's weight type and adds the bundle to st as n. Progress and a summary go to stderr unless
 // quiet.
-func FetchAndPack(ctx context.Context, st *store.Store, c *hub.Client, n Name, revision string, quiet bool) (*Stored, error) {
+func FetchAndPack(ctx context.Context, st *store.Store, c *hub.Client, n modelname.Name, revision string, quiet bool) (*Stored, error) {
 	if !n.IsRepo() {
 		return nil, fmt.Errorf("%s is not a Hugging Face repo id (Org/Name)", n.Model)
 	}
@@ -44,7 +44,7 @@ func FetchAndPack(ctx context.Context, st *store.Store, c *hub.Client, n Name, r
 
 // PackSource packs src with n's weight type into st as n and says so in one line (the time
 // counted from start) unless quiet.
-func PackSource(ctx context.Context, st *store.Store, src *Source, n Name, start time.Time, quiet bool) (*Stored, error) {
+func PackSource(ctx context.Context, st *store.Store, src *Source, n modelname.Name, start time.Time, quiet bool) (*Stored, error) {
 	s, res, err := PackToStore(ctx, st, src, n, pack.Options{DType: n.DType()}, quiet)
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ func PackSource(ctx context.Context, st *store.Store, src *Source, n Name, start
 // PackToStore packs src with opts into the store's work area and adds the bundle to st as n:
 // opts' Output, Force, Name, Provenance and KnownDigests are set from src, and Progress and
 // Warn, when unset, report on stderr. Nothing is left in the work area on failure.
-func PackToStore(ctx context.Context, st *store.Store, src *Source, n Name, opts pack.Options, quiet bool) (*Stored, *pack.Result, error) {
+func PackToStore(ctx context.Context, st *store.Store, src *Source, n modelname.Name, opts pack.Options, quiet bool) (*Stored, *pack.Result, error) {
 	f, err := os.CreateTemp(st.TempDir(), "pack-*.aneb")
 	if err != nil {
 		return nil, nil, st.DiskError(err)
@@ -101,13 +101,13 @@ func PackToStore(ctx context.Context, st *store.Store, src *Source, n Name, opts
 
 // AddPacked adds tmp, a bundle just packed into the store's work area, to st as n, with
 // source as its origin for listings. The hash the store names it by is shown as "verifying".
-func AddPacked(ctx context.Context, st *store.Store, tmp string, m *format.Manifest, n Name, source string, quiet bool) (*Stored, error) {
+func AddPacked(ctx context.Context, st *store.Store, tmp string, m *format.Manifest, n modelname.Name, source string, quiet bool) (*Stored, error) {
 	fi, err := os.Stat(tmp)
 	if err != nil {
 		return nil, err
 	}
 	prog := cli.NewProgress("verifying", fi.Size(), true, quiet)
-	e, p, err := st.Add(ctx, tmp, EntryFor(m, n, source), prog.Set)
+	e, p, err := st.Add(ctx, tmp, entryFor(m, n, source), prog.Set)
 	prog.Finish()
 	if err != nil {
 		return nil, err
@@ -115,9 +115,9 @@ func AddPacked(ctx context.Context, st *store.Store, tmp string, m *format.Manif
 	return &Stored{Entry: e, Path: p}, nil
 }
 
-// EntryFor is the store entry of a bundle with manifest m named n (its digest and size are
+// entryFor is the store entry of a bundle with manifest m named n (its digest and size are
 // filled in when it is added).
-func EntryFor(m *format.Manifest, n Name, source string) store.Entry {
+func entryFor(m *format.Manifest, n modelname.Name, source string) store.Entry {
 	return store.Entry{Reference: n.String(), Source: source, Model: store.Model{Name: m.Model.Name,
 		Architecture: m.Model.Architecture, DType: m.Model.DType, Parameters: m.Model.Parameters}}
 }
@@ -126,13 +126,10 @@ func EntryFor(m *format.Manifest, n Name, source string) store.Entry {
 // a bundle verified before and unchanged since is not hashed again). The error wraps
 // store.ErrNotFound when the store has no such name; a corrupt bundle is deleted and reported
 // as a *store.CorruptError.
-func Find(ctx context.Context, st *store.Store, n Name, progress func(done, total int64)) (*Stored, error) {
+func Find(ctx context.Context, st *store.Store, n modelname.Name, progress func(done, total int64)) (*Stored, error) {
 	e, p, err := st.Get(ctx, n.String(), progress)
 	if err != nil {
 		return nil, err
 	}
 	return &Stored{Entry: e, Path: p}, nil
 }
-
-// IsNotFound reports whether err says the store has no such name or bundle.
-func IsNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -1,14 +1,4 @@
-// Package models names the bundles of the local store the way people name models, and fills
-// the store: `anerun Qwen/Qwen2.5-0.5B-Instruct` fetches the checkpoint from the Hugging Face
-// Hub, packs it and keeps the bundle as "Qwen/Qwen2.5-0.5B-Instruct:f16"; `anerun import` and
-// `anepack --store` add bundle files under the same kind of name.
-//
-// A name is a model and a tag: the model is a Hugging Face repo id (Org/Name) or, for a
-// bundle packed from a local checkpoint, the bundle's model name; the tag says which stored
-// variant, by the storage type of its weights: f16 (the default), f32, int8 or int4. The
-// store keeps the name as the bundle's reference, so `anerun list` shows it and `anerun rm`
-// takes it.
-package models
+package modelname
 
 import (
 	"fmt"
@@ -47,12 +37,12 @@ func (n Name) DType() string { return n.Tag }
 // directory (its folder name), e.g. "qwen2-tiny".
 var localModelRE = regexp.MustCompile(`^[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?$`)
 
-// ParseName parses "Org/Name", "Org/Name:tag", "name" or "name:tag"; a missing tag is
+// Parse parses "Org/Name", "Org/Name:tag", "name" or "name:tag"; a missing tag is
 // dtype's (when dtype is set, from --dtype) or DefaultTag. ok is false when s does not have
 // the shape of a name at all (a path, a URL), so the caller can report it as what it looks
 // like; err is set when it has the shape but something in it is wrong (an unknown tag, a tag
 // that contradicts --dtype).
-func ParseName(s, dtype string) (n Name, ok bool, err error) {
+func Parse(s, dtype string) (n Name, ok bool, err error) {
 	model, tag, hasTag := strings.Cut(s, ":")
 	if looksLikeFile(model) {
 		return Name{}, false, nil
@@ -104,9 +94,9 @@ func tagList() string {
 	return strings.Join(Tags[:len(Tags)-1], ", ") + " or " + Tags[len(Tags)-1] + " (default " + DefaultTag + ")"
 }
 
-// ModelName turns a folder or model name into a valid single-segment model name: characters a
+// sanitize turns a folder or model name into a valid single-segment model name: characters a
 // name cannot hold become '-'.
-func ModelName(s string) string {
+func sanitize(s string) string {
 	b := []byte(s)
 	for i, c := range b {
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
