@@ -46,7 +46,7 @@ func registerKernelFlags(f *pflag.FlagSet) {
 	f.StringVar(&kernelFlags.blobLayout, "ane-blob-layout", "auto",
 		"with --backend ane or sim, how weight files reach the compiler: packed (the bundle's files), split (one tensor per file, which M1 is reported to need) or auto (what this machine's self-test found; packed elsewhere)")
 	f.StringVar(&kernelFlags.constexpr, "ane-constexpr", "auto",
-		"with --backend ane or sim and an int8/int4 bundle, how quantized weights reach the compiler: native (MIL constexpr ops), expand (to fp16 at compile time) or auto (what `anerun doctor --probe` found on this machine; expand on the ANE until then, native in the simulator)")
+		"with --backend ane or sim and an int8/int4 bundle, how quantized weights reach the compiler: native (MIL constexpr ops), expand (to fp16 at compile time) or auto (what anerun doctor --probe found on this machine; expand on the ANE until then, native in the simulator)")
 }
 
 // constexprMode resolves --ane-constexpr for an evaluator: auto is the probe's finding on this

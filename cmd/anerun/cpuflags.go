@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	goruntime "runtime"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +15,9 @@ import (
 // (bench/compare_llama.sh) or a service can cap the kernels of every anerun it starts.
 const isaEnv = "ANERUN_ISA"
 
+// isaLevelsHelp lists the levels of kernels.ISALevels on each build, best first.
+const isaLevelsHelp = "amx, avx512, avx2, go on amd64; dotprod, neon, go on arm64; go elsewhere"
+
 // registerCPUFlags adds the flags every command takes about the CPU it runs on, applied before
 // the command runs:
 //   - --isa: the CPU kernels go no higher than that instruction-set level (kernels.LimitISA);
@@ -24,17 +26,18 @@ const isaEnv = "ANERUN_ISA"
 func registerCPUFlags(root *cobra.Command) {
 	var level, cpus string
 	pf := root.PersistentFlags()
-	pf.StringVar(&level, "isa", os.Getenv(isaEnv), fmt.Sprintf(
-		"use CPU kernels up to this instruction-set level: %s; for measuring a smaller CPU of this kind or avoiding a kernel (default $%s, else the best the CPU has)",
-		strings.Join(kernels.ISALevels(), ", "), isaEnv))
+	// The usage names the levels of every build and the variable, not their values here, so
+	// that --help (and the reference generated from it) reads the same on every machine.
+	pf.StringVar(&level, "isa", "", "use CPU kernels up to this instruction-set level, for measuring a smaller CPU of this kind or avoiding a kernel: "+
+		isaLevelsHelp+" (default: $"+isaEnv+", else the best the CPU has)")
 	pf.StringVar(&cpus, "cpus", "", "run on these CPUs only, e.g. 0-3,8 (Linux; as taskset -c): the scheduler no longer moves the threads between all cores, which steadies runs with fewer threads than cores; --threads defaults to the number of cores among them")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		from := "--isa"
+		if !cmd.Flags().Changed("isa") {
+			level, from = os.Getenv(isaEnv), "$"+isaEnv
+		}
 		if level != "" {
 			if err := kernels.LimitISA(level); err != nil {
-				from := "--isa"
-				if !cmd.Flags().Changed("isa") {
-					from = "$" + isaEnv
-				}
 				return fmt.Errorf("%s: %w", from, err)
 			}
 		}

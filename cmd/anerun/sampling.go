@@ -31,12 +31,12 @@ const defaultMaxTokens = 256
 func (s *samplingFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	s.flags = f
-	f.IntVarP(&s.maxTokens, "max-tokens", "n", defaultMaxTokens, "most tokens to generate (0: until an end token or the context is full)")
+	f.IntVarP(&s.maxTokens, "max-tokens", "n", 0, fmt.Sprintf("most tokens to generate; 0: until an end token or the context is full (default: the model's max_new_tokens, else %d)", defaultMaxTokens))
 	f.Float64Var(&s.temperature, "temperature", 0, "sampling temperature; 0 is greedy (default: the model's generation config, else greedy)")
 	f.IntVar(&s.topK, "top-k", 0, "keep only the K most likely tokens; 0 disables (default: the model's)")
-	f.Float64Var(&s.topP, "top-p", 1, "nucleus sampling: keep the most likely tokens up to this probability mass (default: the model's)")
+	f.Float64Var(&s.topP, "top-p", 0, "nucleus sampling: keep the most likely tokens up to this probability mass (default: the model's)")
 	f.Float64Var(&s.minP, "min-p", 0, "drop tokens less likely than this fraction of the most likely one (default: the model's)")
-	f.Float64Var(&s.repeat, "repeat-penalty", 1, "penalize tokens already in the conversation; 1 disables (default: the model's)")
+	f.Float64Var(&s.repeat, "repeat-penalty", 0, "penalize tokens already in the conversation; 1 disables (default: the model's)")
 	f.Int64Var(&s.seed, "seed", -1, "random seed for reproducible sampling (-1: a new one each run)")
 	f.StringArrayVar(&s.stop, "stop", nil, "stop when this text appears (repeatable); the text is not printed")
 }
@@ -74,14 +74,16 @@ func (s *samplingFlags) resolve(m *runtime.Model) (runtime.Sampling, error) {
 	return cfg, cfg.Check()
 }
 
-// maxNewTokens is --max-tokens, or the model's max_new_tokens when the flag was not given.
+// maxNewTokens is --max-tokens, or when the flag was not given the model's max_new_tokens, else
+// defaultMaxTokens.
 func (s *samplingFlags) maxNewTokens(m *runtime.Model) int {
-	if !s.flags.Changed("max-tokens") {
-		if n := m.Generation().MaxNewTokens; n != nil && *n > 0 {
-			return *n
-		}
+	if s.flags.Changed("max-tokens") {
+		return s.maxTokens
 	}
-	return s.maxTokens
+	if n := m.Generation().MaxNewTokens; n != nil && *n > 0 {
+		return *n
+	}
+	return defaultMaxTokens
 }
 
 // checkGeneration refuses a bundle whose generation defaults are out of range, saying so:

@@ -44,11 +44,12 @@ type serveFlags struct {
 const defaultParallel = 4
 
 // apiKeyEnv names the environment variable that supplies --api-key's default, so the key need
-// not appear in the process list.
+// not appear in the process list. It is read when serve runs, not made the flag's default,
+// which --help would print.
 const apiKeyEnv = "ANERUN_API_KEY"
 
 func defaultServeFlags() serveFlags {
-	return serveFlags{addr: serve.DefaultAddr, apiKey: os.Getenv(apiKeyEnv), parallel: defaultParallel, queue: serve.DefaultQueue,
+	return serveFlags{addr: serve.DefaultAddr, parallel: defaultParallel, queue: serve.DefaultQueue,
 		timeout: serve.DefaultTimeout, maxBody: serve.DefaultMaxBodyBytes, logFormat: "text", toolCalls: "auto"}
 }
 
@@ -86,6 +87,9 @@ exits; a second signal exits at once. One access-log line per request goes to st
 			if err := f.hostPort(cmd); err != nil {
 				return err
 			}
+			if !cmd.Flags().Changed("api-key") {
+				f.apiKey = os.Getenv(apiKeyEnv)
+			}
 			return runServe(cmd, args[0], &f)
 		},
 	}
@@ -94,7 +98,7 @@ exits; a second signal exits at once. One access-log line per request goes to st
 	fl.StringVar(&f.addr, "addr", f.addr, "address to listen on (host:port; a bare port means 127.0.0.1)")
 	fl.StringVar(&f.host, "host", "", "host or IP to listen on, with --port (instead of --addr; default 127.0.0.1)")
 	fl.IntVar(&f.port, "port", 0, "port to listen on, with --host (instead of --addr; default 8000)")
-	fl.StringVar(&f.apiKey, "api-key", f.apiKey, "require this Bearer key on every request but /health (default $"+apiKeyEnv+")")
+	fl.StringVar(&f.apiKey, "api-key", "", "require this Bearer key on every request but /health (default: $"+apiKeyEnv+")")
 	fl.StringVar(&f.modelName, "model-name", "", "the model id clients send and /v1/models lists, besides the bundle's own names (default: the bundle's source repo or model name)")
 	fl.StringSliceVar(&f.served, "served-model-name", nil, "the only names clients may send as model (repeatable or comma-separated); the first is listed and reported")
 	fl.StringVar(&f.toolCalls, "tool-call-parser", "auto", "how the model writes tool calls: auto (from the chat template), hermes (Qwen2.5/Qwen3), llama3_json, or none")
@@ -145,6 +149,7 @@ func serveShortcut(cmd *cobra.Command, args []string, port string, mf *modelFlag
 	f := defaultServeFlags()
 	f.model = *mf
 	f.addr = port
+	f.apiKey = os.Getenv(apiKeyEnv)
 	return runServe(cmd, args[0], &f)
 }
 
