@@ -2,7 +2,10 @@
 // ANE weight blobs, MIL programs, tokenizer tables, verbatim source files) plus a JSON manifest,
 // laid out so that every section can be memory-mapped and used in place.
 //
-// # Byte layout, version 1.0
+// # Byte layout
+//
+// This package writes format version 1.2 ([MajorVersion].[MinorVersion]). The layout below is
+// that of every 1.x file; minor versions add manifest fields and tensor types only.
 //
 // All integers are little-endian. A "page" is 16 KiB (16384 bytes, the Apple Silicon page
 // size): every section starts on a page boundary, so a section can be handed to the ANE
@@ -19,8 +22,8 @@
 //
 //	offset size field            meaning
 //	0      4    magic            "ANEB" (41 4E 45 42)
-//	4      2    major            1; a reader refuses a newer major version
-//	6      2    minor            0; a newer minor only adds things an older reader may ignore
+//	4      2    major            MajorVersion; a reader refuses a newer major version
+//	6      2    minor            MinorVersion; a newer minor only adds things an older reader may ignore
 //	8      4    flags            0 (reserved)
 //	12     4    header size      128
 //	16     8    table offset     T: file offset of the section table, a multiple of 16384
