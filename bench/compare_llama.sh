@@ -21,7 +21,7 @@
 # GEN` against `llama-bench -p 0 -n GEN -d D` (metric tgGEN@dD). REREAD=1 first drops both files
 # from the page cache and reads them back (`dd iflag=nocache count=0`, then `cat`): how the page
 # cache holds a file changes decode speed, and a file just written may sit in small folios
-# (BENCHMARKS.md, "How the page cache holds a bundle").
+# (docs/performance.md, "Measuring well").
 # On a shared machine, WAIT_LOAD=L makes every round first wait (up to WAIT_MAX seconds, default
 # 600) until the 1-minute load average is below L and no other task has been runnable for 5
 # seconds (procs_running in /proc/stat, sampled every half second).

@@ -24,7 +24,8 @@ import (
 // Open does not ask for huge pages itself: they help decode only when the page cache holds the
 // bundle in 2 MiB folios, which it does not right after the bundle was written (anepack, a
 // pull), the usual case; there MADV_HUGEPAGE on the mapping measured 3-10% slower decode
-// (Sapphire Rapids at 2 and 16 threads, AMD EPYC at 2; BENCHMARKS.md, "Huge pages").
+// (Sapphire Rapids at 2 and 16 threads, AMD EPYC at 2; docs/performance.md, "Decisions backed
+// by measurement").
 func (b *Bundle) PlaceHuge() (before, after int64, err error) {
 	if b.data == nil {
 		return 0, 0, fmt.Errorf("format: %s is not memory-mapped", b.name)

@@ -7,7 +7,7 @@ import "github.com/anepack/anepack/runtime/kernels"
 // has them), x += tmp (the residual), xn = next-norm(x) (the next block's input norm). Rows are
 // independent, so a prefill splits them over the pool. On one thread these steps are about 1.5%
 // of a 128-token prefill; run on one goroutine while the pool's other threads waited, they were
-// most of the serial work that kept 16-thread prefill waiting (BENCHMARKS.md).
+// most of the serial work that kept 16-thread prefill waiting (commit 91b8e80).
 type residualStep struct {
 	d          *Decoder
 	x, xn, tmp []float32 // the workspace's [rows, hidden] buffers

@@ -18,7 +18,7 @@ import (
 	"github.com/anepack/anepack/runtime/kernels"
 )
 
-// benchResult is the --json output; the keys are fixed (scripts and BENCHMARKS.md read them).
+// benchResult is the --json output; the keys are fixed (bench/compare_llama.sh reads them).
 type benchResult struct {
 	PrefillTokensPerS float64 `json:"prefill_tokens_per_s"`
 	DecodeTokensPerS  float64 `json:"decode_tokens_per_s"`

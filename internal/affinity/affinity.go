@@ -2,7 +2,7 @@
 // and parses and writes CPU lists in the form taskset and /proc use ("0-3,8").
 //
 // Why: on a shared 2-vCPU VM, a one-thread anerun that the scheduler was free to move decoded
-// about a fifth slower than the same run held on one CPU (BENCHMARKS.md, "Pinning"). Go cannot
+// about a fifth slower than the same run held on one CPU (docs/performance.md, "Measuring well"). Go cannot
 // pin a goroutine, so the whole process is pinned: every thread it has, and through them every
 // thread it will start, which inherits its creator's mask.
 package affinity

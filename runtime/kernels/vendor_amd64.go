@@ -24,7 +24,7 @@ func cpuVendor() string {
 // 17.7-19.4 tokens/s on 2 threads); on AMD's the hardware prefetchers keep up alone and the
 // prefetches only cost (Zen 5: one thread decodes at 24.4-25.2 tokens/s without them, 21.4-22.9
 // with; Zen 4, the other Zen with AVX-512, is assumed alike). The AVX2 GEMV and the quantized
-// ones keep theirs everywhere: they gain from them on Zen too. BENCHMARKS.md has the figures.
+// ones keep theirs everywhere: they gain from them on Zen too. docs/performance.md has the figures.
 var zPrefetch = !zenVendor(cpuVendor())
 
 // zenVendor reports whether vendor makes Zen cores.
