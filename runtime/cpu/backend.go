@@ -39,10 +39,9 @@ const (
 // AMXAutoThreads is the most threads for which AMXAuto runs prefill on AMX. Measured on a
 // 16-core Sapphire Rapids VM (docs/performance.md, "Decisions backed by measurement"), full-size
 // Qwen2.5-0.5B prefill of 128 tokens against the AVX-512 kernels: 1.4-2x on 1 thread, 1.1-1.7x
-// on 2, about even on 4
-// (the 4864-column down projection loses there), 0.9x on 8 and 16, where every core's tile
-// unit slows down (the same tile kernel: 28 ns a tile product on one core, 38 on eight at
-// once, 62-74 on sixteen).
+// on 2, about even on 4 (the 4864-column down projection loses there), 0.9x on 8 and 16, where
+// every core's tile unit slows down (the same tile kernel: 28 ns a tile product on one core, 38
+// on eight at once, 62-74 on sixteen).
 const AMXAutoThreads = 2
 
 // DefaultBatch is the default prefill chunk: large enough that each weight matrix is streamed
