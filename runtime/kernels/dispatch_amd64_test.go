@@ -77,8 +77,9 @@ func TestCPUVendor(t *testing.T) {
 // forms of the GEMV on one thread, in turn (the order swapped every iteration), and reports
 // each one's rate: the measurement behind zPrefetch. "pages=4k" holds the weights in 4 KiB
 // pages, as a bundle's mapping of the page cache is; "pages=huge" in transparent huge pages.
-// The prefetches gain in both on a 16-core Xeon and cost in both on a 2-core AMD Zen 5, where runs are
-// noisy (BENCHMARKS.md). Without AVX-512 both forms are the AVX2 GEMV.
+// The prefetches gain in both on a 16-core Xeon and cost in both on a 2-core AMD Zen 5, where
+// runs are noisy (docs/performance.md, "Decisions backed by measurement"). Without AVX-512 both
+// forms are the AVX2 GEMV.
 func BenchmarkMatVecPrefetch(b *testing.B) {
 	huge, _ := benchWeights(benchStream, false)
 	small := make([][]uint16, len(huge))

@@ -335,8 +335,8 @@ func (p *Pool) ParallelSlots(n, grain int, fn func(slot, lo, hi int)) {
 // ParallelSlotsTail is ParallelSlots with the call's last round cut finer: ranges of grain
 // while more than one per goroutine is left, then of tail (both multiples of whatever unit fn
 // needs). A goroutine that falls behind, on a core the host has slowed, then holds the call for
-// one short range, not one of grain. 16-thread prefill on a 16-core Xeon with AMX waited for its slowest
-// goroutine a fifth of its time with equal ranges (BENCHMARKS.md).
+// one short range, not one of grain. 16-thread prefill on a 16-core Xeon with AMX waited for its
+// slowest goroutine a fifth of its time with equal ranges (commit 8713e6f).
 func (p *Pool) ParallelSlotsTail(n, grain, tail int, fn func(slot, lo, hi int)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

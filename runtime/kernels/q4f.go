@@ -14,8 +14,8 @@ import (
 // 896x896, 1.74, 1.90, 2.57 on 128x896, 0.77, 0.75, 0.93 on 4864x896 (the
 // float GEMM wins there only from 7 tokens) and 1.08, 1.36, 1.58 on
 // 896x4864; weighted by a Qwen2.5-0.5B layer's products the float GEMM is
-// ahead from 4 tokens. BENCHMARKS.md ("Batched q4 products with float
-// activations") has the table.
+// ahead from 4 tokens. Commit 5ae32dc has the table (in the BENCHMARKS.md of
+// that time).
 const q4FloatMinTokens = 4
 
 // Q4FloatActs reports whether a q4 product of n tokens should multiply the

@@ -10,8 +10,7 @@ import "fmt"
 // AMD Zen 5 (AVX-512): the float GEMM took 1.1-1.4x less time than W8A16 at 2
 // and 3 tokens on all four Qwen2.5-0.5B shapes, 1.2-2.1x at 4-8 (and
 // 1.04-1.35x at one token, which stays W8A16: decode keeps its kernels).
-// BENCHMARKS.md ("Batched q8 products with float activations") has the
-// table.
+// Commit 792968f has the table (in the BENCHMARKS.md of that time).
 const q8FloatMinTokens = 2
 
 // Q8FloatActs reports whether a q8 product of n tokens should multiply the

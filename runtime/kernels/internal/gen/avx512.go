@@ -40,7 +40,7 @@ const (
 // without, 64.2-72.1 with 1 KiB, 66.8-70.8 with 2 KiB and 65.2-75.2 with
 // 4 KiB. On a 2-core AMD Zen 5 the hardware prefetchers keep up with one
 // stream per core and the prefetches cost: one thread decoded at 24.4-25.2
-// tok/s without them against 21.4-22.9 with 4 KiB (BENCHMARKS.md).
+// tok/s without them against 21.4-22.9 with 4 KiB (docs/performance.md).
 const zRowPrefetch = 4096
 
 // zload16 loads 16 weights at m as 16 float32 into v.
