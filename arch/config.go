@@ -1,7 +1,7 @@
 // Package arch describes model architectures as data: which Hugging Face config.json fields a
 // family reads and how it spells them, which tensors a checkpoint holds (Hugging Face's names,
 // shapes, and each tensor's job in the forward pass), which linear layers run together as one
-// fused kernel, and the layer's variants (norm kind, per-head q/k norms, biases, activation,
+// fused group, and the layer's variants (norm kind, per-head q/k norms, biases, activation,
 // RoPE scaling). Convert, pack, synth, the runtime's one forward pass and the MIL generator all
 // read this one description; none keeps its own list of names.
 //

@@ -11,7 +11,7 @@ import (
 //	x = Embed[token]                                  (+ PosEmbed[pos] for learned positions)
 //	per layer:
 //	  h = AttnNorm(x)
-//	  q, k, v = Q·h, K·h, V·h                        (+ biases; one fused kernel, GroupQKV)
+//	  q, k, v = Q·h, K·h, V·h                        (+ biases; one fused group, GroupQKV)
 //	  q, k = QNorm(q), KNorm(k) per head              (when QKNorm)
 //	  q, k = RoPE(q), RoPE(k)                         (the config's scaling and rotary share)
 //	  a = causal grouped-query attention over the KV cache
@@ -64,7 +64,7 @@ type Family struct {
 	// read at the top level.
 	TextConfig bool
 	// Conv1D says the checkpoint stores every linear weight [in, out] (GPT-2's Conv1D); the
-	// bundle holds the transposes, in the [out, in] layout of the kernels and ANE blobs.
+	// bundle holds the transposes, in the [out, in] layout of the CPU kernels and ANE blobs.
 	Conv1D bool
 	// IntermediateDefault, when not 0, is intermediate_size in multiples of hidden_size when
 	// config.json has none (GPT-2's n_inner: null means 4 * n_embd).

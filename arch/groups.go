@@ -1,7 +1,7 @@
 package arch
 
-// Fused kernel groups: the linear layers that read one input and run as one kernel (one ANE
-// program and one weight blob with a record per member; one parallel dispatch on the CPU).
+// Fused groups: the linear layers that read one input and run as one unit (one ANE program
+// and one weight blob with a record per member; one parallel job on the CPU).
 const (
 	GroupQKV       = "attn_qkv"        // q_proj, k_proj, v_proj: one input, the three outputs concatenated
 	GroupO         = "attn_o"          // o_proj
@@ -11,16 +11,16 @@ const (
 	GroupLMHead    = "lm_head"         // the LM head (or tied embedding), in row chunks
 )
 
-// Group is one fused kernel of a layer.
+// Group is one fused group of a layer's linear layers.
 type Group struct {
 	// Name is one of the layer groups above.
 	Name string
-	// Linears are the member weights. For a concatenating group (all but the MLP) the kernel's
+	// Linears are the member weights. For a concatenating group (all but the MLP) the group's
 	// output is their outputs side by side in this order; for the MLP it is the block's output.
 	Linears []Slot
 	// Biases holds each member's bias slot, SlotNone where it has none.
 	Biases []Slot
-	// In and Out are the kernel's input and output widths.
+	// In and Out are the group's input and output widths.
 	In, Out int
 }
 
@@ -54,7 +54,7 @@ func groupOf(s Slot) string {
 	return ""
 }
 
-// Groups returns the fused kernels of the layers of config c, in the order they run: the
+// Groups returns the fused groups of the layers of config c, in the order they run: the
 // attention groups where some layer attends, the Gated DeltaNet groups where some layer is a
 // linear-attention layer, then the MLP. A layer has the groups of its own mixer and the MLP
 // (LayerGroups); an index into this list names a group in every layer that has it.

@@ -17,8 +17,8 @@ const MaxANEDim = 65536
 // known to have run on the ANE has 32000 output channels (docs/ane.md), so no chunk is wider.
 const DefaultLMHeadRows = 32000
 
-// RecordSpec describes one record of a kernel weight blob: which checkpoint rows its payload
-// holds, and the MIL type the kernel declares for it. The payload is the rows of Tensors,
+// RecordSpec describes one record of a program weight blob: which checkpoint rows its payload
+// holds, and the MIL type the program declares for it. The payload is the rows of Tensors,
 // concatenated in order, row-major, converted to DType.
 type RecordSpec struct {
 	// Name is the record's role in its group: the weight's slot without "_proj" ("q", "o",
@@ -69,7 +69,7 @@ type Key struct {
 	Chunk int    // LM-head chunk; 0 otherwise
 }
 
-// String names the blob as kernel names do: "layers.3.mlp", "lm_head.1".
+// String names the blob as program names do: "layers.3.mlp", "lm_head.1".
 func (k Key) String() string {
 	if k.Group == arch.GroupLMHead {
 		return fmt.Sprintf("%s.%d", k.Group, k.Chunk)
@@ -78,7 +78,7 @@ func (k Key) String() string {
 }
 
 // Blob is one weight blob file: pack writes it (blobfile.NewWriter(w, blob.Entries()), then
-// each record's payload in order) into a bundle section, and every kernel of its group names
+// each record's payload in order) into a bundle section, and every program of its group names
 // it by Path.
 type Blob struct {
 	Key     Key
@@ -95,7 +95,7 @@ func (b Blob) Entries() []blobfile.Entry {
 	return e
 }
 
-// blobPath returns the BLOBFILE path of a group. Each kernel is compiled with its own weights
+// blobPath returns the BLOBFILE path of a group. Each program is compiled with its own weights
 // dictionary, so the same name in every layer is unambiguous.
 func blobPath(group string) string { return "@model_path/weights/" + group + ".bin" }
 

@@ -125,7 +125,7 @@ func (d DType) Data() DType {
 }
 
 // Parse reads a manifest spelling ("f16"). For the bundles written before this vocabulary
-// existed it also accepts the MIL spellings ("fp16", "fp32") that their kernel I/O used.
+// existed it also accepts the MIL spellings ("fp16", "fp32") that their program I/O used.
 func Parse(s string) (DType, error) {
 	for d, r := range table {
 		if r.name != "" && (s == r.name || (r.mil != "" && s == r.mil)) {

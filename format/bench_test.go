@@ -8,7 +8,7 @@ import (
 )
 
 // qwenShapedManifest returns a manifest the size of a packed Qwen2.5-0.5B: 290 tensor views
-// and 240 kernels (about 150 KB of indented JSON).
+// and 240 programs (about 150 KB of indented JSON).
 func qwenShapedManifest() *Manifest {
 	m := testManifest()
 	m.Tensors = nil
@@ -23,11 +23,11 @@ func qwenShapedManifest() *Manifest {
 	for l := range 24 {
 		for _, k := range []string{"attn_qkv", "attn_o", "mlp"} {
 			for _, s := range []int{32, 64, 128} {
-				m.Kernels = append(m.Kernels, Kernel{Name: fmt.Sprintf("layers.%d.%s.s%d", l, k, s), Kind: k, Layer: l, Seq: s,
+				m.Programs = append(m.Programs, Program{Name: fmt.Sprintf("layers.%d.%s.s%d", l, k, s), Kind: k, Layer: l, Seq: s,
 					MIL:     fmt.Sprintf("mil/layers.%d.%s.s%d", l, k, s),
-					Weights: []KernelWeight{{Path: "@model_path/weights/" + k + ".bin", Section: fmt.Sprintf("blob/layers.%d.%s", l, k)}},
-					Inputs:  []KernelIO{{Name: "x", DType: "fp16", Shape: []int{1, 896, 1, s}}},
-					Outputs: []KernelIO{{Name: "y", DType: "fp16", Shape: []int{1, 896, 1, s}}}})
+					Weights: []ProgramWeight{{Path: "@model_path/weights/" + k + ".bin", Section: fmt.Sprintf("blob/layers.%d.%s", l, k)}},
+					Inputs:  []ProgramIO{{Name: "x", DType: "fp16", Shape: []int{1, 896, 1, s}}},
+					Outputs: []ProgramIO{{Name: "y", DType: "fp16", Shape: []int{1, 896, 1, s}}}})
 			}
 		}
 	}

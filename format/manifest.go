@@ -3,7 +3,7 @@ package format
 import "encoding/json"
 
 // Manifest is the JSON document stored in every bundle: what the model is, where each tensor's
-// bytes are, which ANE kernels exist, how to load the tokenizer, generation defaults, and where
+// bytes are, which ANE programs exist, how to load the tokenizer, generation defaults, and where
 // the model came from. It never holds a token or a local path.
 //
 // Readers ignore fields they do not know (a newer minor version may add some).
@@ -12,7 +12,7 @@ type Manifest struct {
 	Producer      string      `json:"producer"`       // e.g. "anepack 0.1.0"
 	Model         Model       `json:"model"`
 	Tensors       []Tensor    `json:"tensors"`
-	Kernels       []Kernel    `json:"kernels,omitempty"`
+	Programs      []Program   `json:"kernels,omitempty"`
 	ANE           *ANE        `json:"ane,omitempty"`
 	Tokenizer     *Tokenizer  `json:"tokenizer,omitempty"`
 	Generation    Generation  `json:"generation"`
@@ -60,8 +60,8 @@ type TensorPart struct {
 	Size    int64  `json:"size"`    // bytes
 }
 
-// Kernel is one ANE program stored in the bundle: MIL text plus the weight blobs it names.
-type Kernel struct {
+// Program is one ANE program stored in the bundle: MIL text plus the weight blobs it names.
+type Program struct {
 	Name   string `json:"name"`            // unique, e.g. "layers.0.attn_qkv.s64"
 	Kind   string `json:"kind"`            // "attn_qkv", "attn_o", "mlp", "lm_head"
 	Layer  int    `json:"layer"`           // decoder layer, or -1
@@ -74,28 +74,28 @@ type Kernel struct {
 	MILOffset int64  `json:"mil_offset"`
 	MILSize   int64  `json:"mil_size"`
 	// Weights maps each BLOBFILE path named in the MIL text to the section holding that file.
-	Weights []KernelWeight `json:"weights,omitempty"`
-	Inputs  []KernelIO     `json:"inputs"`
-	Outputs []KernelIO     `json:"outputs"`
+	Weights []ProgramWeight `json:"weights,omitempty"`
+	Inputs  []ProgramIO     `json:"inputs"`
+	Outputs []ProgramIO     `json:"outputs"`
 }
 
-// ANE records the options the bundle's ANE kernels were generated with.
+// ANE records the options the bundle's ANE programs were generated with.
 type ANE struct {
 	// LMHeadRows is the most rows of one LM-head chunk: the LM head (or tied embedding) is
 	// stored and run in chunks of this many rows, the last one shorter.
 	LMHeadRows int `json:"lm_head_rows"`
-	// Seqs are the sequence-length buckets of the layer kernels.
+	// Seqs are the sequence-length buckets of the layer programs.
 	Seqs []int `json:"seqs"`
 }
 
-// KernelWeight binds a MIL BLOBFILE path to a bundle section.
-type KernelWeight struct {
+// ProgramWeight binds a MIL BLOBFILE path to a bundle section.
+type ProgramWeight struct {
 	Path    string `json:"path"`    // e.g. "@model_path/weights/attn_qkv.bin"
 	Section string `json:"section"` // section holding the whole blob file
 }
 
-// KernelIO is one input or output of a kernel.
-type KernelIO struct {
+// ProgramIO is one input or output of a program.
+type ProgramIO struct {
 	Name  string `json:"name"`
 	DType string `json:"dtype"` // "f16" (bundles of format 1.0 wrote "fp16")
 	Shape []int  `json:"shape"` // [1, C, 1, S]

@@ -83,7 +83,7 @@ b1 = BLOBFILE(path = string("@model_path/weights/bias.bin"), offset = uint64(64)
 }
 
 // TestSplitBlobsSameResult runs the generated QKV (four records: q, k, v, bias), O and FFN
-// (three records) kernels and the iOS16/iOS18 quantized programs in the sim in both layouts:
+// (three records) programs and the iOS16/iOS18 quantized programs in the sim in both layouts:
 // the outputs must be bit-identical, and the split text must name only offset 64.
 func TestSplitBlobsSameResult(t *testing.T) {
 	for _, name := range []string{"gen_attn_qkv_s32.mil", "gen_attn_o_s32.mil", "gen_mlp_s32.mil", "gen_lm_head_1_s32.mil",

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// bombText is a ~1.5 KB kernel with [1, 64, 1, 32] I/O whose broadcast add builds an
+// bombText is a ~1.5 KB program with [1, 64, 1, 32] I/O whose broadcast add builds an
 // intermediate of 2048·2048·256 = 2^30 elements: 4 GiB of float32 in the sim. Every dimension
 // is within the ANE's 65536, so only a bound on what the I/O implies stops it.
 const bombText = `program(1.3)
@@ -34,7 +34,7 @@ const bombText = `program(1.3)
 }
 `
 
-// TestMILBomb compiles a small kernel that asks for a 2^30-element intermediate: Compile must
+// TestMILBomb compiles a small program that asks for a 2^30-element intermediate: Compile must
 // refuse it before allocating it (it used to take 4.4 GB and 22 s), naming the first tensor
 // that outgrows the I/O (c, 2048 times the I/O's 2048 elements).
 func TestMILBomb(t *testing.T) {
@@ -49,7 +49,7 @@ func TestMILBomb(t *testing.T) {
 	took := time.Since(start)
 	runtime.ReadMemStats(&after)
 	if err == nil {
-		t.Fatal("a kernel with a 2^30-element intermediate compiled")
+		t.Fatal("a program with a 2^30-element intermediate compiled")
 	}
 	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "add c:") || !strings.Contains(err.Error(), "64 times") {
 		t.Errorf("error %q; want ErrUnsupported naming c and the bound", err)

@@ -6,7 +6,7 @@ import (
 )
 
 // Bounds on what one program may make the simulator allocate. MIL text is small and its
-// shapes are free, so without them a 2 KB kernel can ask for a tensor of 2^30 elements (4 GiB
+// shapes are free, so without them a 2 KB program can ask for a tensor of 2^30 elements (4 GiB
 // of float32 here). Every bound is checked before the memory it guards is allocated; the
 // reasoning is in docs/ane.md ("Bounds").
 const (
@@ -15,7 +15,7 @@ const (
 	maxANEDim = 65536
 	// IOGrowth bounds how much an op may grow a tensor: a computed tensor larger than every
 	// operand may hold at most IOGrowth times the elements of the program's largest input or
-	// output. The kernels anepack runs stay far below (an FFN's hidden activation is about
+	// output. The programs anepack runs stay far below (an FFN's hidden activation is about
 	// 5x its I/O, attention scores S/head_dim times).
 	IOGrowth = 64
 	// DefaultMaxBytes is CompileOptions.MaxBytes when it is 0: room for the I/O and

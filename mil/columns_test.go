@@ -7,7 +7,7 @@ import (
 )
 
 // TestEvalColumns checks that EvalColumns on a column-local program (the hand-written
-// elementwise one; package milgen checks its generated kernels) gives bit-for-bit the first
+// elementwise one; package milgen checks its generated programs) gives bit-for-bit the first
 // columns of a full Eval, and that programs mixing columns (attention) report ColumnLocal false.
 func TestEvalColumns(t *testing.T) {
 	r := newRand(4)

@@ -22,7 +22,7 @@ type CompileOptions struct {
 	// are bounded by the blob bytes themselves and not counted); 0 means DefaultMaxBytes.
 	MaxBytes int64
 	// TrackRange makes the executable record the largest magnitude every op produces, for
-	// Range: the fp16 headroom of a kernel (docs/ane.md, "fp16 headroom").
+	// Range: the fp16 headroom of a program (docs/ane.md, "fp16 headroom").
 	TrackRange bool
 }
 
@@ -32,7 +32,7 @@ type CompileOptions struct {
 // dimension; other ops always receive the full width.
 type kernelFn func(in [][]float32, out []float32, cols int)
 
-// allCols asks a kernel for every column, whatever its tensors' last dimension.
+// allCols asks a program for every column, whatever its tensors' last dimension.
 const allCols = math.MaxInt32
 
 // val is a variable during compilation: a constant (data known now) or a runtime tensor.

@@ -25,7 +25,7 @@
 // dimension above the ANE's 65536, no tensor that outgrows both its operands and 64 times the
 // program's largest input or output, and a byte budget (CompileOptions.MaxBytes) for all it
 // computes (docs/ane.md, "Bounds"). With CompileOptions.TrackRange an executable records the
-// largest magnitude its ops produce, the fp16 headroom of the kernel (Range).
+// largest magnitude its ops produce, the fp16 headroom of the program (Range).
 //
 // SplitBlobs rewrites a program and its weight files so that every tensor is a file of its
 // own at offset 64 (LayoutSplit), the layout reported to be the only one that works on M1; the

@@ -18,7 +18,7 @@ func compileConv(c *compiler, st *Stmt, a *opArgs) (*val, error) {
 	}
 	if a.has("bias") {
 		a.used["bias"] = true
-		return nil, stmtErr(st, ErrUnsupported, "conv with a bias parameter: the ANE kernels pass no bias; add it with a separate add")
+		return nil, stmtErr(st, ErrUnsupported, "conv with a bias parameter: anepack's programs pass no bias; add it with a separate add")
 	}
 	if x.typ.Rank() != 4 || w.typ.Rank() != 4 {
 		return nil, stmtErr(st, ErrType, "conv needs rank-4 x and weight, got %s and %s", x.typ, w.typ)

@@ -4,7 +4,7 @@ import "math"
 
 // MaxFP16 is the largest finite fp16 value. The ANE computes in fp16, so an activation whose
 // magnitude passes it becomes infinite there, while a float32 CPU run of the same model
-// carries on: Range finds such kernels in the simulator (docs/ane.md, "fp16 headroom").
+// carries on: Range finds such programs in the simulator (docs/ane.md, "fp16 headroom").
 const MaxFP16 = 65504
 
 // Range is the largest magnitude the ops of a program produced over the evaluations since it

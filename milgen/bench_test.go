@@ -9,8 +9,8 @@ import (
 	"github.com/anepack/anepack/mil"
 )
 
-// benchKernel compiles the named generated kernel of cfg on random weights.
-func benchKernel(b *testing.B, cfgJSON, name string, opts Options) (*mil.Executable, Program) {
+// benchProgram compiles the named generated program of cfg on random weights.
+func benchProgram(b *testing.B, cfgJSON, name string, opts Options) (*mil.Executable, Program) {
 	cfg := parseConfig(b, cfgJSON)
 	specs, err := blobplan.Blobs(cfg, opts.Blobs)
 	if err != nil {
@@ -22,17 +22,17 @@ func benchKernel(b *testing.B, cfgJSON, name string, opts Options) (*mil.Executa
 			keep = append(keep, s)
 		}
 	}
-	ks, err := Programs(cfg, opts, blobplan.Place(specs, sectionName))
+	progs, err := Programs(cfg, opts, blobplan.Place(specs, sectionName))
 	if err != nil {
 		b.Fatal(err)
 	}
 	mb := buildModelBlobs(b, keep, 1)
-	for _, k := range ks {
+	for _, k := range progs {
 		if k.Name == name {
 			return mb.compile(b, k, nil), k
 		}
 	}
-	b.Fatalf("no kernel %s", name)
+	b.Fatalf("no program %s", name)
 	return nil, Program{}
 }
 
@@ -40,7 +40,7 @@ func runBench(b *testing.B, e *mil.Executable, k Program, flops float64) {
 	runBenchCols(b, e, k, flops, k.Seq)
 }
 
-// runBenchCols reports GFLOP/s of the work done: cols of the kernel's Seq columns.
+// runBenchCols reports GFLOP/s of the work done: cols of the program's Seq columns.
 func runBenchCols(b *testing.B, e *mil.Executable, k Program, flops float64, cols int) {
 	r := newRand(2)
 	x := randF16(r, arch.Elements(k.Inputs[0].Shape), 1)
@@ -61,7 +61,7 @@ func BenchmarkSimFFN(b *testing.B) {
 	const js = `{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 512, "intermediate_size": 1536,
 	 "num_hidden_layers": 1, "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 256,
 	 "max_position_embeddings": 128}`
-	e, k := benchKernel(b, js, "layers.0.mlp.s64", Options{Seqs: []int{64}, Blobs: blobplan.Options{WeightDType: dtype.F16}})
+	e, k := benchProgram(b, js, "layers.0.mlp.s64", Options{Seqs: []int{64}, Blobs: blobplan.Options{WeightDType: dtype.F16}})
 	runBench(b, e, k, 3*2*512*1536*64)
 }
 
@@ -71,7 +71,7 @@ func BenchmarkSimLMHeadChunk(b *testing.B) {
 	const js = `{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 64, "intermediate_size": 160,
 	 "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 151936,
 	 "max_position_embeddings": 128, "tie_word_embeddings": true}`
-	e, k := benchKernel(b, js, "lm_head.0.s32", Options{Seqs: []int{32}})
+	e, k := benchProgram(b, js, "lm_head.0.s32", Options{Seqs: []int{32}})
 	runBench(b, e, k, 2*50688*64*32)
 }
 
@@ -81,12 +81,12 @@ func BenchmarkSimLMHeadChunkDecode(b *testing.B) {
 	const js = `{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 64, "intermediate_size": 160,
 	 "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 151936,
 	 "max_position_embeddings": 128, "tie_word_embeddings": true}`
-	e, k := benchKernel(b, js, "lm_head.0.s32", Options{Seqs: []int{32}})
+	e, k := benchProgram(b, js, "lm_head.0.s32", Options{Seqs: []int{32}})
 	runBenchCols(b, e, k, 2*50688*64*32, 1)
 }
 
-// BenchmarkPrograms measures pack-time kernel generation for a Qwen2.5-0.5B-shaped config
-// (24 layers, 5 buckets, 3 LM-head chunks) and reports the kernel count and MIL text size.
+// BenchmarkPrograms measures pack-time program generation for a Qwen2.5-0.5B-shaped config
+// (24 layers, 5 buckets, 3 LM-head chunks) and reports the program count and MIL text size.
 func BenchmarkPrograms(b *testing.B) {
 	cfg := parseConfig(b, `{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 896, "intermediate_size": 4864,
 	 "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 151936,
@@ -96,17 +96,17 @@ func BenchmarkPrograms(b *testing.B) {
 		b.Fatal(err)
 	}
 	placed := blobplan.Place(specs, sectionName)
-	var ks []Program
+	var progs []Program
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if ks, err = Programs(cfg, Options{}, placed); err != nil {
+		if progs, err = Programs(cfg, Options{}, placed); err != nil {
 			b.Fatal(err)
 		}
 	}
 	var size int
-	for _, k := range ks {
+	for _, k := range progs {
 		size += len(k.Text)
 	}
-	b.ReportMetric(float64(len(ks)), "kernels")
+	b.ReportMetric(float64(len(progs)), "programs")
 	b.ReportMetric(float64(size), "MIL-bytes")
 }

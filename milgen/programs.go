@@ -11,14 +11,14 @@ import (
 	"github.com/anepack/anepack/format"
 )
 
-// DecodeSeq is the spatial size of decode kernels: one live column padded to the ANE's
+// DecodeSeq is the spatial size of decode programs: one live column padded to the ANE's
 // 32-element fp16 row (docs/ane.md).
 const DecodeSeq = 32
 
 // DefaultSeqs are the default prefill buckets.
 var DefaultSeqs = []int{32, 64, 128, 256, 512}
 
-// Options chooses which kernels Programs generates.
+// Options chooses which programs Programs generates.
 type Options struct {
 	// Blobs is the layout of the weights the programs read (blobplan.Blobs). Programs are
 	// generated for F16 and the quantized types (read through MIL constexpr ops) only, since
@@ -26,16 +26,16 @@ type Options struct {
 	// refuse cast): an f32 bundle is a CPU bundle.
 	Blobs blobplan.Options
 	// Seqs are the prefill buckets (spatial sizes S, multiples of 32); nil means DefaultSeqs.
-	// The S = 32 kernel also serves decode and is always generated.
+	// The S = 32 program also serves decode and is always generated.
 	Seqs []int
-	// LMHeadSeqs are the spatial sizes of the LM-head kernels; nil means [32]. Generation
+	// LMHeadSeqs are the spatial sizes of the LM-head programs; nil means [32]. Generation
 	// only needs logits of the last position, and a run of positions can be fed 32 at a time,
 	// so one size saves compiles (the ANE allows about 119 per process, docs/ane.md).
 	LMHeadSeqs []int
 }
 
 // Check reports the first option out of range, as Programs would. Pack checks the options of
-// bundles it packs without kernels too, so that a bad bucket is refused either way.
+// bundles it packs without programs too, so that a bad bucket is refused either way.
 func (o Options) Check() error {
 	_, err := o.normalize()
 	return err
@@ -74,14 +74,14 @@ func normSeqs(field string, seqs []int) ([]int, error) {
 	return slices.Compact(out), nil
 }
 
-// Program is one generated ANE program: the kernel as a bundle manifest records it, and the
-// program's text. The Kernel names the program ("layers.0.attn_qkv.s64", "lm_head.1.s32"),
+// Program is one generated ANE program: its record as a bundle manifest stores it, and its
+// text. The record names the program ("layers.0.attn_qkv.s64", "lm_head.1.s32"),
 // its group (arch.Family.Groups, or arch.GroupLMHead), layer (-1 for the LM head), LM-head
 // chunk and bucket S, binds each BLOBFILE path of the text to the bundle section holding the
-// file, and lists the one input x and one output y, f16 [1, C, 1, S]. Programs leaves
-// Kernel.MIL, MILOffset and MILSize empty: they say where the writer of the bundle stores Text.
+// file, and lists the one input x and one output y, f16 [1, C, 1, S]. Programs leaves the
+// record's MIL, MILOffset and MILSize empty: they say where the writer of the bundle stores Text.
 type Program struct {
-	format.Kernel
+	format.Program
 	Text string
 }
 
@@ -92,7 +92,7 @@ type placedRecord struct {
 	offset int64
 }
 
-// Programs generates every kernel of a model: for each layer and each bucket the family's
+// Programs generates every program of a model: for each layer and each bucket the family's
 // group programs, then the LM-head chunks for each LMHeadSeqs size. placed says where pack
 // wrote each blob listed by blobplan.Blobs (see blobplan.Place); every record is checked
 // against its spec.
@@ -115,7 +115,7 @@ func Programs(cfg *arch.Config, opts Options, placed map[blobplan.Key]blobplan.P
 		return nil, err
 	}
 	if opts.Blobs.WeightDType == dtype.F32 {
-		return nil, fmt.Errorf("milgen: ANE kernels take fp16 (or quantized) weights; %s weights are for the CPU (pack f32 bundles without kernels)", opts.Blobs.WeightDType)
+		return nil, fmt.Errorf("milgen: ANE programs take fp16 (or quantized) weights; %s weights are for the CPU (pack f32 bundles without programs)", opts.Blobs.WeightDType)
 	}
 	specs, err := blobplan.Blobs(cfg, opts.Blobs)
 	if err != nil {
@@ -145,12 +145,12 @@ func Programs(cfg *arch.Config, opts Options, placed map[blobplan.Key]blobplan.P
 			in, outC = g.In, g.Out
 		}
 		for _, s := range seqs {
-			k := format.Kernel{
+			k := format.Program{
 				Kind: spec.Key.Group, Layer: spec.Key.Layer, Chunk: spec.Key.Chunk, Seq: s, Decode: s == DecodeSeq,
 				Name:    fmt.Sprintf("%s.s%d", spec.Key, s),
-				Weights: []format.KernelWeight{{Path: spec.Path, Section: pl.Section}},
-				Inputs:  []format.KernelIO{{Name: "x", DType: dtype.F16.String(), Shape: []int{1, in, 1, s}}},
-				Outputs: []format.KernelIO{{Name: "y", DType: dtype.F16.String(), Shape: []int{1, outC, 1, s}}},
+				Weights: []format.ProgramWeight{{Path: spec.Path, Section: pl.Section}},
+				Inputs:  []format.ProgramIO{{Name: "x", DType: dtype.F16.String(), Shape: []int{1, in, 1, s}}},
+				Outputs: []format.ProgramIO{{Name: "y", DType: dtype.F16.String(), Shape: []int{1, outC, 1, s}}},
 			}
 			var text string
 			switch spec.Key.Group {
@@ -160,9 +160,9 @@ func Programs(cfg *arch.Config, opts Options, placed map[blobplan.Key]blobplan.P
 				text = genConcat(in, outC, s, recs)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("milgen: kernel %s: %w", k.Name, err)
+				return nil, fmt.Errorf("milgen: program %s: %w", k.Name, err)
 			}
-			out = append(out, Program{Kernel: k, Text: text})
+			out = append(out, Program{Program: k, Text: text})
 		}
 	}
 	return out, nil

@@ -17,28 +17,28 @@ import (
 
 func sectionName(b blobplan.Blob) string { return "blob/" + b.Key.String() }
 
-func smallKernels(t *testing.T, opts Options) (*arch.Config, []blobplan.Blob, []Program) {
+func smallPrograms(t *testing.T, opts Options) (*arch.Config, []blobplan.Blob, []Program) {
 	t.Helper()
 	cfg := parseConfig(t, smallConfigJSON)
 	specs, err := blobplan.Blobs(cfg, opts.Blobs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks, err := Programs(cfg, opts, blobplan.Place(specs, sectionName))
+	progs, err := Programs(cfg, opts, blobplan.Place(specs, sectionName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg, specs, ks
+	return cfg, specs, progs
 }
 
-func findKernel(t *testing.T, ks []Program, name string) Program {
+func findProgram(t *testing.T, progs []Program, name string) Program {
 	t.Helper()
-	for _, k := range ks {
+	for _, k := range progs {
 		if k.Name == name {
 			return k
 		}
 	}
-	t.Fatalf("no kernel %s", name)
+	t.Fatalf("no program %s", name)
 	return Program{}
 }
 
@@ -47,18 +47,18 @@ func findKernel(t *testing.T, ks []Program, name string) Program {
 // order and spelling, BLOBFILE offsets pointing at records: 64, then 64 + Σ(64 + padded
 // payload)), not from this generator's output.
 func TestGoldenMIL(t *testing.T) {
-	_, _, ks := smallKernels(t, Options{Blobs: blobplan.Options{MaxLMHeadRows: 128}})
+	_, _, progs := smallPrograms(t, Options{Blobs: blobplan.Options{MaxLMHeadRows: 128}})
 	for _, c := range []struct {
-		kernels []Program
-		name    string
-		file    string
+		programs []Program
+		name     string
+		file     string
 	}{
-		{ks, "layers.0.attn_o.s32", "gen_attn_o_s32.mil"},
-		{ks, "layers.1.attn_qkv.s32", "gen_attn_qkv_s32.mil"},
-		{ks, "layers.0.mlp.s32", "gen_mlp_s32.mil"},
-		{ks, "lm_head.1.s32", "gen_lm_head_1_s32.mil"},
+		{progs, "layers.0.attn_o.s32", "gen_attn_o_s32.mil"},
+		{progs, "layers.1.attn_qkv.s32", "gen_attn_qkv_s32.mil"},
+		{progs, "layers.0.mlp.s32", "gen_mlp_s32.mil"},
+		{progs, "lm_head.1.s32", "gen_lm_head_1_s32.mil"},
 	} {
-		got := findKernel(t, c.kernels, c.name).Text
+		got := findProgram(t, c.programs, c.name).Text
 		want := string(readTestdata(t, c.file))
 		if got != want {
 			t.Errorf("%s differs from mil/testdata/%s at %s", c.name, c.file, firstDiff(got, want))
@@ -68,18 +68,18 @@ func TestGoldenMIL(t *testing.T) {
 
 // TestGeneratedDeterministic checks that generating twice gives identical text.
 func TestGeneratedDeterministic(t *testing.T) {
-	_, _, a := smallKernels(t, Options{})
-	_, _, b := smallKernels(t, Options{})
+	_, _, a := smallPrograms(t, Options{})
+	_, _, b := smallPrograms(t, Options{})
 	for i := range a {
 		if a[i].Text != b[i].Text || a[i].Name != b[i].Name {
-			t.Fatalf("kernel %d differs between runs", i)
+			t.Fatalf("program %d differs between runs", i)
 		}
 	}
 }
 
-// TestNoFP32Kernels checks that f32 weights are laid out for the CPU but never sent to the ANE:
+// TestNoFP32Programs checks that f32 weights are laid out for the CPU but never sent to the ANE:
 // no runtime has shown the ANE a cast of fp32 weights, and M1/M2 refuse cast.
-func TestNoFP32Kernels(t *testing.T) {
+func TestNoFP32Programs(t *testing.T) {
 	cfg := parseConfig(t, smallConfigJSON)
 	opts := Options{Blobs: blobplan.Options{WeightDType: dtype.F32}}
 	specs, err := blobplan.Blobs(cfg, opts.Blobs)
@@ -94,18 +94,18 @@ func TestNoFP32Kernels(t *testing.T) {
 	}
 }
 
-// TestProgramsList checks the kernel list: every layer × group × bucket, the LM head chunks
+// TestProgramsList checks the program list: every layer × group × bucket, the LM head chunks
 // at S = 32 only, names unique, Decode exactly at S = 32, shapes and weight bindings.
 func TestProgramsList(t *testing.T) {
-	_, specs, ks := smallKernels(t, Options{Seqs: []int{64, 128}, Blobs: blobplan.Options{MaxLMHeadRows: 128}})
+	_, specs, progs := smallPrograms(t, Options{Seqs: []int{64, 128}, Blobs: blobplan.Options{MaxLMHeadRows: 128}})
 	// Buckets become 32 (decode, always), 64, 128; 2 layers × 3 groups × 3 + 2 chunks × 1.
-	if len(ks) != 2*3*3+2 {
-		t.Fatalf("%d kernels; want 20", len(ks))
+	if len(progs) != 2*3*3+2 {
+		t.Fatalf("%d programs; want 20", len(progs))
 	}
 	seen := map[string]bool{}
-	for _, k := range ks {
+	for _, k := range progs {
 		if seen[k.Name] {
-			t.Errorf("duplicate kernel name %s", k.Name)
+			t.Errorf("duplicate program name %s", k.Name)
 		}
 		seen[k.Name] = true
 		if k.Decode != (k.Seq == 32) {
@@ -127,7 +127,7 @@ func TestProgramsList(t *testing.T) {
 		if k.Kind == arch.GroupLMHead {
 			wantIn, wantOut = 96, []int{128, 72}[k.Chunk]
 			if k.Seq != 32 || k.Layer != -1 {
-				t.Errorf("%s: LM head kernel at S = %d, layer %d", k.Name, k.Seq, k.Layer)
+				t.Errorf("%s: LM head program at S = %d, layer %d", k.Name, k.Seq, k.Layer)
 			}
 		}
 		if in[1] != wantIn || out[1] != wantOut {

@@ -18,7 +18,7 @@ const qwen35Config = `{"architectures":["Qwen3_5ForCausalLM"],"hidden_size":64,"
 "rope_parameters":{"rope_type":"default","rope_theta":10000000.0,"partial_rotary_factor":0.25},
 "layer_types":["linear_attention","linear_attention","linear_attention","full_attention"]}`
 
-// TestQwen35Programs: each layer gets the kernels of its own token mixer (linear_attn_in and
+// TestQwen35Programs: each layer gets the programs of its own token mixer (linear_attn_in and
 // linear_attn_out on the DeltaNet layers, attn_qkv with the output gates and attn_o on the
 // attention layer) and the MLP's; linear_attn_in concatenates in_proj_qkv, in_proj_z,
 // in_proj_b and in_proj_a; a group the layer does not run is refused.
@@ -29,12 +29,12 @@ func TestQwen35Programs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks, err := Programs(cfg, opts, blobplan.Place(specs, sectionName))
+	progs, err := Programs(cfg, opts, blobplan.Place(specs, sectionName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, k := range ks {
+	for _, k := range progs {
 		if k.Seq == 64 && k.Kind != arch.GroupLMHead {
 			names = append(names, k.Name)
 		}
@@ -44,9 +44,9 @@ func TestQwen35Programs(t *testing.T) {
 		"layers.2.linear_attn_in.s64 layers.2.linear_attn_out.s64 layers.2.mlp.s64 " +
 		"layers.3.attn_qkv.s64 layers.3.attn_o.s64 layers.3.mlp.s64"
 	if got := strings.Join(names, " "); got != want {
-		t.Errorf("kernels\n got %s\nwant %s", got, want)
+		t.Errorf("programs\n got %s\nwant %s", got, want)
 	}
-	in := findKernel(t, ks, "layers.1.linear_attn_in.s64")
+	in := findProgram(t, progs, "layers.1.linear_attn_in.s64")
 	if in.Inputs[0].Shape[1] != 64 || in.Outputs[0].Shape[1] != 128+64+4+4 {
 		t.Errorf("linear_attn_in maps %v to %v", in.Inputs[0].Shape, in.Outputs[0].Shape)
 	}
@@ -55,7 +55,7 @@ func TestQwen35Programs(t *testing.T) {
 			t.Errorf("linear_attn_in's program lacks %s", v)
 		}
 	}
-	qkv := findKernel(t, ks, "layers.3.attn_qkv.s64")
+	qkv := findProgram(t, progs, "layers.3.attn_qkv.s64")
 	if qkv.Outputs[0].Shape[1] != 2*128+2*64 {
 		t.Errorf("gated attn_qkv gives %d channels; want q_proj's 256 (queries and gates) + k 64 + v 64", qkv.Outputs[0].Shape[1])
 	}

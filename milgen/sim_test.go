@@ -11,22 +11,22 @@ import (
 )
 
 // The generated programs in the simulator: what the runtime relies on besides their values
-// (kernels_test.go), namely that they are column-local, that their quantized weights expand
+// (bodies_test.go), namely that they are column-local, that their quantized weights expand
 // to dense ones without changing a bit, and that their buckets share decoded weights.
 
-// TestGeneratedColumnLocal checks that EvalColumns on every generated kernel kind gives bit
+// TestGeneratedColumnLocal checks that EvalColumns on every generated program kind gives bit
 // for bit the first columns of a full Eval (decode evaluates one live column of 32).
 func TestGeneratedColumnLocal(t *testing.T) {
 	cfg := parseConfig(t, smallConfigJSON)
 	opts := Options{Seqs: []int{64}, Blobs: blobplan.Options{MaxLMHeadRows: 128}}
 	specs, _ := blobplan.Blobs(cfg, opts.Blobs)
-	kernels, err := Programs(cfg, opts, blobplan.Place(specs, sectionName))
+	programs, err := Programs(cfg, opts, blobplan.Place(specs, sectionName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	mb := buildModelBlobs(t, specs, 3)
 	r := newRand(4)
-	for _, k := range kernels {
+	for _, k := range programs {
 		if k.Layer == 1 {
 			continue
 		}
@@ -59,7 +59,7 @@ func TestGeneratedColumnLocal(t *testing.T) {
 	}
 }
 
-// TestExpandConstexpr generates the q8 and q4 kernels of a model, fills their blob records with
+// TestExpandConstexpr generates the q8 and q4 programs of a model, fills their blob records with
 // random codes, scales and offsets, and runs each in the sim as written (constexpr ops) and
 // expanded (dense fp16 records): the outputs must be bit-identical, and the expanded text must
 // name no constexpr op and only mil.ExpandedPath plus the files it still reads (the biases).
@@ -71,7 +71,7 @@ func TestExpandConstexpr(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ks, err := Programs(cfg, opts, blobplan.Place(specs, sectionName))
+		progs, err := Programs(cfg, opts, blobplan.Place(specs, sectionName))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func TestExpandConstexpr(t *testing.T) {
 			}
 			sections[sectionName(s)] = writeBlob(t, dts, payloads...)
 		}
-		for _, k := range ks {
+		for _, k := range progs {
 			if k.Layer == 1 {
 				continue
 			}
@@ -139,11 +139,11 @@ func TestWeightCacheShares(t *testing.T) {
 	cfg := parseConfig(t, smallConfigJSON)
 	opts := Options{Seqs: []int{64}}
 	specs, _ := blobplan.Blobs(cfg, opts.Blobs)
-	kernels, _ := Programs(cfg, opts, blobplan.Place(specs, sectionName))
+	programs, _ := Programs(cfg, opts, blobplan.Place(specs, sectionName))
 	mb := buildModelBlobs(t, specs, 1)
 	cache := mil.NewWeightCache()
 	n := 0
-	for _, k := range kernels {
+	for _, k := range programs {
 		if k.Kind == "attn_o" && k.Layer == 0 {
 			mb.compile(t, k, cache)
 			n++

@@ -42,8 +42,8 @@ type builder struct {
 	order    []string
 	specs    map[string]arch.Tensor // the architecture's description of each tensor, by name
 	milOpts  milgen.Options
-	// noKernels skips MIL generation (the blobs are written either way: the CPU reads them).
-	noKernels bool
+	// noPrograms skips MIL generation (the blobs are written either way: the CPU reads them).
+	noPrograms bool
 	// qbuf holds the buffers of the last quantized weight, which the next one reuses.
 	qbuf quantBuffers
 }
@@ -60,8 +60,8 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 		b.specs[t.Name] = t
 	}
 	var params int64
-	// The kernel options are checked whether or not kernels are generated, so that a bundle
-	// packed with --no-ane refuses what one with kernels would.
+	// The program options are checked whether or not programs are generated, so that a bundle
+	// packed with --no-ane refuses what one with programs would.
 	if err := b.milOpts.Check(); err != nil {
 		return nil, err
 	}
@@ -116,13 +116,13 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 	if _, err := b.w.Add(format.KindTokenizer, TokenizerSection, tables); err != nil {
 		return nil, err
 	}
-	var kernels []format.Kernel
+	var programs []format.Program
 	var ane *format.ANE
-	if !b.noKernels {
-		if kernels, err = b.writeKernels(placed); err != nil {
+	if !b.noPrograms {
+		if programs, err = b.writePrograms(placed); err != nil {
 			return nil, err
 		}
-		ane = &format.ANE{LMHeadRows: b.milOpts.Blobs.MaxLMHeadRows, Seqs: kernelSeqs(kernels)}
+		ane = &format.ANE{LMHeadRows: b.milOpts.Blobs.MaxLMHeadRows, Seqs: programSeqs(programs)}
 		if ane.LMHeadRows == 0 {
 			ane.LMHeadRows = blobplan.DefaultLMHeadRows
 		}
@@ -143,7 +143,7 @@ func (b *builder) build(src *source, tok *tokenizerJob) (*format.Manifest, error
 			Parameters:   params,
 		},
 		Tokenizer: &format.Tokenizer{Section: TokenizerSection, Info: tokInfo},
-		Kernels:   kernels,
+		Programs:  programs,
 		ANE:       ane,
 	}
 	for _, n := range b.order {
@@ -375,10 +375,10 @@ func (b *builder) writeBlob(spec blobplan.Blob) (blobplan.Placement, error) {
 	return blobplan.Placement{Section: section, Records: bw.Records()}, nil
 }
 
-// writeKernels generates the MIL programs for the placed blobs and stores their texts in one
+// writePrograms generates the MIL programs for the placed blobs and stores their texts in one
 // MIL section (each program is a byte range of it: one 16 KiB-aligned section per program
 // would add 16 KiB of padding to each of hundreds of small texts).
-func (b *builder) writeKernels(placed map[blobplan.Key]blobplan.Placement) ([]format.Kernel, error) {
+func (b *builder) writePrograms(placed map[blobplan.Key]blobplan.Placement) ([]format.Program, error) {
 	progs, err := milgen.Programs(b.cfg, b.milOpts, placed)
 	if err != nil {
 		return nil, err
@@ -388,13 +388,13 @@ func (b *builder) writeKernels(placed map[blobplan.Key]blobplan.Placement) ([]fo
 		return nil, err
 	}
 	cw := &countingWriter{w: sw}
-	out := make([]format.Kernel, 0, len(progs))
+	out := make([]format.Program, 0, len(progs))
 	for _, p := range progs {
 		off := cw.n
 		if _, err := io.WriteString(cw, p.Text); err != nil {
 			return nil, err
 		}
-		k := p.Kernel
+		k := p.Program
 		k.MIL, k.MILOffset, k.MILSize = MILSection, off, cw.n-off
 		out = append(out, k)
 	}
@@ -404,10 +404,10 @@ func (b *builder) writeKernels(placed map[blobplan.Key]blobplan.Placement) ([]fo
 	return out, nil
 }
 
-// kernelSeqs lists the buckets of the layer kernels, ascending.
-func kernelSeqs(ks []format.Kernel) []int {
+// programSeqs lists the buckets of the layer programs, ascending.
+func programSeqs(progs []format.Program) []int {
 	var seqs []int
-	for _, k := range ks {
+	for _, k := range progs {
 		if k.Kind != arch.GroupLMHead && !slices.Contains(seqs, k.Seq) {
 			seqs = append(seqs, k.Seq)
 		}

@@ -159,16 +159,16 @@ func TestQuantizedViews(t *testing.T) {
 		if n := m.FindTensor("model.norm.weight"); n == nil || n.DType != "f32" {
 			t.Errorf("%s: norm %+v", tc.dtype, n)
 		}
-		if len(m.Kernels) == 0 || !strings.Contains(kernelText(t, b, "layers.0.mlp.s32"), map[string]string{"q8": "constexpr_affine_dequantize", "q4": "constexpr_blockwise_shift_scale"}[tc.scheme]) {
-			t.Errorf("%s: the MLP kernel does not read the weights through the constexpr op", tc.dtype)
+		if len(m.Programs) == 0 || !strings.Contains(programText(t, b, "layers.0.mlp.s32"), map[string]string{"q8": "constexpr_affine_dequantize", "q4": "constexpr_blockwise_shift_scale"}[tc.scheme]) {
+			t.Errorf("%s: the MLP program does not read the weights through the constexpr op", tc.dtype)
 		}
 	}
 }
 
-// kernelText returns the MIL text of the bundle's kernel called name.
-func kernelText(t *testing.T, b *format.Bundle, name string) string {
+// programText returns the MIL text of the bundle's program called name.
+func programText(t *testing.T, b *format.Bundle, name string) string {
 	t.Helper()
-	for _, k := range b.Manifest().Kernels {
+	for _, k := range b.Manifest().Programs {
 		if k.Name == name {
 			s, _ := b.Section(k.MIL)
 			text, err := b.Bytes(s)
@@ -178,7 +178,7 @@ func kernelText(t *testing.T, b *format.Bundle, name string) string {
 			return string(text[k.MILOffset : k.MILOffset+k.MILSize])
 		}
 	}
-	t.Fatalf("no kernel %s", name)
+	t.Fatalf("no program %s", name)
 	return ""
 }
 

@@ -48,13 +48,13 @@ type Options struct {
 	KnownDigests map[string]string
 	// Progress, if set, is called as weights are written: bytes done and total.
 	Progress func(done, total int64)
-	// ANESeqs are the sequence-length buckets (multiples of 32) of the ANE prefill kernels;
+	// ANESeqs are the sequence-length buckets (multiples of 32) of the ANE prefill programs;
 	// nil means milgen.DefaultSeqs. S = 32 is always generated: it also serves decode.
 	ANESeqs []int
-	// NoKernels skips generating ANE programs (the weight blobs are written regardless, since
-	// the CPU backend reads them in place). F32 bundles never carry kernels: the ANE computes
+	// NoPrograms skips generating ANE programs (the weight blobs are written regardless, since
+	// the CPU backend reads them in place). F32 bundles never carry programs: the ANE computes
 	// in fp16 and is not handed fp32 weights.
-	NoKernels bool
+	NoPrograms bool
 	// LMHeadRows bounds the rows of one LM-head chunk (the LM head, or the tied embedding, is
 	// stored and run in chunks); 0 means blobplan.DefaultLMHeadRows.
 	LMHeadRows int
@@ -152,7 +152,7 @@ func Pack(ctx context.Context, dir string, opts Options) (*Result, error) {
 		progress: opts.Progress,
 		milOpts: milgen.Options{Seqs: opts.ANESeqs, Blobs: blobplan.Options{WeightDType: target, MaxLMHeadRows: opts.LMHeadRows,
 			GroupSize: opts.GroupSize, LMHeadDType: lmHead}},
-		noKernels: opts.NoKernels || target == dtype.F32,
+		noPrograms: opts.NoPrograms || target == dtype.F32,
 	}
 	m, err := b.build(src, tok)
 	if err == nil {

@@ -351,17 +351,17 @@ func TestCancelMidWrite(t *testing.T) {
 	}
 }
 
-// TestKernelsCompileInSim checks every ANE program the bundle lists: its MIL text (a byte range
+// TestProgramsCompileInSim checks every ANE program the bundle lists: its MIL text (a byte range
 // of the mil section) parses, and compiles in the simulator against the bundle's own blob
 // sections, which checks each BLOBFILE offset points at a 0xDEADBEEF record of the declared
 // dtype and size.
-func TestKernelsCompileInSim(t *testing.T) {
+func TestProgramsCompileInSim(t *testing.T) {
 	dir := synthCheckpoint(t, "qwen2-tiny", 1)
 	_, b := packTo(t, dir, Options{ANESeqs: []int{32, 64}})
 	m := b.Manifest()
 	// 2 layers x 3 groups x 2 buckets + 5 LM-head chunks (151936 rows in chunks of at most 32000).
-	if len(m.Kernels) != 2*3*2+5 {
-		t.Fatalf("%d kernels", len(m.Kernels))
+	if len(m.Programs) != 2*3*2+5 {
+		t.Fatalf("%d programs", len(m.Programs))
 	}
 	if m.ANE == nil || m.ANE.LMHeadRows != 32000 || len(m.ANE.Seqs) != 2 {
 		t.Errorf("manifest ane options %+v", m.ANE)
@@ -372,7 +372,7 @@ func TestKernelsCompileInSim(t *testing.T) {
 	}
 	text, _ := b.Bytes(milSec)
 	cache := mil.NewWeightCache()
-	for _, k := range m.Kernels {
+	for _, k := range m.Programs {
 		prog, err := mil.Parse(text[k.MILOffset : k.MILOffset+k.MILSize])
 		if err != nil {
 			t.Fatalf("%s: %v", k.Name, err)
@@ -391,14 +391,14 @@ func TestKernelsCompileInSim(t *testing.T) {
 	}
 }
 
-func TestNoKernels(t *testing.T) {
+func TestNoPrograms(t *testing.T) {
 	dir := synthCheckpoint(t, "qwen2-tiny", 1)
-	_, b := packTo(t, dir, Options{NoKernels: true})
-	if len(b.Manifest().Kernels) != 0 {
-		t.Fatal("kernels written with NoKernels")
+	_, b := packTo(t, dir, Options{NoPrograms: true})
+	if len(b.Manifest().Programs) != 0 {
+		t.Fatal("programs written with NoPrograms")
 	}
 	if _, ok := b.Section(MILSection); ok {
-		t.Fatal("mil section written with NoKernels")
+		t.Fatal("mil section written with NoPrograms")
 	}
 }
 
@@ -407,7 +407,7 @@ func TestNoKernels(t *testing.T) {
 func TestChatTemplateFile(t *testing.T) {
 	dir := synthCheckpoint(t, "qwen2-tiny", 1)
 	os.WriteFile(filepath.Join(dir, ChatTemplateFile), []byte("{% for m in messages %}[{{ m.role }}:{{ m.content }}]{% endfor %}"), 0o644)
-	_, b := packTo(t, dir, Options{NoKernels: true})
+	_, b := packTo(t, dir, Options{NoPrograms: true})
 	s, _ := b.Section(TokenizerSection)
 	data, _ := b.Bytes(s)
 	tk, err := tokenizer.Load(data)

@@ -44,7 +44,7 @@ func gpt2Checkpoint(t *testing.T) string {
 // tokenizer is GPT-2's, and the files it came from are kept and recorded.
 func TestPackVocabMerges(t *testing.T) {
 	dir := gpt2Checkpoint(t)
-	res, b := packTo(t, dir, Options{NoKernels: true})
+	res, b := packTo(t, dir, Options{NoPrograms: true})
 	s, _ := b.Section(TokenizerSection)
 	data, _ := b.Bytes(s)
 	tk, err := tokenizer.Load(data)
@@ -95,7 +95,7 @@ func TestPackVocabMergesErrors(t *testing.T) {
 			dir := gpt2Checkpoint(t)
 			c.mutate(dir)
 			out := filepath.Join(t.TempDir(), "x.aneb")
-			_, err := Pack(context.Background(), dir, Options{Output: out, NoKernels: true})
+			_, err := Pack(context.Background(), dir, Options{Output: out, NoPrograms: true})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v; want it to mention %q", err, c.want)
 			}

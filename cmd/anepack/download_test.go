@@ -155,7 +155,7 @@ func TestPackFromHub(t *testing.T) {
 	hubEnv(t, srv)
 
 	local := filepath.Join(dir, "local.aneb")
-	if _, err := pack.Pack(ctx, ck, pack.Options{Output: local, NoKernels: true}); err != nil {
+	if _, err := pack.Pack(ctx, ck, pack.Options{Output: local, NoPrograms: true}); err != nil {
 		t.Fatal(err)
 	}
 	packRepo := func(out string) *format.Bundle {
@@ -164,7 +164,7 @@ func TestPackFromHub(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := pack.Pack(ctx, src.Dir, pack.Options{Output: out, NoKernels: true, Name: src.Name,
+		if _, err := pack.Pack(ctx, src.Dir, pack.Options{Output: out, NoPrograms: true, Name: src.Name,
 			Provenance: src.Provenance, KnownDigests: src.KnownDigests}); err != nil {
 			t.Fatal(err)
 		}

@@ -100,7 +100,7 @@ func inspectTable(b *format.Bundle, listTensors bool) error {
 	if c := m.Conversion; c != nil {
 		fmt.Fprintf(out, "conversion  from %s: %d overflow(s) to Inf, %d subnormal(s), %d underflow(s) to 0\n", c.SourceDType, c.Overflows, c.Subnormals, c.Underflows)
 	}
-	fmt.Fprintf(out, "kernels     %d ANE program(s)\n", len(m.Kernels))
+	fmt.Fprintf(out, "programs    %d ANE program(s)\n", len(m.Programs))
 	fmt.Fprintf(out, "\nsections (%d):\n", len(b.Sections()))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kind\tname\toffset\tsize\tsha256\t")

@@ -86,7 +86,7 @@ func TestSynthPackInspectVerify(t *testing.T) {
 	mustRun(t, ckpt, "-o", bundle, "--force", "--dtype", "f32")
 
 	table := mustRun(t, "inspect", bundle)
-	for _, want := range []string{"Qwen2ForCausalLM", "f32 weights", "blob/layers.0.attn_qkv", "tokenizer", "sha256:"} {
+	for _, want := range []string{"Qwen2ForCausalLM", "f32 weights", "blob/layers.0.attn_qkv", "tokenizer", "sha256:", "programs    0 ANE program(s)"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("inspect output lacks %q:\n%s", want, table)
 		}

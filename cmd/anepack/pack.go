@@ -30,8 +30,8 @@ func (f *packFlags) register(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.group, "group-size", 0, "int4: inputs per scale and offset, 32, 64 or 128 (default 32)")
 	cmd.Flags().BoolVar(&f.force, "force", false, "overwrite an existing output file")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors")
-	cmd.Flags().IntSliceVar(&f.buckets, "ane-buckets", nil, "sequence-length buckets of the ANE prefill kernels, multiples of 32 (default 32,64,128,256,512)")
-	cmd.Flags().BoolVar(&f.noANE, "no-ane", false, "do not generate ANE kernels (the bundle then runs on the CPU only)")
+	cmd.Flags().IntSliceVar(&f.buckets, "ane-buckets", nil, "sequence-length buckets of the ANE prefill programs, multiples of 32 (default 32,64,128,256,512)")
+	cmd.Flags().BoolVar(&f.noANE, "no-ane", false, "do not generate ANE programs (the bundle then runs on the CPU only)")
 	cmd.Flags().IntVar(&f.lmRows, "lm-head-rows", 0, "most rows of one LM-head chunk, 64 to 65536 (default 32000, the widest conv known to run on the ANE)")
 }
 
@@ -57,7 +57,7 @@ func runPack(cmd *cobra.Command, model string, f *packFlags, hf *hubFlags) error
 		Provenance:   src.Provenance,
 		KnownDigests: src.KnownDigests,
 		ANESeqs:      f.buckets,
-		NoKernels:    f.noANE,
+		NoPrograms:   f.noANE,
 		LMHeadRows:   f.lmRows,
 		GroupSize:    f.group,
 		Progress: func(done, total int64) {
@@ -80,8 +80,8 @@ func runPack(cmd *cobra.Command, model string, f *packFlags, hf *hubFlags) error
 		if dest.temp {
 			what = "the bundle"
 		}
-		fmt.Fprintf(cli.Stderr(), "wrote %s: %s, %s weights, %d tensors, %d ANE kernels, %s in %.2fs\n",
-			what, m.Model.Architecture, m.Model.DType, len(m.Tensors), len(m.Kernels), cli.FormatBytes(res.Size), time.Since(start).Seconds())
+		fmt.Fprintf(cli.Stderr(), "wrote %s: %s, %s weights, %d tensors, %d ANE programs, %s in %.2fs\n",
+			what, m.Model.Architecture, m.Model.DType, len(m.Tensors), len(m.Programs), cli.FormatBytes(res.Size), time.Since(start).Seconds())
 	}
 	out, err := dest.finish(ctx, res, src, f.quiet)
 	if err != nil {

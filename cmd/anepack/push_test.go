@@ -31,7 +31,7 @@ func TestPushHF(t *testing.T) {
 		t.Fatal(err)
 	}
 	bundle := filepath.Join(dir, "tiny.aneb")
-	if _, err := pack.Pack(context.Background(), ck, pack.Options{Output: bundle, NoKernels: true}); err != nil {
+	if _, err := pack.Pack(context.Background(), ck, pack.Options{Output: bundle, NoPrograms: true}); err != nil {
 		t.Fatal(err)
 	}
 	const token = "hf_pushtesttoken"

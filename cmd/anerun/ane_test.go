@@ -50,7 +50,7 @@ func expectedSim(t *testing.T, path, text string, max int) string {
 }
 
 // TestGenerateSim generates through the real binary on the sim backend (the bundle's ANE
-// kernels in the MIL simulator), decoding on the kernels, then on the CPU with --ane-check.
+// programs in the MIL simulator), decoding on the programs, then on the CPU with --ane-check.
 func TestGenerateSim(t *testing.T) {
 	path := bundle(t)
 	const text = "The quick brown fox"
@@ -128,12 +128,12 @@ func TestBenchSim(t *testing.T) {
 	}
 }
 
-// TestKernelBackendErrors: a bundle packed with --no-ane, the ANE off Apple Silicon and a bad
+// TestANEBackendErrors: a bundle packed with --no-ane, the ANE off Apple Silicon and a bad
 // --decode-on each give a clear error; auto falls back to the CPU.
-func TestKernelBackendErrors(t *testing.T) {
+func TestANEBackendErrors(t *testing.T) {
 	path := bundle(t)
 	noANE := filepath.Join(t.TempDir(), "noane.aneb")
-	if err := testmodel.Rewrite(path, noANE, func(m *format.Manifest) { m.Kernels = nil }); err != nil {
+	if err := testmodel.Rewrite(path, noANE, func(m *format.Manifest) { m.Programs = nil }); err != nil {
 		t.Fatal(err)
 	}
 	type errCase struct {
@@ -142,8 +142,8 @@ func TestKernelBackendErrors(t *testing.T) {
 		want []string
 	}
 	cases := []errCase{
-		{"no kernels on sim", []string{noANE, "hi", "--backend", "sim"}, []string{"noane.aneb", "no ANE kernels", "without --no-ane", "anepack"}},
-		{"no kernels on ane", []string{noANE, "hi", "--backend", "ane"}, []string{"no ANE kernels", "without --no-ane"}},
+		{"no programs on sim", []string{noANE, "hi", "--backend", "sim"}, []string{"noane.aneb", "no ANE programs", "without --no-ane", "anepack"}},
+		{"no programs on ane", []string{noANE, "hi", "--backend", "ane"}, []string{"no ANE programs", "without --no-ane"}},
 		{"bad --decode-on", []string{path, "hi", "--backend", "sim", "--decode-on", "gpu"}, []string{`--decode-on "gpu"`}},
 	}
 	if !onApple() {
@@ -170,7 +170,7 @@ func TestKernelBackendErrors(t *testing.T) {
 // TestDoctorBinary: `anerun doctor` through the real binary; off Apple Silicon auto is cpu.
 func TestDoctorBinary(t *testing.T) {
 	r := anerun(t, "", "doctor", bundle(t))
-	if r.code != 0 || !strings.Contains(r.stdout, "ane:") || !strings.Contains(r.stdout, "35 ANE kernels") {
+	if r.code != 0 || !strings.Contains(r.stdout, "ane:") || !strings.Contains(r.stdout, "35 ANE programs") {
 		t.Fatalf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if !onApple() && !strings.Contains(r.stdout, "auto:      cpu") {

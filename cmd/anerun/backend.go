@@ -71,7 +71,7 @@ func (o *modelFlags) register(cmd *cobra.Command) {
 	f.StringVar(&o.dtype, "dtype", "", "for a model name (Org/Name), the stored variant to run: f16 (default), f32, int8 or int4; the same as Org/Name:TAG")
 	f.StringVar(&o.remote.Digest, "digest", "", "for an https:// bundle, its expected sha256 (sha256:<hex>)")
 	f.BoolVar(&o.remote.PlainHTTP, "plain-http", false, "for an oci:// bundle, talk to the registry over plain http:// (local registries)")
-	registerKernelFlags(f)
+	registerANEFlags(f)
 }
 
 // loaded is an open model on a backend.

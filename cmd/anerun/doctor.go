@@ -66,13 +66,13 @@ type doctorReport struct {
 	Backends      []doctorOption `json:"backends"`
 }
 
-// doctorBundle describes a bundle's ANE kernels and the buckets a run would use.
+// doctorBundle describes a bundle's ANE programs and the buckets a run would use.
 type doctorBundle struct {
 	Path     string `json:"path"`
-	Kernels  int    `json:"kernels"`
+	Programs int    `json:"programs"`
 	Buckets  []int  `json:"buckets,omitempty"`  // layer buckets planned within the compile budget
 	LMHead   []int  `json:"lm_head,omitempty"`  // LM-head buckets planned
-	Compiles int    `json:"compiles,omitempty"` // kernels of the planned buckets (decode on the ANE)
+	Compiles int    `json:"compiles,omitempty"` // programs of the planned buckets (decode on the ANE)
 	Problem  string `json:"problem,omitempty"`  // why the ane/sim backends cannot run it
 }
 
@@ -91,7 +91,7 @@ func newDoctorCmd() *cobra.Command {
 		Long: `doctor reports the OS and chip, the CPU features the CPU kernels use, whether
 AppleNeuralEngine.framework loads and its private classes resolve (no program is compiled), the
 compile cache, the ANE self-test's record, and which backend --backend auto picks. With a
-bundle, it also lists the bundle's ANE kernels and the buckets a run would use within the ANE's
+bundle, it also lists the bundle's ANE programs and the buckets a run would use within the ANE's
 compile budget.
 
 --probe compiles and runs a set of test programs on the ANE (twice: the second pass must load
@@ -211,19 +211,19 @@ func doctor() *doctorReport {
 	}
 	r.Auto, r.AutoReason = autoChoice(p, true, r.ANE.SelfTest)
 	r.Architectures = arch.Supported()
-	aneNote := "the bundle's kernels on the Neural Engine"
+	aneNote := "the bundle's programs on the Neural Engine"
 	if !p.Available {
 		aneNote = "unavailable: " + p.Reason
 	}
 	r.Backends = []doctorOption{
 		{"cpu", true, fmt.Sprintf("float32 on %d threads, %s kernels", r.Threads, r.CPUKernels)},
 		{"ane", p.Available, aneNote},
-		{"sim", true, "the ANE kernels in the MIL simulator (slow; for checking)"},
+		{"sim", true, "the ANE programs in the MIL simulator (slow; for checking)"},
 	}
 	return r
 }
 
-// doctorInspect opens a bundle and plans its kernels the way the ane backend would, without
+// doctorInspect opens a bundle and plans its programs the way the ane backend would, without
 // loading any (the sim evaluator plans exactly as the ANE's does).
 func doctorInspect(arg string) (*doctorBundle, error) {
 	path, err := (&modelFlags{}).resolve(arg)
@@ -235,13 +235,13 @@ func doctorInspect(arg string) (*doctorBundle, error) {
 		return nil, err
 	}
 	defer m.Close()
-	d := &doctorBundle{Path: path, Kernels: len(m.Manifest().Kernels)}
+	d := &doctorBundle{Path: path, Programs: len(m.Manifest().Programs)}
 	b, err := ane.New(m, ane.Options{Eval: ane.EvalSim, Threads: 1})
 	if err != nil {
-		if !errors.Is(err, ane.ErrNoKernels) {
+		if !errors.Is(err, ane.ErrNoPrograms) {
 			d.Problem = err.Error()
 		} else {
-			d.Problem = "no ANE kernels: pack it again without --no-ane"
+			d.Problem = "no ANE programs: pack it again without --no-ane"
 		}
 		return d, nil
 	}
@@ -300,10 +300,10 @@ func (r *doctorReport) print(w io.Writer) {
 	}
 	if b := r.Bundle; b != nil {
 		if b.Problem != "" {
-			fmt.Fprintf(w, "bundle:    %s: %d ANE kernels; %s\n", b.Path, b.Kernels, b.Problem)
+			fmt.Fprintf(w, "bundle:    %s: %d ANE programs; %s\n", b.Path, b.Programs, b.Problem)
 		} else {
-			fmt.Fprintf(w, "bundle:    %s: %d ANE kernels; a run uses buckets %v and LM-head buckets %v: at most %d compiles\n",
-				b.Path, b.Kernels, b.Buckets, b.LMHead, b.Compiles)
+			fmt.Fprintf(w, "bundle:    %s: %d ANE programs; a run uses buckets %v and LM-head buckets %v: at most %d compiles\n",
+				b.Path, b.Programs, b.Buckets, b.LMHead, b.Compiles)
 		}
 	}
 	fmt.Fprintf(w, "auto:      %s (%s)\n", r.Auto, r.AutoReason)

@@ -29,7 +29,7 @@ func runDoctor(t *testing.T, args ...string) string {
 }
 
 // TestDoctor checks the report on this machine: off Apple Silicon the ANE is unavailable with
-// a reason and auto picks the CPU; a bundle's kernels are counted and planned (the tiny model's
+// a reason and auto picks the CPU; a bundle's programs are counted and planned (the tiny model's
 // 2 layers x 3 groups x 5 buckets + 5 LM-head chunks = 35, all within the budget of 100); a
 // --no-ane bundle is named as such.
 func TestDoctor(t *testing.T) {
@@ -64,15 +64,15 @@ func TestDoctor(t *testing.T) {
 	if err := json.Unmarshal([]byte(runDoctor(t, path, "--json")), &r); err != nil {
 		t.Fatal(err)
 	}
-	if b := r.Bundle; b == nil || b.Kernels != 35 || b.Compiles != 35 || len(b.Buckets) != 5 || b.Problem != "" {
+	if b := r.Bundle; b == nil || b.Programs != 35 || b.Compiles != 35 || len(b.Buckets) != 5 || b.Problem != "" {
 		t.Errorf("bundle report %+v", r.Bundle)
 	}
 	noANE := filepath.Join(t.TempDir(), "noane.aneb")
-	if err := testmodel.Rewrite(path, noANE, func(m *format.Manifest) { m.Kernels = nil }); err != nil {
+	if err := testmodel.Rewrite(path, noANE, func(m *format.Manifest) { m.Programs = nil }); err != nil {
 		t.Fatal(err)
 	}
 	text = runDoctor(t, noANE)
-	if !strings.Contains(text, "0 ANE kernels; no ANE kernels: pack it again without --no-ane") || !strings.Contains(text, "auto:      cpu") {
+	if !strings.Contains(text, "0 ANE programs; no ANE programs: pack it again without --no-ane") || !strings.Contains(text, "auto:      cpu") {
 		t.Errorf("doctor on a --no-ane bundle:\n%s", text)
 	}
 }

@@ -116,7 +116,7 @@ model(input_ids).logits[0, pos].topk(K).`,
 			if err := w.Flush(); err != nil {
 				return err
 			}
-			if h, ok := l.backend.(headroomer); ok && kernelFlags.check {
+			if h, ok := l.backend.(headroomer); ok && aneFlags.check {
 				printHeadroom(cmd.ErrOrStderr(), h)
 			}
 			return nil
@@ -132,15 +132,15 @@ model(input_ids).logits[0, pos].topk(K).`,
 
 // headroomer is implemented by the ane and sim backends (ane.Backend.Headroom).
 type headroomer interface {
-	Headroom() ([]ane.KernelRange, string)
+	Headroom() ([]ane.ProgramRange, string)
 }
 
-// printHeadroom writes each kernel's largest activation against fp16's limit, the kernels
+// printHeadroom writes each program's largest activation against fp16's limit, the programs
 // with the least room first (--ane-check): a model that would overflow on the ANE is found
 // in the simulator.
 func printHeadroom(w io.Writer, h headroomer) {
 	ranges, covers := h.Headroom()
-	fmt.Fprintf(w, "fp16 headroom (%s): largest |activation| of each kernel against fp16's %d\n", covers, mil.MaxFP16)
+	fmt.Fprintf(w, "fp16 headroom (%s): largest |activation| of each program against fp16's %d\n", covers, mil.MaxFP16)
 	for _, r := range ranges {
 		note := fmt.Sprintf("%.0fx room", r.Headroom())
 		switch {
@@ -149,7 +149,7 @@ func printHeadroom(w io.Writer, h headroomer) {
 		case r.NaN != "":
 			note = "NaN at " + r.NaN
 		}
-		fmt.Fprintf(w, "  %-28s %12.4g  %-16s %s\n", r.Kernel, r.Max, r.Var, note)
+		fmt.Fprintf(w, "  %-28s %12.4g  %-16s %s\n", r.Program, r.Max, r.Var, note)
 	}
 }
 

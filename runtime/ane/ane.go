@@ -1,4 +1,4 @@
-// Package ane runs a bundle's ANE kernels: the ane and sim backends of anerun, and the
+// Package ane runs a bundle's ANE programs: the ane and sim backends of anerun, and the
 // darwin/arm64 driver for Apple's private AppleNeuralEngine.framework, reached with purego (no
 // cgo).
 //
@@ -12,22 +12,22 @@
 // RoPE, causal attention over a float32 KV cache and the residuals are the decoder's, on the
 // CPU. Only the evaluator differs between the two backends:
 //
-//   - EvalANE: each kernel is compiled and run on the Neural Engine by the driver below;
-//   - EvalSim: each kernel's MIL text and weight blobs are executed by package mil's
+//   - EvalANE: each program is compiled and run on the Neural Engine by the driver below;
+//   - EvalSim: each program's MIL text and weight blobs are executed by package mil's
 //     simulator, on any machine, with fp16 rounding after every op.
 //
-// Kernels load on first use of their bucket. The buckets a run may use are planned so that
+// Programs load on first use of their bucket. The buckets a run may use are planned so that
 // everything it can load fits the compile budget (MaxCompiles; the ANE compiler fails after
 // about 119 compiles per process): for Qwen2.5-0.5B (24 layers x 3 groups per bucket + 5
-// LM-head chunks) that is the S = 32 kernels only, 77 compiles. The sim counts loads against
+// LM-head chunks) that is the S = 32 programs only, 77 compiles. The sim counts loads against
 // the same budget, so `--backend sim` rehearses an ANE run, budget included. A run that still
 // exhausts the budget fails with a BudgetError that says what to do.
 //
-// Decode (one token) runs on the S = 32 kernels with one live column (DecodeANE), or on the
+// Decode (one token) runs on the S = 32 programs with one live column (DecodeANE), or on the
 // CPU backend's projections over the same weight bytes (DecodeCPU: every single-token product
 // then runs there, the logits of a one-row prefill included). Options.Check compares each
-// kernel's first evaluation with the simulator, to find the program the hardware computes
-// differently. A bundle packed with `anepack --no-ane`, or an f32 bundle, gives ErrNoKernels.
+// program's first evaluation with the simulator, to find the program the hardware computes
+// differently. A bundle packed with `anepack --no-ane`, or an f32 bundle, gives ErrNoPrograms.
 //
 // # Driver
 //

@@ -15,11 +15,11 @@ import (
 
 // Where decode steps (Forward of one token) run.
 const (
-	// DecodeANE runs decode through the S = 32 kernels with one live column (docs/ane.md, "Inputs and outputs":
+	// DecodeANE runs decode through the S = 32 programs with one live column (docs/ane.md, "Inputs and outputs":
 	// narrower surfaces give zeros or garbage).
 	DecodeANE = "ane"
 	// DecodeCPU runs decode's projections as float32 GEMVs on the CPU over the same weights;
-	// prefill still runs on the kernels. It needs no decode-only compiles.
+	// prefill still runs on the programs. It needs no decode-only compiles.
 	DecodeCPU = "cpu"
 )
 
@@ -31,9 +31,9 @@ const (
 	// cancellation (on the Qwen3.5 golden model its RMS is 1e-3 to 2e-2 of its terms'), so
 	// the fp16 rounding of these projections' outputs reaches the logits about 100 times
 	// larger: 0.19 on the golden against 0.016 with them on the CPU (the other projections
-	// stay on the kernels). It is the default.
+	// stay on the programs). It is the default.
 	LinearInCPU = "cpu"
-	// LinearInANE runs them on the bundle's linear_attn_in kernels, like every other
+	// LinearInANE runs them on the bundle's linear_attn_in programs, like every other
 	// projection: fewer CPU products, fp16 precision.
 	LinearInANE = "ane"
 )
@@ -50,16 +50,16 @@ type Options struct {
 	// Threads is the number of cores for the CPU's share (attention, norms, CPU decode); 0
 	// means all of them.
 	Threads int
-	// CompileBudget bounds the kernels one Backend loads: the buckets are planned to fit it.
+	// CompileBudget bounds the programs one Backend loads: the buckets are planned to fit it.
 	// 0 means MaxCompiles, what the ANE compiler allows a process; negative means no limit
 	// (the sim then uses every bucket the bundle has).
 	CompileBudget int
-	// Preload loads (on the ANE: compiles) every planned kernel in New instead of on first use.
+	// Preload loads (on the ANE: compiles) every planned program in New instead of on first use.
 	Preload bool
-	// Check also evaluates each kernel's first evaluation in the simulator and fails, naming the
-	// kernel, where the evaluator's output differs by more than 1 % of its magnitude: for
+	// Check also evaluates each program's first evaluation in the simulator and fails, naming the
+	// program, where the evaluator's output differs by more than 1 % of its magnitude: for
 	// bringing the ANE path up on hardware it has not run on. It costs one sim load and
-	// evaluation per kernel. It also records each kernel's fp16 headroom (Headroom).
+	// evaluation per program. It also records each program's fp16 headroom (Headroom).
 	Check bool
 	// BlobLayout is how weight files reach the compiler: mil.LayoutPacked (or "": the
 	// bundle's own files) or mil.LayoutSplit (one record per file, docs/ane.md).
@@ -79,7 +79,7 @@ const (
 	ConstexprExpand = "expand"
 )
 
-// Backend runs a bundle's ANE kernels for the projections of prefill (and decode), with the
+// Backend runs a bundle's ANE programs for the projections of prefill (and decode), with the
 // rest of the runtime's one forward pass (embedding, norms, RoPE, attention, residuals) on the
 // CPU. It implements runtime.Backend. The evaluator (ANE or sim) sits behind dispatch.Dispatcher;
 // nothing else depends on it.
@@ -88,7 +88,7 @@ type Backend struct {
 	name      string
 	opts      Options
 	m         *runtime.Model
-	ks        *kernelSet
+	ps        *programSet
 	layerSeqs []int
 	lmSeqs    []int
 	planned   int
@@ -98,10 +98,10 @@ type Backend struct {
 	pool      *kernels.Pool
 }
 
-// New prepares the backend for m. It checks the bundle's kernels (a bundle packed with
-// --no-ane, or an f32 bundle, gives ErrNoKernels with the command to pack it again), opens the
+// New prepares the backend for m. It checks the bundle's programs (a bundle packed with
+// --no-ane, or an f32 bundle, gives ErrNoPrograms with the command to pack it again), opens the
 // evaluator (EvalANE off Apple Silicon gives ErrUnavailable), and plans the buckets it may use
-// within the compile budget. Kernels load lazily, on first use of a bucket, unless
+// within the compile budget. Programs load lazily, on first use of a bucket, unless
 // Options.Preload is set.
 func New(m *runtime.Model, opts Options) (*Backend, error) {
 	if opts.Eval == "" {
@@ -127,7 +127,7 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	case opts.Constexpr != "" && opts.Constexpr != ConstexprNative && opts.Constexpr != ConstexprExpand:
 		return nil, fmt.Errorf("constexpr %q; expected %q or %q", opts.Constexpr, ConstexprNative, ConstexprExpand)
 	}
-	ks, err := readKernels(m)
+	ps, err := readPrograms(m)
 	if err != nil {
 		return nil, err
 	}
@@ -142,24 +142,24 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	case EvalANE:
 		d, err := Open()
 		if err != nil {
-			return nil, fmt.Errorf("%w (`anerun doctor` reports the machine); the same kernels run in the simulator with --backend sim", err)
+			return nil, fmt.Errorf("%w (`anerun doctor` reports the machine); the same programs run in the simulator with --backend sim", err)
 		}
 		eval = &driverBackend{d: d, layout: opts.BlobLayout, expand: opts.Constexpr == ConstexprExpand}
 	}
 	if opts.Check {
-		// No weight cache: each kernel's float32 weights are freed once it has been checked.
+		// No weight cache: each program's float32 weights are freed once it has been checked.
 		eval = &checkedBackend{eval: eval, ref: &dispatch.SimBackend{TrackRange: true}}
 	}
 	c := m.Config
 	if opts.LinearInOn == LinearInCPU {
-		ks.onCPU = map[string]bool{arch.GroupLinearIn: true}
+		ps.onCPU = map[string]bool{arch.GroupLinearIn: true}
 	}
-	b := &Backend{name: opts.Eval, opts: opts, m: m, ks: ks, counter: &countingBackend{Backend: eval}}
-	b.layerSeqs, b.lmSeqs = ks.plan(budget, opts.DecodeOn == DecodeANE)
-	b.planned = ks.compiles(b.layerSeqs, b.lmSeqs)
-	b.disp, err = dispatch.NewDispatcher(b.counter, ks.selected(b.layerSeqs, b.lmSeqs), func(section string) ([]byte, error) {
-		if text, ok := ks.texts[section]; ok {
-			return text, nil // read once by readKernels
+	b := &Backend{name: opts.Eval, opts: opts, m: m, ps: ps, counter: &countingBackend{Backend: eval}}
+	b.layerSeqs, b.lmSeqs = ps.plan(budget, opts.DecodeOn == DecodeANE)
+	b.planned = ps.compiles(b.layerSeqs, b.lmSeqs)
+	b.disp, err = dispatch.NewDispatcher(b.counter, ps.selected(b.layerSeqs, b.lmSeqs), func(section string) ([]byte, error) {
+		if text, ok := ps.texts[section]; ok {
+			return text, nil // read once by readPrograms
 		}
 		s, ok := m.Bundle().Section(section)
 		if !ok {
@@ -171,11 +171,11 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
 	b.pool = kernels.NewPool(opts.Threads)
-	proj := &projections{d: b.disp, lmRows: ks.lmRows, lmLayer: ks.lmLayer, vocab: c.VocabSize, decodeOnCPU: opts.DecodeOn == DecodeCPU}
+	proj := &projections{d: b.disp, lmRows: ps.lmRows, lmLayer: ps.lmLayer, vocab: c.VocabSize, decodeOnCPU: opts.DecodeOn == DecodeCPU}
 	for _, g := range m.Family.Groups(c) {
 		proj.groups = append(proj.groups, g.Name)
-		proj.onCPU = append(proj.onCPU, ks.onCPU[g.Name])
-		proj.anyOnCPU = proj.anyOnCPU || ks.onCPU[g.Name]
+		proj.onCPU = append(proj.onCPU, ps.onCPU[g.Name])
+		proj.anyOnCPU = proj.anyOnCPU || ps.onCPU[g.Name]
 	}
 	b.proj = proj
 	if proj.decodeOnCPU || proj.anyOnCPU {
@@ -185,7 +185,7 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 		}
 	}
 	// A pass is the largest planned bucket: a prompt of that many tokens is one evaluation of
-	// each kernel.
+	// each program.
 	b.Decoder, err = runtime.NewDecoder(m, proj, runtime.DecoderOptions{Name: opts.Eval, Pool: b.pool,
 		Batch: slices.Max(b.layerSeqs), Cache: opts.Cache, WrapError: b.wrap})
 	if err != nil {
@@ -204,30 +204,30 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 // Threads returns the number of cores the CPU's share uses.
 func (b *Backend) Threads() int { return b.pool.Threads() }
 
-// Stats describes the backend's kernels, for `anerun --verbose`, bench and doctor.
+// Stats describes the backend's programs, for `anerun --verbose`, bench and doctor.
 type Stats struct {
-	Eval          string // "ane" or "sim"
-	DecodeOn      string // "ane" or "cpu"
-	BundleKernels int    // kernels in the bundle
-	Buckets       []int  // the layer buckets this backend may use
-	LMHeadBuckets []int  // the LM-head buckets it may use
-	Planned       int    // kernels of those buckets: the most it loads (compiles on the ANE)
-	Loaded        int    // kernels loaded so far
-	Budget        int    // the compile budget the plan fits (< 0: none)
+	Eval           string // "ane" or "sim"
+	DecodeOn       string // "ane" or "cpu"
+	BundlePrograms int    // programs in the bundle
+	Buckets        []int  // the layer buckets this backend may use
+	LMHeadBuckets  []int  // the LM-head buckets it may use
+	Planned        int    // programs of those buckets: the most it loads (compiles on the ANE)
+	Loaded         int    // programs loaded so far
+	Budget         int    // the compile budget the plan fits (< 0: none)
 }
 
-// Stats returns the backend's kernel counts.
+// Stats returns the backend's program counts.
 func (b *Backend) Stats() Stats {
 	budget := b.opts.CompileBudget
 	if budget == 0 {
 		budget = MaxCompiles
 	}
-	return Stats{Eval: b.name, DecodeOn: b.opts.DecodeOn, BundleKernels: len(b.ks.kernels),
+	return Stats{Eval: b.name, DecodeOn: b.opts.DecodeOn, BundlePrograms: len(b.ps.programs),
 		Buckets: slices.Clone(b.layerSeqs), LMHeadBuckets: slices.Clone(b.lmSeqs),
 		Planned: b.planned, Loaded: b.counter.count(), Budget: budget}
 }
 
-// Close unloads every loaded kernel and stops the worker goroutines.
+// Close unloads every loaded program and stops the worker goroutines.
 func (b *Backend) Close() error {
 	var err error
 	if b.disp != nil {
@@ -239,25 +239,25 @@ func (b *Backend) Close() error {
 	return err
 }
 
-// BudgetError reports that the compile budget ran out while kernels were loading lazily.
+// BudgetError reports that the compile budget ran out while programs were loading lazily.
 // It wraps ErrCompileBudget.
 type BudgetError struct {
 	Backend string // "ane" or "sim"
-	Loaded  int    // kernels loaded before the failure
-	Planned int    // kernels the planned buckets need
+	Loaded  int    // programs loaded before the failure
+	Planned int    // programs the planned buckets need
 	Buckets []int
 	Err     error
 }
 
 // Error says what ran out and what to do.
 func (e *BudgetError) Error() string {
-	return fmt.Sprintf("%s: %v\nThis run loaded %d of the %d kernels of buckets %v before the budget ran out. "+
+	return fmt.Sprintf("%s: %v\nThis run loaded %d of the %d programs of buckets %v before the budget ran out. "+
 		"Run the command again: the aned daemon keeps the programs compiled so far and loads them without compiling. "+
 		"To need fewer compiles, decode on the CPU (--decode-on cpu), or run on the CPU (--backend cpu).",
 		e.Backend, e.Err, e.Loaded, e.Planned, e.Buckets)
 }
 
-// Unwrap returns ErrCompileBudget (wrapped with the kernel's name).
+// Unwrap returns ErrCompileBudget (wrapped with the program's name).
 func (e *BudgetError) Unwrap() error { return e.Err }
 
 // wrap names the backend in an error and adds advice to a compile-budget failure.

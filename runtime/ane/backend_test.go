@@ -29,12 +29,12 @@ func prompt(t testing.TB, n int) []int {
 	return nil
 }
 
-// TestNoKernels: a bundle whose manifest lists no kernels (what `anepack --no-ane` writes) is
+// TestNoPrograms: a bundle whose manifest lists no programs (what `anepack --no-ane` writes) is
 // refused by both evaluators with the command that fixes it, before the ANE is even opened.
-func TestNoKernels(t *testing.T) {
+func TestNoPrograms(t *testing.T) {
 	src := testmodel.Bundle(t, "qwen2-tiny", "f16")
 	dst := filepath.Join(t.TempDir(), "noane.aneb")
-	if err := testmodel.Rewrite(src, dst, func(m *format.Manifest) { m.Kernels = nil }); err != nil {
+	if err := testmodel.Rewrite(src, dst, func(m *format.Manifest) { m.Programs = nil }); err != nil {
 		t.Fatal(err)
 	}
 	m, err := runtime.Open(dst)
@@ -44,8 +44,8 @@ func TestNoKernels(t *testing.T) {
 	defer m.Close()
 	for _, eval := range []string{EvalSim, EvalANE} {
 		_, err := New(m, Options{Eval: eval})
-		if !errors.Is(err, ErrNoKernels) {
-			t.Fatalf("%s: error %v; want ErrNoKernels", eval, err)
+		if !errors.Is(err, ErrNoPrograms) {
+			t.Fatalf("%s: error %v; want ErrNoPrograms", eval, err)
 		}
 		for _, want := range []string{"noane.aneb", "--no-ane", "anepack"} {
 			if !strings.Contains(err.Error(), want) {
@@ -55,30 +55,30 @@ func TestNoKernels(t *testing.T) {
 	}
 }
 
-// TestDamagedKernels: manifests that pack would never write give errors naming the field.
-func TestDamagedKernels(t *testing.T) {
+// TestDamagedPrograms: manifests that pack would never write give errors naming the field.
+func TestDamagedPrograms(t *testing.T) {
 	src := testmodel.Bundle(t, "qwen2-tiny", "f16")
 	for _, tc := range []struct {
 		name string
 		edit func(m *format.Manifest)
 		want string
 	}{
-		{"text outside the section", func(m *format.Manifest) { m.Kernels[0].MILOffset = 1 << 40 }, "mil_offset"},
-		{"missing section", func(m *format.Manifest) { m.Kernels[3].MIL = "nope" }, `"nope"`},
-		{"wrong channels", func(m *format.Manifest) { m.Kernels[1].Outputs[0].Shape[1] = 7 }, "config implies"},
-		{"missing layer kernel", func(m *format.Manifest) {
-			m.Kernels = slices.DeleteFunc(m.Kernels, func(k format.Kernel) bool { return k.Kind == "mlp" && k.Layer == 1 })
-		}, "no mlp kernel for layer 1"},
+		{"text outside the section", func(m *format.Manifest) { m.Programs[0].MILOffset = 1 << 40 }, "mil_offset"},
+		{"missing section", func(m *format.Manifest) { m.Programs[3].MIL = "nope" }, `"nope"`},
+		{"wrong channels", func(m *format.Manifest) { m.Programs[1].Outputs[0].Shape[1] = 7 }, "config implies"},
+		{"missing layer program", func(m *format.Manifest) {
+			m.Programs = slices.DeleteFunc(m.Programs, func(k format.Program) bool { return k.Kind == "mlp" && k.Layer == 1 })
+		}, "no mlp program for layer 1"},
 		{"no decode bucket", func(m *format.Manifest) {
-			m.Kernels = slices.DeleteFunc(m.Kernels, func(k format.Kernel) bool { return k.Seq == 32 && k.Kind != "lm_head" })
+			m.Programs = slices.DeleteFunc(m.Programs, func(k format.Program) bool { return k.Seq == 32 && k.Kind != "lm_head" })
 		}, "decode bucket"},
 		{"missing LM-head chunk", func(m *format.Manifest) {
-			m.Kernels = slices.DeleteFunc(m.Kernels, func(k format.Kernel) bool { return k.Kind == "lm_head" && k.Chunk == 1 })
+			m.Programs = slices.DeleteFunc(m.Programs, func(k format.Program) bool { return k.Kind == "lm_head" && k.Chunk == 1 })
 		}, "chunk 1 is missing"},
-		{"unknown kind", func(m *format.Manifest) { m.Kernels[2].Kind = "attn" }, `"attn"`},
+		{"unknown kind", func(m *format.Manifest) { m.Programs[2].Kind = "attn" }, `"attn"`},
 		{"missing blob", func(m *format.Manifest) {
-			for i := range m.Kernels {
-				m.Kernels[i].Weights[0].Section = "blob/gone"
+			for i := range m.Programs {
+				m.Programs[i].Weights[0].Section = "blob/gone"
 			}
 		}, "blob/gone"},
 	} {
@@ -94,7 +94,7 @@ func TestDamagedKernels(t *testing.T) {
 			defer m.Close()
 			b, err := New(m, Options{Eval: EvalSim, Threads: 1})
 			if err == nil {
-				// Blob sections are read when a kernel loads: the first Forward must fail.
+				// Blob sections are read when a program loads: the first Forward must fail.
 				defer b.Close()
 				st, _ := b.NewState(8)
 				err = st.Forward([]int{1, 2}, 0, make([]float32, m.Config.VocabSize))
@@ -124,7 +124,7 @@ func TestANEUnavailable(t *testing.T) {
 }
 
 // TestLazyLoading: only the buckets a run uses are loaded: a 10-token prompt and decode use
-// S = 32 (6 layer kernels + 5 LM-head chunks), a 100-token prompt adds the 128 bucket.
+// S = 32 (6 layer programs + 5 LM-head chunks), a 100-token prompt adds the 128 bucket.
 func TestLazyLoading(t *testing.T) {
 	m, _, b := openBoth(t, "qwen2-tiny", "f16", Options{Eval: EvalSim})
 	st, err := b.NewState(128)
@@ -133,7 +133,7 @@ func TestLazyLoading(t *testing.T) {
 	}
 	defer st.Close()
 	if n := b.Stats().Loaded; n != 0 {
-		t.Fatalf("%d kernels loaded before the first Forward", n)
+		t.Fatalf("%d programs loaded before the first Forward", n)
 	}
 	logits := make([]float32, m.Config.VocabSize)
 	ids := prompt(t, 100)
@@ -146,18 +146,18 @@ func TestLazyLoading(t *testing.T) {
 		}
 	}
 	if n := b.Stats().Loaded; n != 2*3+5 {
-		t.Errorf("after a 10-token prompt and decode: %d kernels loaded; want 11", n)
+		t.Errorf("after a 10-token prompt and decode: %d programs loaded; want 11", n)
 	}
 	if err := st.Forward(ids, 0, logits); err != nil {
 		t.Fatal(err)
 	}
 	if n := b.Stats().Loaded; n != 2*3*2+5 {
-		t.Errorf("after a 100-token prompt: %d kernels loaded; want 17", n)
+		t.Errorf("after a 100-token prompt: %d programs loaded; want 17", n)
 	}
 }
 
 // TestPlan checks the bucket plans for a 24-layer model with 5 buckets and 5 LM-head chunks
-// (Qwen2.5-0.5B's 365 kernels): one bucket of layer kernels (72) fits the ANE's budget with
+// (Qwen2.5-0.5B's 365 programs): one bucket of layer programs (72) fits the ANE's budget with
 // the LM head (5), two do not.
 func TestPlan(t *testing.T) {
 	for _, tc := range []struct {
@@ -173,12 +173,12 @@ func TestPlan(t *testing.T) {
 		{2, 20, false, []int{256, 512}},
 		{40, 100, true, []int{32}}, // 125 > 100: the minimum, and lazy loading reports the budget
 	} {
-		ks := &kernelSet{groups: []string{"attn_qkv", "attn_o", "mlp"}, layerSeq: []int{32, 64, 128, 256, 512}, lmSeq: []int{32},
+		ps := &programSet{groups: []string{"attn_qkv", "attn_o", "mlp"}, layerSeq: []int{32, 64, 128, 256, 512}, lmSeq: []int{32},
 			lmRows: []int{30400, 30400, 30400, 30400, 30336}}
 		for range tc.layers {
-			ks.perLayer = append(ks.perLayer, ks.groups)
+			ps.perLayer = append(ps.perLayer, ps.groups)
 		}
-		got, lm := ks.plan(tc.budget, tc.decodeANE)
+		got, lm := ps.plan(tc.budget, tc.decodeANE)
 		if !slices.Equal(got, tc.want) || !slices.Equal(lm, []int{32}) {
 			t.Errorf("plan(%d layers, budget %d, decode on ANE %v) = %v, %v; want %v, [32]", tc.layers, tc.budget, tc.decodeANE, got, lm, tc.want)
 		}
@@ -210,31 +210,31 @@ func TestCompileBudget(t *testing.T) {
 	// A budget that fits one bucket beside decode: only 32 and 512 are planned.
 	_, _, b2 := openBoth(t, "qwen2-tiny", "f16", Options{Eval: EvalSim, CompileBudget: 20})
 	if s := b2.Stats(); !slices.Equal(s.Buckets, []int{32, 512}) || s.Planned != 17 {
-		t.Errorf("budget 20: buckets %v, %d kernels; want [32 512], 17", s.Buckets, s.Planned)
+		t.Errorf("budget 20: buckets %v, %d programs; want [32 512], 17", s.Buckets, s.Planned)
 	}
 }
 
-// TestF32HasNoKernels: an f32 bundle keeps fp32 weights for the CPU and carries no ANE
-// kernels (the ANE computes in fp16 and is never handed fp32 weights); the ANE backends say so
+// TestF32HasNoPrograms: an f32 bundle keeps fp32 weights for the CPU and carries no ANE
+// programs (the ANE computes in fp16 and is never handed fp32 weights); the ANE backends say so
 // and name the command that packs an f16 bundle.
-func TestF32HasNoKernels(t *testing.T) {
+func TestF32HasNoPrograms(t *testing.T) {
 	m, err := runtime.Open(testmodel.Bundle(t, "qwen2-tiny-untied", "f32"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if n := len(m.Manifest().Kernels); n != 0 || m.Manifest().ANE != nil {
-		t.Errorf("an f32 bundle lists %d kernels and ANE options %+v", n, m.Manifest().ANE)
+	if n := len(m.Manifest().Programs); n != 0 || m.Manifest().ANE != nil {
+		t.Errorf("an f32 bundle lists %d programs and ANE options %+v", n, m.Manifest().ANE)
 	}
 	_, err = New(m, Options{Eval: EvalSim})
-	if !errors.Is(err, ErrNoKernels) || !strings.Contains(err.Error(), "--dtype f16") {
-		t.Errorf("sim backend on an f32 bundle: %v; want ErrNoKernels naming --dtype f16", err)
+	if !errors.Is(err, ErrNoPrograms) || !strings.Contains(err.Error(), "--dtype f16") {
+		t.Errorf("sim backend on an f32 bundle: %v; want ErrNoPrograms naming --dtype f16", err)
 	}
 }
 
-// TestDecodeOnCPU: prefill on the kernels, decode on the CPU. The decode steps match the CPU
-// backend within simTol, and decoding loads no kernel: the 100-token prompt used the 128
-// bucket's layer kernels, and its one row of logits, like every single-token product when
+// TestDecodeOnCPU: prefill on the programs, decode on the CPU. The decode steps match the CPU
+// backend within simTol, and decoding loads no program: the 100-token prompt used the 128
+// bucket's layer programs, and its one row of logits, like every single-token product when
 // decoding on the CPU, was computed on the CPU.
 func TestDecodeOnCPU(t *testing.T) {
 	m, cb, b := openBoth(t, "qwen2-tiny", "f16", Options{Eval: EvalSim, DecodeOn: DecodeCPU})
@@ -265,7 +265,7 @@ func TestDecodeOnCPU(t *testing.T) {
 		t.Errorf("largest logit difference from the CPU backend %.2e; want <= %g", worst, simTol)
 	}
 	if loaded != 2*3 || b.Stats().Loaded != loaded {
-		t.Errorf("kernels loaded: %d after prefill, %d after decode; want 6 and 6", loaded, b.Stats().Loaded)
+		t.Errorf("programs loaded: %d after prefill, %d after decode; want 6 and 6", loaded, b.Stats().Loaded)
 	}
 	// Decoding on the CPU allocates nothing.
 	pos, tok := len(ids)+5, []int{42}
@@ -365,8 +365,8 @@ func maxDiff(a, b []float32) float64 {
 	return worst
 }
 
-// TestCheck: with Check, every kernel's first evaluation is compared with the simulator. The
-// sim agrees with itself, so a run gives the same logits as without Check; a kernel that
+// TestCheck: with Check, every program's first evaluation is compared with the simulator. The
+// sim agrees with itself, so a run gives the same logits as without Check; a program that
 // computes something else (here layer 1's QKV program standing in for layer 0's) is caught
 // and named.
 func TestCheck(t *testing.T) {
@@ -394,26 +394,26 @@ func TestCheck(t *testing.T) {
 		t.Error("Check changed the logits")
 	}
 
-	ks, err := readKernels(m)
+	ps, err := readPrograms(m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	load := func(layer int) dispatch.Loaded {
-		for _, k := range ks.kernels {
+		for _, k := range ps.programs {
 			if k.Kind == "attn_qkv" && k.Layer == layer && k.Seq == 32 {
 				w := map[string][]byte{}
 				for _, kw := range k.Weights {
 					s, _ := m.Bundle().Section(kw.Section)
 					w[kw.Path], _ = m.Bundle().Bytes(s)
 				}
-				l, err := (&dispatch.SimBackend{}).Load(&k, ks.texts[k.MIL][k.MILOffset:k.MILOffset+k.MILSize], w)
+				l, err := (&dispatch.SimBackend{}).Load(&k, ps.texts[k.MIL][k.MILOffset:k.MILOffset+k.MILSize], w)
 				if err != nil {
 					t.Fatal(err)
 				}
 				return l
 			}
 		}
-		t.Fatalf("no attn_qkv kernel for layer %d", layer)
+		t.Fatalf("no attn_qkv program for layer %d", layer)
 		return nil
 	}
 	wrong := &checkedLoaded{name: "layers.0.attn_qkv.s32", eval: load(1), ref: load(0), seq: 32}
@@ -422,17 +422,17 @@ func TestCheck(t *testing.T) {
 	for i := range in {
 		in[i] = half.F32ToF16Scalar(float32(i%13)/13 - 0.5)
 	}
-	out := make([]uint16, ks.kernels[0].Outputs[0].Shape[1]*32)
+	out := make([]uint16, ps.programs[0].Outputs[0].Shape[1]*32)
 	err = wrong.Eval([][]uint16{in}, [][]uint16{out}, 3)
 	if err == nil || !strings.Contains(err.Error(), "layers.0.attn_qkv.s32") || !strings.Contains(err.Error(), "differs from the simulator") {
-		t.Errorf("error %v; want one naming the kernel", err)
+		t.Errorf("error %v; want one naming the program", err)
 	}
 }
 
-// TestDecodeOnKernelsAllocates nothing: a decode step through the S=32 kernels (one live
-// column, the sim evaluating) allocates nothing once its kernels are loaded, as runtime.State
+// TestDecodeOnProgramsAllocates nothing: a decode step through the S=32 programs (one live
+// column, the sim evaluating) allocates nothing once its programs are loaded, as runtime.State
 // requires.
-func TestDecodeOnKernelsAllocatesNothing(t *testing.T) {
+func TestDecodeOnProgramsAllocatesNothing(t *testing.T) {
 	m, _, b := openBoth(t, "qwen2-tiny", "f16", Options{Eval: EvalSim, DecodeOn: DecodeANE})
 	vocab := m.Config.VocabSize
 	ids := prompt(t, 20)
@@ -456,6 +456,6 @@ func TestDecodeOnKernelsAllocatesNothing(t *testing.T) {
 		}
 		pos++
 	}); a != 0 {
-		t.Errorf("a decode step on the kernels allocates %.1f times", a)
+		t.Errorf("a decode step on the programs allocates %.1f times", a)
 	}
 }

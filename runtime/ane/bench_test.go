@@ -6,9 +6,9 @@ import (
 	"github.com/anepack/anepack/arch"
 )
 
-// flops returns the multiply-adds (x2) of the kernels for n tokens and rows logits rows: the
+// flops returns the multiply-adds (x2) of the programs for n tokens and rows logits rows: the
 // QKV, O and FFN projections of every layer and the LM head. Attention (on the CPU) is left
-// out: it is not kernel work.
+// out: it is not program work.
 func flops(c *arch.Config, n, rows int) float64 {
 	h, q, kv, in := c.HiddenSize, c.NumAttentionHeads*c.HeadDim, c.NumKeyValueHeads*c.HeadDim, c.IntermediateSize
 	perLayer := h*(q+2*kv) + q*h + 3*h*in
@@ -16,7 +16,7 @@ func flops(c *arch.Config, n, rows int) float64 {
 }
 
 // BenchmarkSimPrefill runs a 128-token prompt (one 128 bucket) through the sim backend on the
-// tiny golden model, logits of the last token only, and reports tokens/s and the kernels'
+// tiny golden model, logits of the last token only, and reports tokens/s and the programs'
 // GFLOP/s.
 //
 //	go test -run '^$' -bench Sim ./runtime/ane
@@ -29,7 +29,7 @@ func BenchmarkSimPrefill(b *testing.B) {
 	}
 	defer st.Close()
 	logits := make([]float32, m.Config.VocabSize)
-	if err := st.Forward(ids, 0, logits); err != nil { // loads the kernels
+	if err := st.Forward(ids, 0, logits); err != nil { // loads the programs
 		b.Fatal(err)
 	}
 	b.ResetTimer()
@@ -43,7 +43,7 @@ func BenchmarkSimPrefill(b *testing.B) {
 	b.ReportMetric(flops(m.Config, len(ids), 1)/s/1e9, "GFLOP/s")
 }
 
-// BenchmarkSimDecode runs decode steps (the S = 32 kernels with one live column, and the whole
+// BenchmarkSimDecode runs decode steps (the S = 32 programs with one live column, and the whole
 // 151936-row LM head) after a 16-token prompt.
 func BenchmarkSimDecode(b *testing.B) {
 	m, _, sb := openBoth(b, "qwen2-tiny", "f16", Options{Eval: EvalSim})

@@ -17,18 +17,18 @@ import (
 // order, zeros from narrow surfaces; docs/ane.md, "Surfaces") are off by the output's own size.
 const checkTol = 1e-2
 
-// checkedBackend evaluates every kernel with an evaluator and, on each kernel's first
-// evaluation, with the sim as well, and fails with the kernel's name when they disagree: the
+// checkedBackend evaluates every program with an evaluator and, on each program's first
+// evaluation, with the sim as well, and fails with the program's name when they disagree: the
 // way to find out on new hardware (or a new OS) which program, if any, the ANE computes
 // differently from the sim that the tests verify.
 type checkedBackend struct {
 	eval   dispatch.Backend
 	ref    dispatch.Backend
-	ranges rangeLog // the reference kernels' fp16 headroom, when the reference tracks it
+	ranges rangeLog // the reference programs' fp16 headroom, when the reference tracks it
 }
 
 // Load loads k on the evaluator and in the sim.
-func (b *checkedBackend) Load(k *format.Kernel, text []byte, weights map[string][]byte) (dispatch.Loaded, error) {
+func (b *checkedBackend) Load(k *format.Program, text []byte, weights map[string][]byte) (dispatch.Loaded, error) {
 	l, err := b.eval.Load(k, text, weights)
 	if err != nil {
 		return nil, err
@@ -44,7 +44,7 @@ func (b *checkedBackend) Load(k *format.Kernel, text []byte, weights map[string]
 	return &checkedLoaded{name: k.Name, eval: l, ref: r, seq: k.Seq}, nil
 }
 
-// checkedLoaded is one kernel on both evaluators until its first evaluation was compared.
+// checkedLoaded is one program on both evaluators until its first evaluation was compared.
 type checkedLoaded struct {
 	name      string
 	eval, ref dispatch.Loaded
@@ -72,7 +72,7 @@ func (l *checkedLoaded) Eval(in, out [][]uint16, live int) error {
 	}
 	for i := range out {
 		if err := compareColumns(out[i], want[i], l.seq, live); err != nil {
-			return fmt.Errorf("check: kernel %s output %d differs from the simulator: %v", l.name, i, err)
+			return fmt.Errorf("check: program %s output %d differs from the simulator: %v", l.name, i, err)
 		}
 	}
 	l.checked = true
@@ -80,7 +80,7 @@ func (l *checkedLoaded) Eval(in, out [][]uint16, live int) error {
 	return nil
 }
 
-// Close closes both kernels.
+// Close closes both programs.
 func (l *checkedLoaded) Close() error {
 	if !l.checked {
 		l.ref.Close()

@@ -41,7 +41,7 @@ type cfuncs struct {
 	PoolPush                func() uintptr
 	PoolPop                 func(pool uintptr)
 	// sendBool is objc_msgSend for selectors that return BOOL, bound once (objc.Send[bool]
-	// binds a new function on every call, and evaluate is called for every kernel run).
+	// binds a new function on every call, and evaluate is called for every program run).
 	sendBool func(id objc.ID, sel objc.SEL, args ...any) bool
 }
 

@@ -10,12 +10,12 @@ import (
 	"github.com/anepack/anepack/runtime/ane/internal/dispatch"
 )
 
-// Evaluators: what turns a kernel into numbers. The dispatch code above them is the same.
+// Evaluators: what turns a program into numbers. The dispatch code above them is the same.
 const (
-	// EvalANE compiles each kernel for the Apple Neural Engine with the purego driver
+	// EvalANE compiles each program for the Apple Neural Engine with the purego driver
 	// (darwin/arm64 only; elsewhere ErrUnavailable).
 	EvalANE = "ane"
-	// EvalSim executes each kernel's MIL text and weight blobs in the MIL simulator (package
+	// EvalSim executes each program's MIL text and weight blobs in the MIL simulator (package
 	// mil), on any machine.
 	EvalSim = "sim"
 )
@@ -29,11 +29,11 @@ type driverBackend struct {
 	expand bool   // rewrite quantized weights dense before compiling (Options.Constexpr)
 }
 
-// Load compiles (or loads from the daemon's cache) one kernel. The weights are sections of
+// Load compiles (or loads from the daemon's cache) one program. The weights are sections of
 // the bundle, which format.Open maps read-only on darwin and which stays mapped until after
-// Backend.Close has closed every kernel: the framework gets them without a copy
+// Backend.Close has closed every program: the framework gets them without a copy
 // (docs/ane.md, "Memory").
-func (b *driverBackend) Load(k *format.Kernel, text []byte, weights map[string][]byte) (dispatch.Loaded, error) {
+func (b *driverBackend) Load(k *format.Program, text []byte, weights map[string][]byte) (dispatch.Loaded, error) {
 	spec := Spec{MIL: text, Weights: weights, Layout: b.layout, Expand: b.expand, Borrow: true}
 	for _, io := range k.Inputs {
 		spec.Inputs = append(spec.Inputs, IO{Name: io.Name, Bytes: ioBytes(io)})
@@ -43,13 +43,13 @@ func (b *driverBackend) Load(k *format.Kernel, text []byte, weights map[string][
 	}
 	p, err := b.d.Compile(spec)
 	if err != nil {
-		return nil, fmt.Errorf("kernel %s: %w", k.Name, err)
+		return nil, fmt.Errorf("program %s: %w", k.Name, err)
 	}
 	return &driverLoaded{p: p, in: make([][]byte, len(k.Inputs)), out: make([][]byte, len(k.Outputs))}, nil
 }
 
 // ioBytes is the size of an fp16 [1, C, 1, S] tensor.
-func ioBytes(io format.KernelIO) int {
+func ioBytes(io format.ProgramIO) int {
 	n := 2
 	for _, d := range io.Shape {
 		n *= d
@@ -58,7 +58,7 @@ func ioBytes(io format.KernelIO) int {
 }
 
 // driverLoaded is a compiled program. Its buffers are reused between evaluations, so an
-// evaluation allocates nothing here (dispatch.Dispatcher serialises the calls on one kernel).
+// evaluation allocates nothing here (dispatch.Dispatcher serialises the calls on one program).
 type driverLoaded struct {
 	p       *Program
 	mu      sync.Mutex
@@ -94,7 +94,7 @@ func u16Bytes(v []uint16) []byte {
 }
 
 // simBackend is the sim evaluator. It counts loads the way the ANE counts compiles: the sim
-// could load any number of kernels, but refusing past the same budget keeps `--backend sim`
+// could load any number of programs, but refusing past the same budget keeps `--backend sim`
 // a faithful rehearsal of a run on the ANE, compile budget included; with the split blob
 // layout it runs the rewritten programs the ANE would receive.
 type simBackend struct {
@@ -108,25 +108,25 @@ type simBackend struct {
 }
 
 // Load compiles k in the sim, or refuses with ErrCompileBudget once the budget is used.
-func (b *simBackend) Load(k *format.Kernel, text []byte, weights map[string][]byte) (dispatch.Loaded, error) {
+func (b *simBackend) Load(k *format.Program, text []byte, weights map[string][]byte) (dispatch.Loaded, error) {
 	b.mu.Lock()
 	if b.budget >= 0 && b.loads >= b.budget {
 		b.mu.Unlock()
-		return nil, fmt.Errorf("kernel %s: %w", k.Name, ErrCompileBudget)
+		return nil, fmt.Errorf("program %s: %w", k.Name, ErrCompileBudget)
 	}
 	b.loads++
 	b.mu.Unlock()
 	if b.expand {
 		t, w, err := mil.ExpandConstexpr(text, weights)
 		if err != nil {
-			return nil, fmt.Errorf("kernel %s: expanding quantized weights: %w", k.Name, err)
+			return nil, fmt.Errorf("program %s: expanding quantized weights: %w", k.Name, err)
 		}
 		text, weights = t, w
 	}
 	if b.layout == mil.LayoutSplit {
 		t, w, err := mil.SplitBlobs(text, weights)
 		if err != nil {
-			return nil, fmt.Errorf("kernel %s: blob layout split: %w", k.Name, err)
+			return nil, fmt.Errorf("program %s: blob layout split: %w", k.Name, err)
 		}
 		text, weights = t, w
 	}
@@ -137,31 +137,31 @@ func (b *simBackend) Load(k *format.Kernel, text []byte, weights map[string][]by
 	return l, err
 }
 
-// rangeLog collects the sim kernels that record their activations' range (fp16 headroom).
+// rangeLog collects the sim programs that record their activations' range (fp16 headroom).
 type rangeLog struct {
-	mu      sync.Mutex
-	kernels []KernelRange
-	rangers []dispatch.Ranger
+	mu       sync.Mutex
+	programs []ProgramRange
+	rangers  []dispatch.Ranger
 }
 
-// add records a loaded kernel if it reports its range.
+// add records a loaded program if it reports its range.
 func (l *rangeLog) add(name string, k dispatch.Loaded) {
 	r, ok := k.(dispatch.Ranger)
 	if !ok {
 		return
 	}
 	l.mu.Lock()
-	l.kernels = append(l.kernels, KernelRange{Kernel: name})
+	l.programs = append(l.programs, ProgramRange{Program: name})
 	l.rangers = append(l.rangers, r)
 	l.mu.Unlock()
 }
 
-// list returns the ranges recorded so far, of the kernels that were evaluated.
-func (l *rangeLog) list() []KernelRange {
+// list returns the ranges recorded so far, of the programs that were evaluated.
+func (l *rangeLog) list() []ProgramRange {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []KernelRange
-	for i, k := range l.kernels {
+	var out []ProgramRange
+	for i, k := range l.programs {
 		k.Range = l.rangers[i].Range()
 		if k.Evals > 0 {
 			out = append(out, k)
@@ -170,7 +170,7 @@ func (l *rangeLog) list() []KernelRange {
 	return out
 }
 
-// countingBackend counts the kernels loaded through it, whatever the evaluator.
+// countingBackend counts the programs loaded through it, whatever the evaluator.
 type countingBackend struct {
 	dispatch.Backend
 	mu     sync.Mutex
@@ -178,7 +178,7 @@ type countingBackend struct {
 }
 
 // Load loads through the wrapped backend and counts successes.
-func (b *countingBackend) Load(k *format.Kernel, text []byte, weights map[string][]byte) (dispatch.Loaded, error) {
+func (b *countingBackend) Load(k *format.Program, text []byte, weights map[string][]byte) (dispatch.Loaded, error) {
 	l, err := b.Backend.Load(k, text, weights)
 	if err == nil {
 		b.mu.Lock()

@@ -13,7 +13,7 @@ import (
 // loadEval loads the probe program p through backend and evaluates it once.
 func loadEval(t *testing.T, backend dispatch.Backend, p *ProbeProgram) []uint16 {
 	t.Helper()
-	l, err := backend.Load(p.Kernel(), p.MIL, p.Blobs)
+	l, err := backend.Load(p.Record(), p.MIL, p.Blobs)
 	if err != nil {
 		t.Fatalf("%s: %v", p.Name, err)
 	}
@@ -58,9 +58,9 @@ func TestEvaluatorsBlobLayout(t *testing.T) {
 	}
 }
 
-// TestHeadroom: with Check the backend reports each evaluated kernel's largest activation
+// TestHeadroom: with Check the backend reports each evaluated program's largest activation
 // against fp16's 65504, smallest headroom first: on the sim evaluator over every evaluation,
-// otherwise over the first evaluation the check repeats in the simulator. A kernel whose input
+// otherwise over the first evaluation the check repeats in the simulator. A program whose input
 // is near fp16's limit is reported as overflowing where the fp16 chain is not.
 func TestHeadroom(t *testing.T) {
 	id := probeCase(t, selfTestName)
@@ -91,10 +91,10 @@ func TestHeadroom(t *testing.T) {
 		if !strings.Contains(covers, c.covers) || len(ranges) < 2 {
 			t.Fatalf("%T: %d ranges covering %q", c.eval, len(ranges), covers)
 		}
-		if r := ranges[0]; r.Kernel != selfTestName || r.Max != -peak || r.Headroom() > 1.01 {
+		if r := ranges[0]; r.Program != selfTestName || r.Max != -peak || r.Headroom() > 1.01 {
 			t.Errorf("%T: first %+v; want the self-test near the limit", c.eval, r)
 		}
-		if r := ranges[len(ranges)-1]; r.Kernel != chain.Name || r.Overflows() || r.Headroom() < 100 {
+		if r := ranges[len(ranges)-1]; r.Program != chain.Name || r.Overflows() || r.Headroom() < 100 {
 			t.Errorf("%T: last %+v; want the fp16 chain with room", c.eval, r)
 		}
 	}

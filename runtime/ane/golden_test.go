@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 }
 
 // Tolerances of the simulated ANE path against the CPU backend (float32) and Hugging Face
-// (float32). The kernels see fp16 activations and round every result to fp16 (docs/ane.md:
+// (float32). The programs see fp16 activations and round every result to fp16 (docs/ane.md:
 // fp16 datapath), so a logit of magnitude ~4 carries an fp16 rounding of ~2e-3 at the LM head
 // alone, plus the error carried by the residual stream through the layers. The largest
 // difference measured on the goldens, printed by TestSimGolden, is 4.3e-3; simTol leaves
@@ -95,13 +95,13 @@ func diff(sim, ref []float32, hf [][2]float64, k int, tol float64) (dCPU, dHF fl
 // programs and blobs) and the CPU backend: one batched prefill (the 130-token prompt uses the
 // 256 bucket, the 700-token one 512 + 256), logits at the last (up to 32) positions HF
 // recorded, then
-// teacher-forced decode steps through the S=32 kernels with one live column. The sim must
+// teacher-forced decode steps through the S=32 programs with one live column. The sim must
 // match the CPU's top-8 and HF's listed logits within simTol and HF's argmax where its gap
 // exceeds 2*simTol.
 func TestSimGolden(t *testing.T) {
 	for _, name := range testmodel.Models {
 		g := testmodel.LoadGolden(t, name)
-		for _, dtype := range []string{"f16"} { // f32 bundles carry no kernels (TestF32HasNoKernels)
+		for _, dtype := range []string{"f16"} { // f32 bundles carry no programs (TestF32HasNoPrograms)
 			t.Run(name+"/"+dtype, func(t *testing.T) {
 				m, cb, sb := openBoth(t, name, dtype, Options{Eval: EvalSim})
 				vocab := m.Config.VocabSize
@@ -158,7 +158,7 @@ func TestSimGolden(t *testing.T) {
 					ss.Close()
 				}
 				st := sb.Stats()
-				t.Logf("largest logit difference: %.2e from the CPU backend, %.2e from HF; buckets %v, %d kernels loaded", worstCPU, worstHF, st.Buckets, st.Loaded)
+				t.Logf("largest logit difference: %.2e from the CPU backend, %.2e from HF; buckets %v, %d programs loaded", worstCPU, worstHF, st.Buckets, st.Loaded)
 			})
 		}
 	}

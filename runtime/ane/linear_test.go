@@ -11,13 +11,13 @@ import (
 	"github.com/anepack/anepack/runtime/cpu"
 )
 
-// TestLinearInKernels runs every group kernel of every layer of the Qwen3.5 golden model (its
+// TestLinearInPrograms runs every group program of every layer of the Qwen3.5 golden model (its
 // Gated DeltaNet layers' linear_attn_in and linear_attn_out, its attention layer's attn_qkv
 // with the output gates and attn_o, the MLPs) in the sim, with LinearInOn = LinearInANE so
-// that linear_attn_in runs on its kernels too, and compares each with the CPU's float32
+// that linear_attn_in runs on its programs too, and compares each with the CPU's float32
 // products of the same weights: they must agree to fp16 precision (a few units of fp16
 // rounding of the output's magnitude).
-func TestLinearInKernels(t *testing.T) {
+func TestLinearInPrograms(t *testing.T) {
 	m, _, b := openBoth(t, "qwen3.5-tiny", "f16", Options{Eval: EvalSim, LinearInOn: LinearInANE})
 	c, fam := m.Config, m.Family
 	cp, err := cpu.NewProjections(m, b.pool)
@@ -39,7 +39,7 @@ func TestLinearInKernels(t *testing.T) {
 			if !fam.LayerHasGroup(c, l, g) {
 				continue
 			}
-			const n = 40 // two kernel calls: the 32 bucket and a second with 8 live columns
+			const n = 40 // two program calls: the 32 bucket and a second with 8 live columns
 			x := make([]float32, n*g.In)
 			for i := range x {
 				x[i] = float32(r.NormFloat64())
@@ -57,7 +57,7 @@ func TestLinearInKernels(t *testing.T) {
 				mag = max(mag, math.Abs(float64(want[i])))
 			}
 			// fp16 keeps 11 bits: an output of magnitude mag is within mag/2048 per rounding;
-			// the input's rounding and the kernel's own add a few more.
+			// the input's rounding and the program's own add a few more.
 			if worst > 4*mag/2048 {
 				t.Errorf("layer %d %s: largest difference %.3g at outputs up to %.3g", l, g.Name, worst, mag)
 			}
@@ -71,7 +71,7 @@ func TestLinearInKernels(t *testing.T) {
 	}
 }
 
-// TestLinearInOnCPU: by default the linear_attn_in kernels are neither planned nor loaded (the
+// TestLinearInOnCPU: by default the linear_attn_in programs are neither planned nor loaded (the
 // CPU computes that group), and the bundle still carries them for LinearInANE.
 func TestLinearInOnCPU(t *testing.T) {
 	m, _, cpuIn := openBoth(t, "qwen3.5-tiny", "f16", Options{Eval: EvalSim, CompileBudget: -1})
@@ -79,7 +79,7 @@ func TestLinearInOnCPU(t *testing.T) {
 	linear := 3 // of the model's 4 layers
 	buckets := len(cpuIn.Stats().Buckets)
 	if d := aneIn.Stats().Planned - cpuIn.Stats().Planned; d != linear*buckets {
-		t.Errorf("LinearInANE plans %d kernels more than the default; want %d (one per DeltaNet layer and bucket)", d, linear*buckets)
+		t.Errorf("LinearInANE plans %d programs more than the default; want %d (one per DeltaNet layer and bucket)", d, linear*buckets)
 	}
 	for _, b := range []*Backend{cpuIn, aneIn} {
 		st, err := b.NewState(64)
@@ -93,12 +93,12 @@ func TestLinearInOnCPU(t *testing.T) {
 	}
 	// 40 tokens: the 64 bucket of 4 layers x 3 groups + the LM head's 5 chunks, less the
 	// DeltaNet layers' linear_attn_in by default.
-	lm := len(cpuIn.ks.lmRows)
+	lm := len(cpuIn.ps.lmRows)
 	if got, want := cpuIn.Stats().Loaded, 4*3-linear+lm; got != want {
-		t.Errorf("default: %d kernels loaded; want %d", got, want)
+		t.Errorf("default: %d programs loaded; want %d", got, want)
 	}
 	if got, want := aneIn.Stats().Loaded, 4*3+lm; got != want {
-		t.Errorf("LinearInANE: %d kernels loaded; want %d", got, want)
+		t.Errorf("LinearInANE: %d programs loaded; want %d", got, want)
 	}
 	if _, err := New(m, Options{Eval: EvalSim, LinearInOn: "gpu"}); err == nil {
 		t.Error("LinearInOn \"gpu\" was accepted")
@@ -110,7 +110,7 @@ func TestLinearInOnCPU(t *testing.T) {
 // different positions, so the sequence can no longer continue from the position it had
 // reached, only from a snapshot (here none: from 0).
 func TestRecurrentAfterFailure(t *testing.T) {
-	// Decode on the CPU loads no kernel; the first prompt pass needs the 512 bucket's: two
+	// Decode on the CPU loads no program; the first prompt pass needs the 512 bucket's: two
 	// in each DeltaNet layer (linear_attn_in runs on the CPU), so a budget of 5 ends in layer 2.
 	m, _, b := openBoth(t, "qwen3.5-tiny", "f16", Options{Eval: EvalSim, DecodeOn: DecodeCPU, CompileBudget: 5})
 	st, err := b.NewState(100)
@@ -129,10 +129,10 @@ func TestRecurrentAfterFailure(t *testing.T) {
 		t.Fatalf("ResumeAt(3) = %d after 3 decode steps", p)
 	}
 	if err := st.Forward(make([]int, 10), 3, logits); !errors.Is(err, ErrCompileBudget) {
-		t.Fatalf("a 10-token pass with a budget of 5 kernels: %v; want ErrCompileBudget", err)
+		t.Fatalf("a 10-token pass with a budget of 5 programs: %v; want ErrCompileBudget", err)
 	}
 	if n := b.Stats().Loaded; n != 5 {
-		t.Errorf("%d kernels loaded; want 5", n)
+		t.Errorf("%d programs loaded; want 5", n)
 	}
 	if p := r.ResumeAt(3); p != 0 {
 		t.Errorf("after the failed pass ResumeAt(3) = %d; want 0", p)

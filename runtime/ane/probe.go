@@ -120,7 +120,7 @@ type simProbe struct{}
 
 func (simProbe) run(p *ProbeProgram) ([]uint16, ProbeResult, error) {
 	var r ProbeResult
-	k, text, weights := p.Kernel(), p.MIL, p.Blobs
+	k, text, weights := p.Record(), p.MIL, p.Blobs
 	if p.Layout == mil.LayoutSplit {
 		t, w, err := mil.SplitBlobs(p.MIL, p.Blobs)
 		if err != nil {

@@ -35,12 +35,12 @@ func (p *ProbeProgram) Spec() Spec {
 	return Spec{MIL: p.MIL, Weights: p.Blobs, Inputs: []IO{p.In}, Outputs: []IO{p.Out}, Layout: p.Layout, ExactSurfaces: p.ExactSurfaces}
 }
 
-// Kernel describes the program as the simulator's backend takes it (with p.MIL as its text).
-func (p *ProbeProgram) Kernel() *format.Kernel {
-	io := func(x IO) format.KernelIO {
-		return format.KernelIO{Name: x.Name, DType: dtype.F16.String(), Shape: []int{1, x.Bytes / 2 / probeSeq, 1, probeSeq}}
+// Record describes the program as the simulator's backend takes it (with p.MIL as its text).
+func (p *ProbeProgram) Record() *format.Program {
+	io := func(x IO) format.ProgramIO {
+		return format.ProgramIO{Name: x.Name, DType: dtype.F16.String(), Shape: []int{1, x.Bytes / 2 / probeSeq, 1, probeSeq}}
 	}
-	return &format.Kernel{Name: p.Name, Seq: probeSeq, Inputs: []format.KernelIO{io(p.In)}, Outputs: []format.KernelIO{io(p.Out)}}
+	return &format.Program{Name: p.Name, Seq: probeSeq, Inputs: []format.ProgramIO{io(p.In)}, Outputs: []format.ProgramIO{io(p.Out)}}
 }
 
 // Check compares an output with Want and returns the largest difference relative to the

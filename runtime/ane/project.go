@@ -9,18 +9,18 @@ import (
 	"github.com/anepack/anepack/runtime/ane/internal/dispatch"
 )
 
-// lmPiece is the most positions one LM-head kernel call takes: the LM-head kernels are
+// lmPiece is the most positions one LM-head program call takes: the LM-head programs are
 // generated for S = 32 only (milgen.Options.LMHeadSeqs), and generation needs the last position's
 // logits.
 const lmPiece = milgen.DecodeSeq
 
-// projections are the ANE backend's share of the forward pass: the bundle's kernels, run
+// projections are the ANE backend's share of the forward pass: the bundle's programs, run
 // through dispatch.Dispatcher (which picks the bucket, packs to channel-major fp16 and back, and
-// loads each kernel on first use), and, for decoding on the CPU, the CPU's projections over the
+// loads each program on first use), and, for decoding on the CPU, the CPU's projections over the
 // same weight bytes. They implement runtime.Projections.
 type projections struct {
 	d       *dispatch.Dispatcher
-	groups  []string // the kernel kind of each of the family's groups, by index
+	groups  []string // the program kind of each of the family's groups, by index
 	onCPU   []bool   // groups that always run on the CPU (Options.LinearInOn), by index
 	lmRows  []int
 	lmLayer int
@@ -55,7 +55,7 @@ type projector struct {
 	tmp []float32 // one LM-head chunk's logits for lmPiece positions
 }
 
-// Group runs the group's kernel, or the CPU's products for a group that runs there and, when
+// Group runs the group's program, or the CPU's products for a group that runs there and, when
 // decoding on the CPU, for one token.
 func (pr *projector) Group(layer, g int, x []float32, n int, y []float32) error {
 	if pr.p.onCPU[g] || (n == 1 && pr.p.decodeOnCPU) {
@@ -64,7 +64,7 @@ func (pr *projector) Group(layer, g int, x []float32, n int, y []float32) error 
 	return pr.p.d.Run(pr.p.groups[g], layer, 0, x, n, y)
 }
 
-// LMHead runs every chunk's kernel into tmp ([positions, rows of the chunk]) and copies its
+// LMHead runs every chunk's program into tmp ([positions, rows of the chunk]) and copies its
 // columns into place, lmPiece positions at a time.
 func (pr *projector) LMHead(x []float32, n int, logits []float32) error {
 	if n == 1 && pr.p.decodeOnCPU {

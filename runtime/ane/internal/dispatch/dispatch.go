@@ -1,10 +1,10 @@
-// Package dispatch runs a bundle's ANE kernels on an evaluator: Backend and Loaded are the
-// seam between kernel dispatch and evaluation. SimBackend implements them with package mil's
+// Package dispatch runs a bundle's ANE programs on an evaluator: Backend and Loaded are the
+// seam between program dispatch and evaluation. SimBackend implements them with package mil's
 // simulator; package ane implements them with the darwin ANE driver, which compiles the same
 // MIL text and blobs. Dispatcher, shared by both, picks the smallest bucket for a number of
 // positions (splitting runs longer than the largest bucket), packs token-major float32
 // activations into zero-padded channel-major fp16 rows, evaluates, and unpacks the live
-// columns. The kernels are the manifest's records (format.Kernel), their texts and weights the
+// columns. The programs are the manifest's records (format.Program), their texts and weights the
 // bundle's sections.
 package dispatch
 
@@ -19,51 +19,51 @@ import (
 	"github.com/anepack/anepack/mil"
 )
 
-// Backend turns kernels into something that evaluates them. The sim (SimBackend) and the ANE
-// driver (package ane, darwin) implement it; Dispatcher, the code that picks kernels, packs
+// Backend turns programs into something that evaluates them. The sim (SimBackend) and the ANE
+// driver (package ane, darwin) implement it; Dispatcher, the code that picks programs, packs
 // activations and reads results, is the same for both.
 type Backend interface {
-	// Load prepares one kernel: k is its manifest record and text its MIL program. weights
+	// Load prepares one program: k is its manifest record and text its MIL program. weights
 	// maps each BLOBFILE path named in the text to the bytes of the whole blob file (typically
 	// a slice of the memory-mapped bundle); the backend may keep references to them until
 	// Close.
-	Load(k *format.Kernel, text []byte, weights map[string][]byte) (Loaded, error)
+	Load(k *format.Program, text []byte, weights map[string][]byte) (Loaded, error)
 }
 
-// Loaded is one kernel ready to evaluate.
+// Loaded is one program ready to evaluate.
 type Loaded interface {
-	// Eval evaluates the kernel once. in and out are fp16 channel-major [1, C, 1, S] buffers in
-	// the order of Kernel.Inputs and Kernel.Outputs (exactly C·S values each). live is the
+	// Eval evaluates the program once. in and out are fp16 channel-major [1, C, 1, S] buffers in
+	// the order of Program.Inputs and Program.Outputs (exactly C·S values each). live is the
 	// number of leading columns the caller will read: a backend may compute only those (the
 	// sim does for column-local programs) or all (the ANE always computes the whole surface).
 	Eval(in, out [][]uint16, live int) error
-	// Close releases the kernel (on the ANE: unload the model, free its surfaces).
+	// Close releases the program (on the ANE: unload the model, free its surfaces).
 	Close() error
 }
 
-// SimBackend evaluates kernels with the MIL simulator (package mil).
+// SimBackend evaluates programs with the MIL simulator (package mil).
 type SimBackend struct {
 	// Cache shares decoded weights between the buckets of one blob; nil disables sharing.
 	Cache *mil.WeightCache
-	// TrackRange makes every loaded kernel record its activations' largest magnitude; the
+	// TrackRange makes every loaded program record its activations' largest magnitude; the
 	// Loaded values then implement Ranger.
 	TrackRange bool
 }
 
-// Ranger is implemented by the sim's loaded kernels: the fp16 headroom of what they computed.
+// Ranger is implemented by the sim's loaded programs: the fp16 headroom of what they computed.
 type Ranger interface {
 	Range() mil.Range
 }
 
-// Load parses and compiles text and checks that its inputs and outputs are the kernel's.
-func (b *SimBackend) Load(k *format.Kernel, text []byte, weights map[string][]byte) (Loaded, error) {
+// Load parses and compiles text and checks that its inputs and outputs are the program's.
+func (b *SimBackend) Load(k *format.Program, text []byte, weights map[string][]byte) (Loaded, error) {
 	p, err := mil.Parse(text)
 	if err != nil {
-		return nil, fmt.Errorf("kernel %s: %w", k.Name, err)
+		return nil, fmt.Errorf("program %s: %w", k.Name, err)
 	}
 	e, err := p.CompileWith(weights, mil.CompileOptions{Cache: b.Cache, TrackRange: b.TrackRange})
 	if err != nil {
-		return nil, fmt.Errorf("kernel %s: %w", k.Name, err)
+		return nil, fmt.Errorf("program %s: %w", k.Name, err)
 	}
 	if err := matchIO(k.Name, "input", k.Inputs, e.Inputs()); err != nil {
 		return nil, err
@@ -85,26 +85,26 @@ func (s simLoaded) Close() error { return nil }
 // Range returns the largest magnitudes recorded (with SimBackend.TrackRange).
 func (s simLoaded) Range() mil.Range { return s.e.Range() }
 
-// matchIO checks a kernel's declared I/O (manifest) against its program's.
-func matchIO(kernel, what string, want []format.KernelIO, got []mil.IO) error {
+// matchIO checks a program's declared I/O (manifest) against its program's.
+func matchIO(program, what string, want []format.ProgramIO, got []mil.IO) error {
 	if len(want) != len(got) {
-		return fmt.Errorf("kernel %s: %d %ss listed, the program has %d", kernel, len(want), what, len(got))
+		return fmt.Errorf("program %s: %d %ss listed, the program has %d", program, len(want), what, len(got))
 	}
 	for i, w := range want {
 		g := got[i]
 		dt, err := dtype.Parse(w.DType)
 		if w.Name != g.Name || err != nil || dt.MIL() != g.Type.DType.String() || !slices.Equal(w.Shape, g.Type.Shape) {
-			return fmt.Errorf("kernel %s: %s %d listed as %s %s %v, the program has %s %s", kernel, what, i, w.Name, w.DType, w.Shape, g.Name, g.Type)
+			return fmt.Errorf("program %s: %s %d listed as %s %s %v, the program has %s %s", program, what, i, w.Name, w.DType, w.Shape, g.Name, g.Type)
 		}
 	}
 	return nil
 }
 
-// Dispatcher runs a bundle's kernels on a backend: it picks the bucket for a number of
+// Dispatcher runs a bundle's programs on a backend: it picks the bucket for a number of
 // positions, packs token-major float32 activations into the channel-major fp16 layout of the
-// ANE (zero-padded to the bucket), evaluates, and unpacks the live columns. Kernels are loaded
+// ANE (zero-padded to the bucket), evaluates, and unpacks the live columns. Programs are loaded
 // on first use, or all at once by LoadAll. Its methods are safe for concurrent use; calls on
-// one kernel are serialised.
+// one program are serialised.
 type Dispatcher struct {
 	backend Backend
 	section func(name string) ([]byte, error)
@@ -119,33 +119,33 @@ type dispatchKey struct {
 
 type slot struct {
 	mu      sync.Mutex
-	k       format.Kernel
+	k       format.Program
 	l       Loaded
 	in, out []uint16 // staging buffers, channel-major
 	// ins and outs wrap in and out for Loaded.Eval, built once so a dispatch allocates nothing.
 	ins, outs [1][]uint16
 }
 
-// NewDispatcher prepares to run kernels, the manifest records of a bundle's kernels, on
-// backend. section returns the bytes of a bundle section: the MIL section holding a kernel's
-// text (Kernel.MIL, at MILOffset for MILSize bytes) or one holding a blob file
-// (Kernel.Weights[i].Section). Every kernel must have one f16 input and one f16 output of
+// NewDispatcher prepares to run programs, the manifest records of a bundle's programs, on
+// backend. section returns the bytes of a bundle section: the MIL section holding a program's
+// text (Program.MIL, at MILOffset for MILSize bytes) or one holding a blob file
+// (Program.Weights[i].Section). Every program must have one f16 input and one f16 output of
 // shape [1, C, 1, Seq], as package milgen generates them.
-func NewDispatcher(backend Backend, kernels []format.Kernel, section func(name string) ([]byte, error)) (*Dispatcher, error) {
+func NewDispatcher(backend Backend, programs []format.Program, section func(name string) ([]byte, error)) (*Dispatcher, error) {
 	d := &Dispatcher{backend: backend, section: section, groups: map[dispatchKey][]*slot{}}
-	for _, k := range kernels {
+	for _, k := range programs {
 		if len(k.Inputs) != 1 || len(k.Outputs) != 1 {
-			return nil, fmt.Errorf("dispatch: kernel %s has %d inputs and %d outputs; the dispatcher needs one of each", k.Name, len(k.Inputs), len(k.Outputs))
+			return nil, fmt.Errorf("dispatch: program %s has %d inputs and %d outputs; the dispatcher needs one of each", k.Name, len(k.Inputs), len(k.Outputs))
 		}
-		for _, io := range []format.KernelIO{k.Inputs[0], k.Outputs[0]} {
+		for _, io := range []format.ProgramIO{k.Inputs[0], k.Outputs[0]} {
 			if dt, err := dtype.Parse(io.DType); err != nil || dt != dtype.F16 || len(io.Shape) != 4 || io.Shape[0] != 1 || io.Shape[2] != 1 || io.Shape[3] != k.Seq {
-				return nil, fmt.Errorf("dispatch: kernel %s: %s is %s %v; expected f16 [1, C, 1, %d]", k.Name, io.Name, io.DType, io.Shape, k.Seq)
+				return nil, fmt.Errorf("dispatch: program %s: %s is %s %v; expected f16 [1, C, 1, %d]", k.Name, io.Name, io.DType, io.Shape, k.Seq)
 			}
 		}
 		key := dispatchKey{k.Kind, k.Layer, k.Chunk}
 		for _, s := range d.groups[key] {
 			if s.k.Seq == k.Seq {
-				return nil, fmt.Errorf("dispatch: kernels %s and %s have the same bucket", s.k.Name, k.Name)
+				return nil, fmt.Errorf("dispatch: programs %s and %s have the same bucket", s.k.Name, k.Name)
 			}
 		}
 		d.groups[key] = append(d.groups[key], &slot{k: k})
@@ -156,7 +156,7 @@ func NewDispatcher(backend Backend, kernels []format.Kernel, section func(name s
 	return d, nil
 }
 
-// LoadAll loads every kernel now (on the ANE: compiles them), in a fixed order: by kind,
+// LoadAll loads every program now (on the ANE: compiles them), in a fixed order: by kind,
 // layer, chunk, then bucket.
 func (d *Dispatcher) LoadAll() error {
 	d.mu.Lock()
@@ -197,17 +197,17 @@ func (d *Dispatcher) load(s *slot) error {
 	}
 	sec, err := d.section(s.k.MIL)
 	if err != nil {
-		return fmt.Errorf("dispatch: kernel %s: text %s: %w", s.k.Name, s.k.MIL, err)
+		return fmt.Errorf("dispatch: program %s: text %s: %w", s.k.Name, s.k.MIL, err)
 	}
 	if s.k.MILOffset < 0 || s.k.MILSize <= 0 || s.k.MILOffset > int64(len(sec)) || s.k.MILSize > int64(len(sec))-s.k.MILOffset {
-		return fmt.Errorf("dispatch: kernel %s: text at %d for %d bytes is outside section %q of %d bytes", s.k.Name, s.k.MILOffset, s.k.MILSize, s.k.MIL, len(sec))
+		return fmt.Errorf("dispatch: program %s: text at %d for %d bytes is outside section %q of %d bytes", s.k.Name, s.k.MILOffset, s.k.MILSize, s.k.MIL, len(sec))
 	}
 	text := sec[s.k.MILOffset : s.k.MILOffset+s.k.MILSize]
 	w := make(map[string][]byte, len(s.k.Weights))
 	for _, kw := range s.k.Weights {
 		b, err := d.section(kw.Section)
 		if err != nil {
-			return fmt.Errorf("dispatch: kernel %s: weights %s: %w", s.k.Name, kw.Section, err)
+			return fmt.Errorf("dispatch: program %s: weights %s: %w", s.k.Name, kw.Section, err)
 		}
 		w[kw.Path] = b
 	}
@@ -221,7 +221,7 @@ func (d *Dispatcher) load(s *slot) error {
 	return nil
 }
 
-// Channels returns the input and output channel counts of a kernel group.
+// Channels returns the input and output channel counts of a program group.
 func (d *Dispatcher) Channels(kind string, layer, chunk int) (in, out int, err error) {
 	g, err := d.group(kind, layer, chunk)
 	if err != nil {
@@ -235,14 +235,14 @@ func (d *Dispatcher) group(kind string, layer, chunk int) ([]*slot, error) {
 	g := d.groups[dispatchKey{kind, layer, chunk}]
 	d.mu.Unlock()
 	if len(g) == 0 {
-		return nil, fmt.Errorf("dispatch: no %s kernel for layer %d chunk %d", kind, layer, chunk)
+		return nil, fmt.Errorf("dispatch: no %s program for layer %d chunk %d", kind, layer, chunk)
 	}
 	return g, nil
 }
 
-// Run applies kernel group (kind, layer, chunk) to n positions: x holds n token-major rows of
+// Run applies program group (kind, layer, chunk) to n positions: x holds n token-major rows of
 // Cin values, y receives n rows of Cout values. n larger than the largest bucket is processed
-// in pieces, each in the smallest bucket that holds it; every kernel maps each position
+// in pieces, each in the smallest bucket that holds it; every program maps each position
 // independently, so the pieces give the same values as one pass.
 func (d *Dispatcher) Run(kind string, layer, chunk int, x []float32, n int, y []float32) error {
 	g, err := d.group(kind, layer, chunk)
@@ -281,13 +281,13 @@ func (d *Dispatcher) runSlot(s *slot, x []float32, m int, y []float32) error {
 	PackColumns(s.in, x, m, cin, s.k.Seq)
 	s.ins[0], s.outs[0] = s.in, s.out
 	if err := s.l.Eval(s.ins[:], s.outs[:], m); err != nil {
-		return fmt.Errorf("dispatch: kernel %s: %w", s.k.Name, err)
+		return fmt.Errorf("dispatch: program %s: %w", s.k.Name, err)
 	}
 	UnpackColumns(y, s.out, m, cout, s.k.Seq)
 	return nil
 }
 
-// Close closes every loaded kernel and returns the first error.
+// Close closes every loaded program and returns the first error.
 func (d *Dispatcher) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()

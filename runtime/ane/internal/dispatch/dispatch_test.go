@@ -22,10 +22,10 @@ const smallConfigJSON = `{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 
  "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 200,
  "max_position_embeddings": 128, "tie_word_embeddings": true}`
 
-// bundle is what a packed bundle gives the dispatcher: the kernels' manifest records and the
+// bundle is what a packed bundle gives the dispatcher: the programs' manifest records and the
 // sections they name (one MIL section, one per blob file of random fp16 weights).
 type bundle struct {
-	kernels  []format.Kernel
+	programs []format.Program
 	sections map[string][]byte
 }
 
@@ -38,12 +38,12 @@ func (b *bundle) section(name string) ([]byte, error) {
 }
 
 // text returns the MIL text of k.
-func (b *bundle) text(k *format.Kernel) []byte {
+func (b *bundle) text(k *format.Program) []byte {
 	return b.sections[k.MIL][k.MILOffset : k.MILOffset+k.MILSize]
 }
 
 // weights returns the blob files k names, by path.
-func (b *bundle) weights(k *format.Kernel) map[string][]byte {
+func (b *bundle) weights(k *format.Program) map[string][]byte {
 	w := map[string][]byte{}
 	for _, kw := range k.Weights {
 		w[kw.Path] = b.sections[kw.Section]
@@ -94,24 +94,24 @@ func newBundle(t *testing.T, opts milgen.Options, seed uint64) *bundle {
 	}
 	var text []byte
 	for _, p := range progs {
-		k := p.Kernel
+		k := p.Program
 		k.MIL, k.MILOffset, k.MILSize = "mil", int64(len(text)), int64(len(p.Text))
 		text = append(text, p.Text...)
-		b.kernels = append(b.kernels, k)
+		b.programs = append(b.programs, k)
 	}
 	b.sections["mil"] = text
 	return b
 }
 
-// TestDispatcher runs generated kernels through Dispatcher + SimBackend for decode (1
+// TestDispatcher runs generated programs through Dispatcher + SimBackend for decode (1
 // position), one padded bucket (40 in 64) and more positions than the largest bucket (100 =
 // 64 + 36), and compares each position with the S = 32 program evaluated by the sim on that
-// position alone: every kernel maps each position independently, so the values are the same
+// position alone: every program maps each position independently, so the values are the same
 // bit for bit.
 func TestDispatcher(t *testing.T) {
 	b := newBundle(t, milgen.Options{Seqs: []int{64}, Blobs: blobplan.Options{MaxLMHeadRows: 128}}, 5)
 	cache := mil.NewWeightCache()
-	d, err := NewDispatcher(&SimBackend{Cache: cache}, b.kernels, b.section)
+	d, err := NewDispatcher(&SimBackend{Cache: cache}, b.programs, b.section)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +138,8 @@ func TestDispatcher(t *testing.T) {
 			t.Fatal(err)
 		}
 		var ref *mil.Executable
-		for i := range b.kernels {
-			k := &b.kernels[i]
+		for i := range b.programs {
+			k := &b.programs[i]
 			if k.Kind == c.kind && k.Layer == c.layer && k.Chunk == c.chunk && k.Seq == 32 {
 				p, err := mil.Parse(b.text(k))
 				if err != nil {
@@ -171,7 +171,7 @@ func TestDispatcher(t *testing.T) {
 		t.Errorf("weight cache holds %d tensors; want 9", n)
 	}
 	if err := d.Run("attn", 0, 0, make([]float32, 96), 1, make([]float32, 96)); err == nil {
-		t.Error("unknown kernel group accepted")
+		t.Error("unknown program group accepted")
 	}
 	if err := d.Run(arch.GroupO, 0, 0, make([]float32, 10), 1, make([]float32, 96)); err == nil {
 		t.Error("short input accepted")
@@ -182,7 +182,7 @@ func TestDispatcher(t *testing.T) {
 }
 
 // TestDispatcherErrors checks the failures a bundle can cause: missing sections, texts outside
-// their section, and kernels whose manifest I/O differs from their program.
+// their section, and programs whose manifest I/O differs from their program.
 func TestDispatcherErrors(t *testing.T) {
 	b := newBundle(t, milgen.Options{}, 1)
 	textOnly := func(name string) ([]byte, error) {
@@ -191,38 +191,38 @@ func TestDispatcherErrors(t *testing.T) {
 		}
 		return b.sections[name], nil
 	}
-	d, err := NewDispatcher(&SimBackend{}, b.kernels, textOnly)
+	d, err := NewDispatcher(&SimBackend{}, b.programs, textOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := d.LoadAll(); err == nil || !strings.Contains(err.Error(), "section missing") {
 		t.Errorf("LoadAll without blobs: %v", err)
 	}
-	outside := b.kernels[0]
+	outside := b.programs[0]
 	outside.MILOffset = int64(len(b.sections["mil"]))
-	d, err = NewDispatcher(&SimBackend{}, []format.Kernel{outside}, b.section)
+	d, err = NewDispatcher(&SimBackend{}, []format.Program{outside}, b.section)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := d.LoadAll(); err == nil || !strings.Contains(err.Error(), "outside section") {
 		t.Errorf("text outside its section: %v", err)
 	}
-	k := b.kernels[0]
-	k.Outputs = []format.KernelIO{{Name: "y", DType: "f16", Shape: []int{1, 127, 1, k.Seq}}}
+	k := b.programs[0]
+	k.Outputs = []format.ProgramIO{{Name: "y", DType: "f16", Shape: []int{1, 127, 1, k.Seq}}}
 	if _, err := (&SimBackend{}).Load(&k, b.text(&k), b.weights(&k)); err == nil || !strings.Contains(err.Error(), "listed as") {
 		t.Errorf("mismatched I/O: %v", err)
 	}
-	bad := b.kernels[0]
+	bad := b.programs[0]
 	bad.Inputs = append(bad.Inputs, bad.Inputs[0])
-	if _, err := NewDispatcher(&SimBackend{}, []format.Kernel{bad}, b.section); err == nil {
-		t.Error("two-input kernel accepted")
+	if _, err := NewDispatcher(&SimBackend{}, []format.Program{bad}, b.section); err == nil {
+		t.Error("two-input program accepted")
 	}
-	fp32 := b.kernels[0]
-	fp32.Inputs = []format.KernelIO{{Name: "x", DType: "f32", Shape: fp32.Inputs[0].Shape}}
-	if _, err := NewDispatcher(&SimBackend{}, []format.Kernel{fp32}, b.section); err == nil {
+	fp32 := b.programs[0]
+	fp32.Inputs = []format.ProgramIO{{Name: "x", DType: "f32", Shape: fp32.Inputs[0].Shape}}
+	if _, err := NewDispatcher(&SimBackend{}, []format.Program{fp32}, b.section); err == nil {
 		t.Error("f32 input accepted")
 	}
-	if _, err := NewDispatcher(&SimBackend{}, []format.Kernel{b.kernels[0], b.kernels[0]}, b.section); err == nil {
+	if _, err := NewDispatcher(&SimBackend{}, []format.Program{b.programs[0], b.programs[0]}, b.section); err == nil {
 		t.Error("duplicate bucket accepted")
 	}
 }

@@ -17,7 +17,7 @@ import (
 type modelBlobs struct {
 	sections map[string][]byte
 	values   map[string][]float64 // key: blobplan.Key.String() + "/" + record name
-	hidden   map[string][]float64 // FFN reference activations per kernel input column
+	hidden   map[string][]float64 // FFN reference activations per program input column
 }
 
 func buildModelBlobs(t testing.TB, specs []blobplan.Blob, seed uint64) *modelBlobs {
@@ -83,14 +83,14 @@ func projRef(w []float64, in, o int, x []float64, S, s int) (ref, mag float64) {
 	return ref, mag
 }
 
-// TestGeneratedKernels runs every kind of generated kernel on random weights, at S = 32 with
+// TestGeneratedPrograms runs every kind of generated program on random weights, at S = 32 with
 // one live column (decode) and at S = 64 with 40 live columns (a prefill bucket with 24
 // padding columns), for fp16 weight blobs, and compares the live columns with a
 // float64 reference. Padding columns hold zeros, so they must come out as the bias (QKV) or
 // zero. Bounds (u = 2^-11): projections u·Σ|W·x| (float32 accumulation) + half an ulp; QKV adds one rounding before the bias add:
 // u·(Σ|W·x| + |b|); the FFN rounds gate, sigmoid, silu, up and their product before the down
 // projection: 6u·Σ|Wd|·|h| + half an ulp.
-func TestGeneratedKernels(t *testing.T) {
+func TestGeneratedPrograms(t *testing.T) {
 	for _, dt := range []dtype.DType{dtype.F16} {
 		t.Run(dt.String(), func(t *testing.T) {
 			cfg := parseConfig(t, smallConfigJSON)
@@ -99,14 +99,14 @@ func TestGeneratedKernels(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kernels, err := Programs(cfg, opts, blobplan.Place(specs, sectionName))
+			programs, err := Programs(cfg, opts, blobplan.Place(specs, sectionName))
 			if err != nil {
 				t.Fatal(err)
 			}
 			mb := buildModelBlobs(t, specs, 10+uint64(dt))
 			r := newRand(20)
 			checked := map[string]bool{}
-			for _, k := range kernels {
+			for _, k := range programs {
 				if k.Layer == 0 { // layer 1 has identical programs with other offsets' data
 					continue
 				}
@@ -129,7 +129,7 @@ func TestGeneratedKernels(t *testing.T) {
 				key := blobplan.Key{Group: k.Kind, Layer: k.Layer, Chunk: k.Chunk}.String() + "/"
 				for s := 0; s < S; s++ {
 					for o := 0; o < outC; o++ {
-						ref, tol := kernelRef(t, k.Kind, mb, key, cfg, xf, S, s, o)
+						ref, tol := programRef(t, k.Kind, mb, key, cfg, xf, S, s, o)
 						if s >= live {
 							tol = 0 // zero input columns give exactly the bias or zero
 						}
@@ -140,15 +140,15 @@ func TestGeneratedKernels(t *testing.T) {
 			}
 			for _, want := range []string{"attn_qkv/32", "attn_qkv/64", "attn_o/32", "attn_o/64", "mlp/32", "mlp/64", "lm_head/32"} {
 				if !checked[want] {
-					t.Errorf("no %s kernel checked", want)
+					t.Errorf("no %s program checked", want)
 				}
 			}
 		})
 	}
 }
 
-// kernelRef computes output channel o at column s of a kernel in float64 with its bound.
-func kernelRef(t *testing.T, kind string, mb *modelBlobs, key string, cfg *arch.Config, x []float64, S, s, o int) (ref, tol float64) {
+// programRef computes output channel o at column s of a program in float64 with its bound.
+func programRef(t *testing.T, kind string, mb *modelBlobs, key string, cfg *arch.Config, x []float64, S, s, o int) (ref, tol float64) {
 	h, inter := cfg.HiddenSize, cfg.IntermediateSize
 	q, kv := cfg.NumAttentionHeads*cfg.HeadDim, cfg.NumKeyValueHeads*cfg.HeadDim
 	switch kind {

@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// TestKernelFlags: `anerun logits --backend sim --ane-check` reports every kernel's fp16
+// TestANEFlags: `anerun logits --backend sim --ane-check` reports every program's fp16
 // headroom on stderr; the split blob layout gives the sim exactly the packed layout's logits;
 // a bad --ane-blob-layout is refused.
-func TestKernelFlags(t *testing.T) {
+func TestANEFlags(t *testing.T) {
 	args := []string{"logits", bundle(t), "--ids", goldenIDs(t, 6), "--backend", "sim"}
 	r := anerun(t, "", append(args, "--ane-check")...)
 	if r.code != 0 {
