@@ -71,9 +71,9 @@ type Decoder struct {
 	scale    float32   // attention score scale
 	window   int       // sliding window of the sliding layers
 
-	embed      Matrix
-	embedScale float32 // multiplies the embedding when not 0 (Gemma: sqrt(hidden))
-	posEmbed   Matrix  // learned position embeddings (GPT-2)
+	embed      *embedding
+	embedScale float32    // multiplies the embedding when not 0 (Gemma: sqrt(hidden))
+	posEmbed   *embedding // learned position embeddings (GPT-2)
 	layers     []decoderLayer
 	finalNorm  norm
 }
@@ -144,11 +144,11 @@ func NewDecoder(m *Model, proj Projections, opts DecoderOptions) (*Decoder, erro
 		d.embedScale = float32(math.Sqrt(float64(c.HiddenSize)))
 	}
 	var err error
-	if d.embed, err = m.Matrix(arch.EmbedTokens, -1); err != nil {
+	if d.embed, err = m.embedding(arch.EmbedTokens); err != nil {
 		return nil, err
 	}
 	if m.Has(arch.PosEmbed) {
-		if d.posEmbed, err = m.Matrix(arch.PosEmbed, -1); err != nil {
+		if d.posEmbed, err = m.embedding(arch.PosEmbed); err != nil {
 			return nil, err
 		}
 	}

@@ -15,11 +15,12 @@
 // causal grouped-query attention over the KV cache, an optional output gate) or, on the layers
 // layer_types names linear_attention, a Gated DeltaNet (deltanet.go: a causal convolution and a
 // per-head recurrent state of fixed size, with snapshots to resume from, recurrent.go). A
-// backend supplies
-// only the linear layers, as [Projections]: runtime/cpu runs them as float32 GEMV/GEMM over the
-// bundle's weights, runtime/ane as the bundle's ANE programs (on the Neural Engine or in the
-// MIL simulator). A weight is a [Linear] whatever its storage type, with one method per use
-// (MatVec for decode, MatMul for prefill).
+// backend supplies only the linear layers, as [Projections]: runtime/cpu runs them as float32
+// GEMV/GEMM over the bundle's weights (each storage type, the quantized activations and the AMX
+// split of the input are its own), runtime/ane as the bundle's ANE programs (on the Neural
+// Engine or in the MIL simulator). What every backend shares stays here: the embedding lookup
+// (embedding.go, which reads a q8 or q4 table through package quant's definition of its values),
+// the norms, attention and the KV cache.
 //
 // The backend packages import this one and embed a Decoder in their [Backend]; this package
 // never imports a backend, and cmd/anerun chooses one. The shared kernels (RoPE, attention,

@@ -76,12 +76,12 @@ func (d *Decoder) forward(ws *workspace, segs []segment, rows int) error {
 		for i, t := range sg.tokens {
 			r := sg.row + i
 			row := x[r*hidden : (r+1)*hidden]
-			d.embed.Row(row, t)
+			d.embed.row(row, t)
 			if d.embedScale != 0 {
 				kernels.Scale(row, d.embedScale)
 			}
 			if d.posEmbed != nil {
-				d.posEmbed.Row(tmp[:hidden], sg.pos+i)
+				d.posEmbed.row(tmp[:hidden], sg.pos+i)
 				kernels.Add(row, tmp[:hidden])
 			}
 		}

@@ -69,6 +69,24 @@ func (p TensorPart) F32() []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(p.Data))), len(p.Data)/4)
 }
 
+// Int8 returns a q8 part's codes, without copying.
+// The caller has checked that the tensor's DType is dtype.Q8.
+func (p TensorPart) Int8() []int8 {
+	return unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(p.Data))), len(p.Data))
+}
+
+// Scales returns a quantized part's fp16 scales as bit patterns, without copying (aligned:
+// NewModel checks every section).
+func (p TensorPart) Scales() []uint16 { return u16s(p.Scale) }
+
+// Offsets returns a q4 part's fp16 offsets as bit patterns, without copying.
+func (p TensorPart) Offsets() []uint16 { return u16s(p.Offset) }
+
+// u16s views fp16 bytes of the mapping as uint16s.
+func u16s(b []byte) []uint16 {
+	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2)
+}
+
 // Cols returns the size of the tensor's last dimension (1 for a scalar).
 func (t *Tensor) Cols() int {
 	if len(t.Shape) == 0 {
@@ -166,6 +184,24 @@ func (m *Model) Has(s arch.Slot) bool { return m.Family.Has(m.Config, s) }
 // HasIn reports whether layer (-1 for the model-level slots) has a tensor in slot s: a layer
 // has the slots of its own token mixer only.
 func (m *Model) HasIn(s arch.Slot, layer int) bool { return m.Family.HasIn(m.Config, s, layer) }
+
+// Vector returns the one-part float32 tensor in slot s of layer (a norm weight, a bias or
+// another small parameter, all its elements in a row), or nil when the layer has no tensor in
+// that slot.
+func (m *Model) Vector(s arch.Slot, layer int) ([]float32, error) {
+	if s == arch.SlotNone || !m.HasIn(s, layer) {
+		return nil, nil
+	}
+	t, err := m.TensorOf(s, layer)
+	if err != nil {
+		return nil, err
+	}
+	n := arch.Elements(t.Shape)
+	if t.DType != dtype.F32 || len(t.Parts) != 1 || len(t.Parts[0].F32()) != n {
+		return nil, fmt.Errorf("%s: tensor %q: expected %d float32 values in one part, got dtype %s in %d part(s)", m.Name, t.Name, n, t.DType, len(t.Parts))
+	}
+	return t.Parts[0].F32(), nil
+}
 
 // NewModel checks an open bundle's manifest and resolves every tensor the architecture needs to
 // a view of the mapping. name is used in error messages (usually the bundle's path). It fails

@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/kernels"
 )
 
@@ -11,7 +10,7 @@ import (
 //
 // so several layers can write side by side into one matrix (the LM head chunks into the logits).
 type output struct {
-	w        *runtime.Linear
+	w        *weight
 	bias     []float32 // nil for none
 	y        []float32
 	ldy, col int
@@ -67,14 +66,14 @@ type dispatch struct {
 	// in is x quantized once per job, in each form that the job's quantized weights read (int8
 	// for q4, int16 for q8: a job may mix them, and float weights, if a bundle does): every
 	// work item's products read it (the kernels only read it).
-	in runtime.QuantInput
+	in preparedInput
 }
 
 // newDispatch returns a dispatch over pool with scratch for batch tokens; amxFor (nil: never)
 // says which inputs its fp16 and q8 products take to AMX (kernels.UseAMX).
 func newDispatch(pool *kernels.Pool, batch int, amxFor func(n int) bool) *dispatch {
 	d := &dispatch{pool: pool, scratch: make([][]float32, pool.Threads()), amxGrain: prefillGrain}
-	d.in.Pool, d.in.AMX = pool, amxFor
+	d.in.pool, d.in.amx = pool, amxFor
 	if amxFor != nil && amxFor(batch) {
 		d.amxGrain = maxAMXGrain
 	}
@@ -103,7 +102,7 @@ func (d *dispatch) activate(act func(dst, x []float32), y []float32) {
 func (d *dispatch) runAct(lo, hi int) { d.act(d.actY[lo:hi], d.actY[lo:hi]) }
 
 // add appends an output to the current job.
-func (d *dispatch) add(w *runtime.Linear, bias, y []float32, ldy, col int) {
+func (d *dispatch) add(w *weight, bias, y []float32, ldy, col int) {
 	first := 0
 	if d.nout > 0 {
 		prev := &d.outs[d.nout-1]
@@ -128,9 +127,9 @@ func (d *dispatch) linear(x []float32, n int) {
 // V or down projection in a q4 model, as llama.cpp's mixed types keep, would be one), so each
 // output is checked.
 func (d *dispatch) quantizeInput() {
-	d.in.Reset()
+	d.in.reset()
 	for i := range d.outs[:d.nout] {
-		d.in.Prepare(d.outs[i].w, d.x, d.n)
+		d.in.prepare(d.outs[i].w, d.x, d.n)
 	}
 }
 
@@ -138,7 +137,7 @@ func (d *dispatch) quantizeInput() {
 // MLP before the down projection, in one dispatch (the biases are nil when the family has
 // none); act (kernels.SwiGLU, kernels.GeGLU) is applied to each work item's rows as soon as both
 // products are done.
-func (d *dispatch) gatedMLP(y, x []float32, n int, gate, up *runtime.Linear, gb, ub []float32, act func(dst, gate, up []float32)) {
+func (d *dispatch) gatedMLP(y, x []float32, n int, gate, up *weight, gb, ub []float32, act func(dst, gate, up []float32)) {
 	d.outs[0] = output{w: gate, bias: gb, y: y, ldy: gate.Rows}
 	d.outs[1] = output{w: up, bias: ub}
 	d.nout, d.x, d.n, d.gated = 2, x, n, act
@@ -159,7 +158,7 @@ func (d *dispatch) reset() {
 // On 16 threads a fixed 48 rows left 19 items for the 896-row projections: a third of the
 // threads idle for the last round.
 func (d *dispatch) grain(rows int) int {
-	if d.in.HasAMX() {
+	if d.in.hasAMX() {
 		bound := d.amxGrain
 		if d.inPlace() {
 			bound = rows
@@ -179,7 +178,7 @@ func (d *dispatch) grain(rows int) int {
 // vector units cuts its last round into items of minPrefillGrain (Pool.ParallelSlotsTail).
 // AMX items are sized to the threads already (kernels.AMXItemRows).
 func (d *dispatch) parallel(rows int) {
-	if d.n > 1 && !d.in.HasAMX() {
+	if d.n > 1 && !d.in.hasAMX() {
 		d.pool.ParallelSlotsTail(rows, d.grain(rows), minPrefillGrain, d.fn)
 		return
 	}
@@ -187,13 +186,13 @@ func (d *dispatch) parallel(rows int) {
 }
 
 // inPlace reports whether every output of a non-gated job is computed in place from the
-// prepared input (Reads), so that its work items need no scratch and may be of any size.
+// prepared input (preparedInput.reads), so that its work items need no scratch and may be of any size.
 func (d *dispatch) inPlace() bool {
 	if d.gated != nil {
 		return false
 	}
 	for i := range d.outs[:d.nout] {
-		if !d.in.Reads(d.outs[i].w) {
+		if !d.in.reads(d.outs[i].w) {
 			return false
 		}
 	}
@@ -212,9 +211,9 @@ func (d *dispatch) run(slot, lo, hi int) {
 		if a >= b {
 			continue
 		}
-		if d.in.Reads(o.w) {
+		if d.in.reads(o.w) {
 			// The quantized and AMX kernels write y[t*ldy + j] in place: no scratch, no copy.
-			o.w.MulActs(o.y[o.col+a:], o.ldy, &d.in, a, b)
+			o.w.mulActs(o.y[o.col+a:], o.ldy, &d.in, a, b)
 			if o.bias != nil {
 				for t := 0; t < d.n; t++ {
 					kernels.Add(o.y[t*o.ldy+o.col+a:t*o.ldy+o.col+b], o.bias[a:b])
@@ -224,7 +223,7 @@ func (d *dispatch) run(slot, lo, hi int) {
 		}
 		if d.n == 1 {
 			y := o.y[o.col+a : o.col+b]
-			o.w.MatVec(y, d.x, a, b)
+			o.w.matVec(y, d.x, a, b)
 			if o.bias != nil {
 				kernels.Add(y, o.bias[a:b])
 			}
@@ -232,7 +231,7 @@ func (d *dispatch) run(slot, lo, hi int) {
 		}
 		tmp := d.scratch[slot]
 		rows := b - a
-		o.w.MatMul(tmp[:d.n*rows], d.x, d.n, a, b)
+		o.w.matMul(tmp[:d.n*rows], d.x, d.n, a, b)
 		for t := 0; t < d.n; t++ {
 			y := o.y[t*o.ldy+o.col+a : t*o.ldy+o.col+b]
 			copy(y, tmp[t*rows:(t+1)*rows])
@@ -270,14 +269,14 @@ func (d *dispatch) runGated(tmp []float32, lo, hi int) {
 
 // product computes rows [lo, hi) of w for the job's tokens into y, [n, hi-lo] densely: from
 // the job's quantized input for a quantized weight, else with the float kernels.
-func (d *dispatch) product(w *runtime.Linear, y []float32, lo, hi int) {
+func (d *dispatch) product(w *weight, y []float32, lo, hi int) {
 	switch {
-	case d.in.Reads(w):
-		w.MulActs(y, hi-lo, &d.in, lo, hi)
+	case d.in.reads(w):
+		w.mulActs(y, hi-lo, &d.in, lo, hi)
 	case d.n == 1:
-		w.MatVec(y, d.x, lo, hi)
+		w.matVec(y, d.x, lo, hi)
 	default:
-		w.MatMul(y, d.x, d.n, lo, hi)
+		w.matMul(y, d.x, d.n, lo, hi)
 	}
 }
 

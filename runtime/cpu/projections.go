@@ -16,7 +16,7 @@ import (
 type Projections struct {
 	pool   *kernels.Pool
 	groups [][]group // [layer][index in the family's Groups]
-	head   runtime.Matrix
+	head   []weight
 	vocab  int
 	inter  int                           // widest MLP intermediate, for the projector's scratch
 	gated  func(dst, gate, up []float32) // a gated MLP's act(gate)*up
@@ -28,8 +28,8 @@ type Projections struct {
 // attention groups of a Gated DeltaNet layer, and the reverse).
 type group struct {
 	arch.Group
-	w []*runtime.Linear // the members
-	b [][]float32       // each member's bias, nil where it has none
+	w []*weight   // the members
+	b [][]float32 // each member's bias, nil where it has none
 }
 
 // hasAMXWeights reports whether any projection is stored in a format the AMX products take
@@ -70,7 +70,7 @@ func NewProjections(m *runtime.Model, pool *kernels.Pool) (*Projections, error) 
 				continue
 			}
 			for i, s := range g.Linears {
-				w, err := m.Linear(s, l)
+				w, err := oneWeight(m, s, l)
 				if err != nil {
 					return nil, err
 				}
@@ -87,7 +87,7 @@ func NewProjections(m *runtime.Model, pool *kernels.Pool) (*Projections, error) 
 		}
 	}
 	var err error
-	if p.head, err = m.LMHead(); err != nil {
+	if p.head, err = lmHead(m); err != nil {
 		return nil, err
 	}
 	if len(p.head) > maxOutputs {

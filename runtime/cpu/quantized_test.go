@@ -37,12 +37,12 @@ func TestMixedFormatsInOneJob(t *testing.T) {
 	mixed := *p
 	mixed.groups = [][]group{append([]group(nil), p.groups[0]...)}
 	g := &mixed.groups[0][qkv]
-	g.w = []*runtime.Linear{proj["int8"].groups[0][qkv].w[0], proj["int4"].groups[0][qkv].w[1], proj["f16"].groups[0][qkv].w[2]}
+	g.w = []*weight{proj["int8"].groups[0][qkv].w[0], proj["int4"].groups[0][qkv].w[1], proj["f16"].groups[0][qkv].w[2]}
 	g = &mixed.groups[0][mlp]
 	if !g.Gated() {
 		t.Fatalf("qwen2-tiny's MLP is not gated: %+v", g.Group)
 	}
-	g.w = []*runtime.Linear{proj["int4"].groups[0][mlp].w[0], proj["int8"].groups[0][mlp].w[1], proj["int8"].groups[0][mlp].w[2]}
+	g.w = []*weight{proj["int4"].groups[0][mlp].w[0], proj["int8"].groups[0][mlp].w[1], proj["int8"].groups[0][mlp].w[2]}
 
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, c := range []struct {
@@ -139,9 +139,9 @@ func groupIndex(t *testing.T, p *Projections, name string) int {
 
 // alone returns w·x + bias for n tokens through the weight's own float-input entry point
 // (which quantizes x itself, in the form the weight's format reads).
-func alone(w *runtime.Linear, x []float32, n int, bias []float32) []float32 {
+func alone(w *weight, x []float32, n int, bias []float32) []float32 {
 	y := make([]float32, n*w.Rows)
-	w.Mul(y, x, n, 0, w.Rows)
+	w.mul(y, x, n, 0, w.Rows)
 	for t := 0; t < n && bias != nil; t++ {
 		kernels.Add(y[t*w.Rows:(t+1)*w.Rows], bias)
 	}
@@ -199,8 +199,8 @@ func TestAMXLargeInput(t *testing.T) {
 	d.add(down, nil, make([]float32, n*down.Rows), down.Rows, 0)
 	d.x, d.n = x, n
 	d.quantizeInput()
-	if !d.in.HasAMX() || !d.inPlace() {
-		t.Fatalf("down projection of %d tokens: AMX %v, in place %v; want both", n, d.in.HasAMX(), d.inPlace())
+	if !d.in.hasAMX() || !d.inPlace() {
+		t.Fatalf("down projection of %d tokens: AMX %v, in place %v; want both", n, d.in.hasAMX(), d.inPlace())
 	}
 	if g := d.grain(down.Rows); g != down.Rows {
 		t.Errorf("down projection: %d rows a work item, want all %d on one thread", g, down.Rows)

@@ -24,7 +24,7 @@ const q4FloatMinTokens = 4
 // q4FloatMinTokens tokens on machines with the float GEMM in assembly
 // (amd64 with AVX2 or AVX-512); decode, and every product elsewhere, stays
 // on the W4A8 kernels. MatMulQ4 follows it; callers that quantize their
-// inputs once for several matrices (runtime.QuantInput) ask it first.
+// inputs once for several matrices (the CPU backend's prepared input) ask it first.
 func Q4FloatActs(n int) bool { return n >= q4FloatMinTokens && q4FloatFast() }
 
 // MatMulQ4Float multiplies n tokens of float32 activations x [n, cols] by

@@ -19,7 +19,7 @@ const q8FloatMinTokens = 2
 // q8FloatMinTokens tokens on machines with the float GEMM in assembly
 // (amd64 with AVX2 or AVX-512); decode, and every product elsewhere, stays
 // on the W8A16 kernels. MatMulQ8 follows it; callers that quantize their
-// inputs once for several matrices (runtime.QuantInput) ask it first.
+// inputs once for several matrices (the CPU backend's prepared input) ask it first.
 func Q8FloatActs(n int) bool { return n >= q8FloatMinTokens && q8FloatFast() }
 
 // MatMulQ8Float multiplies n tokens of float32 activations x [n, cols] by
