@@ -129,7 +129,7 @@ func openModel(dir string, ft fileType) (*model, error) {
 	if len(unused) > 0 {
 		m.warnings = append(m.warnings, fmt.Sprintf("%s: tensors %s are not part of %s and are left out", dir, strings.Join(unused, ", "), cfg.Architecture))
 	}
-	voc, err := readVocab(dir, cfg, fields)
+	voc, err := readVocab(dir, tg, cfg, fields)
 	if err != nil {
 		return nil, err
 	}

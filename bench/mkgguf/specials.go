@@ -138,8 +138,17 @@ func (v *vocab) readTemplateProcessing(p postProcessor, content map[string]strin
 	var first, last string
 	if len(p.Single) > 1 {
 		if first = p.Single[0].special(); first != "" {
-			if !haveConfig {
+			switch {
+			case !haveConfig:
 				content["bos"] = first
+			case first != content["bos"] && first != content["cls"]:
+				// The leading token becomes bos_token (and cls_token) where those are unset.
+				if content["bos"] == "" {
+					content["bos"] = first
+				}
+				if content["cls"] == "" {
+					content["cls"] = first
+				}
 			}
 			v.add["bos"] = first == content["bos"] || first == content["cls"]
 		}
@@ -263,6 +272,9 @@ func (v *vocab) kvs() []gguf.KV {
 		if id, ok := v.ids[s.typ]; ok && s.key != "" {
 			kvs = append(kvs, gguf.KV{Key: s.key, Value: gguf.Uint32(id)})
 		}
+	}
+	if v.spacePrefix != nil {
+		kvs = append(kvs, gguf.KV{Key: "tokenizer.ggml.add_space_prefix", Value: gguf.Bool(*v.spacePrefix)})
 	}
 	for _, typ := range []string{"bos", "eos", "sep"} {
 		if add, ok := v.add[typ]; ok {

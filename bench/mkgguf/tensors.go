@@ -186,29 +186,33 @@ func toBF16(w io.Writer, r *convert.TensorRef) error {
 // converter does: per inverse frequency of the head, 1 for wavelengths shorter than
 // original/high_freq_factor, factor for those longer than original/low_freq_factor, and between
 // them 1 / ((1 - s)/factor + s) with s = (original/wavelength - low) / (high - low). llama.cpp
-// divides each frequency by its factor. The converter works in float32 tensors; so does this.
+// divides each frequency by its factor. The converter computes in float32 torch tensors, where
+// a Python scalar divided by a tensor is the tensor's reciprocal times the scalar; the steps
+// below round the same way (the explicit float32 conversions also keep Go from fusing a
+// multiply and an add). Only the power may differ from torch's by an ulp.
 func llama3RopeFactors(c *arch.Config) []float32 {
 	rs := c.RopeScaling
 	dim := c.HeadDim
-	base := c.RopeTheta
 	factor := float32(rs.Factor)
-	low, high := float32(rs.LowFreqFactor), float32(rs.HighFreqFactor)
+	low := float32(rs.LowFreqFactor)
+	band := float32(rs.HighFreqFactor - rs.LowFreqFactor)
 	old := float32(rs.OriginalMaxPositionEmbeddings)
 	lowWavelen := float32(float64(rs.OriginalMaxPositionEmbeddings) / rs.LowFreqFactor)
 	highWavelen := float32(float64(rs.OriginalMaxPositionEmbeddings) / rs.HighFreqFactor)
+	twoPi := float32(2 * math.Pi)
 	out := make([]float32, dim/2)
 	for i := range out {
 		e := float32(2*i) / float32(dim)
-		freq := 1 / float32(math.Pow(base, float64(e)))
-		wavelen := float32(2*math.Pi) / freq
+		freq := 1 / float32(math.Pow(c.RopeTheta, float64(e)))
+		wavelen := float32(float32(1/freq) * twoPi)
 		switch {
 		case wavelen < highWavelen:
 			out[i] = 1
 		case wavelen > lowWavelen:
 			out[i] = factor
 		default:
-			s := (old/wavelen - low) / (high - low)
-			out[i] = 1 / ((1-s)/factor + s)
+			s := float32(float32(float32(1/wavelen)*old)-low) / band
+			out[i] = 1 / (float32((1-s)/factor) + s)
 		}
 	}
 	return out

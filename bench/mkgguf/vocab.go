@@ -58,6 +58,8 @@ type vocab struct {
 	ids       map[string]uint32 // special token type -> id
 	add       map[string]bool   // "bos", "eos", "sep" -> add_<typ>_token
 	templates []namedTemplate   // "default" first, if any
+	// spacePrefix is tokenizer.ggml.add_space_prefix, written for llama only (nil: not written).
+	spacePrefix *bool
 }
 
 type namedTemplate struct{ name, text string }
@@ -82,7 +84,7 @@ type tokenizerFile struct {
 // readVocab builds the tokenizer metadata of llama.cpp's GPT-2-style BPE vocabularies
 // (_set_vocab_gpt2 and gguf-py's SpecialVocab) from dir's tokenizer.json, tokenizer_config.json
 // and config.json (fields).
-func readVocab(dir string, c *arch.Config, fields map[string]json.RawMessage) (*vocab, error) {
+func readVocab(dir string, tg target, c *arch.Config, fields map[string]json.RawMessage) (*vocab, error) {
 	tjPath := filepath.Join(dir, "tokenizer.json")
 	tj, err := regfile.ReadFile(tjPath)
 	if err != nil {
@@ -126,7 +128,23 @@ func readVocab(dir string, c *arch.Config, fields map[string]json.RawMessage) (*
 	if v.templates, err = readTemplates(dir, tcfg, tcPath); err != nil {
 		return nil, err
 	}
+	if tg.llamaKeys {
+		v.llamaRules(tcfg, c.VocabSize)
+	}
 	return v, nil
+}
+
+// llamaRules adds what llama.cpp's converter writes for its LLaMA class alone:
+// tokenizer_config.json's add_prefix_space, and add_bos_token false for a vocabulary of 49152
+// tokens (its rule for small Granite models, which SmolLM's vocabulary size meets too).
+func (v *vocab) llamaRules(tcfg map[string]json.RawMessage, vocabSize int) {
+	var sp bool
+	if raw, ok := tcfg["add_prefix_space"]; ok && string(raw) != "null" && json.Unmarshal(raw, &sp) == nil {
+		v.spacePrefix = &sp
+	}
+	if vocabSize == 49152 {
+		v.add["bos"] = false
+	}
 }
 
 // preName names the pre-tokenizer the way llama.cpp's converter does: by the hash of the ids of

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -59,6 +60,9 @@ func TestSpecials(t *testing.T) {
 				"pair": [{"SpecialToken": {"id": "<s>"}}, {"Sequence": {"id": "A"}}, {"SpecialToken": {"id": "</s>"}}, {"Sequence": {"id": "B"}}]}`,
 			ids: map[string]uint32{"bos": 0, "eos": 1, "sep": 1},
 			add: map[string]bool{"bos": true, "sep": true}},
+		{name: "a leading token that is neither bos_token nor cls_token", post: llamaPost, tcfg: `{"eos_token": "</s>"}`,
+			ids: map[string]uint32{"bos": 0, "cls": 0, "eos": 1}, // (llama.cpp has no key for cls)
+			add: map[string]bool{"bos": true, "sep": false}},
 		{name: "an appended token that is not eos_token", tcfg: `{"eos_token": "</s>"}`,
 			post: `{"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A"}}, {"SpecialToken": {"id": "<eot>"}}]}`,
 			err:  `tokenizer.json: field "post_processor": the template ends with "<eot>", not eos_token "</s>"`},
@@ -88,6 +92,28 @@ func TestSpecials(t *testing.T) {
 		if !reflect.DeepEqual(v.ids, c.ids) || !reflect.DeepEqual(v.add, c.add) {
 			t.Errorf("%s: ids %v add %v; want %v %v", c.name, v.ids, v.add, c.ids, c.add)
 		}
+	}
+}
+
+// TestLlamaRules checks what the converter writes for llama alone: add_prefix_space when
+// tokenizer_config.json has it, and no BOS for a vocabulary of 49152.
+func TestLlamaRules(t *testing.T) {
+	v := &vocab{add: map[string]bool{"bos": true}}
+	v.llamaRules(rawFields(t, `{"add_prefix_space": false}`), 49152)
+	var got []string
+	for _, kv := range v.kvs() {
+		if b, ok := kv.Value.Interface().(bool); ok {
+			got = append(got, kv.Key+"="+strconv.FormatBool(b))
+		}
+	}
+	want := []string{"tokenizer.ggml.add_space_prefix=false", "tokenizer.ggml.add_bos_token=false"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("switches %v; want %v", got, want)
+	}
+	v = &vocab{add: map[string]bool{"bos": true}}
+	v.llamaRules(rawFields(t, `{"add_prefix_space": null}`), 128256)
+	if v.spacePrefix != nil || !v.add["bos"] {
+		t.Errorf("add_prefix_space null or a vocabulary of 128256: space prefix %v, add bos %v; want unset, true", v.spacePrefix, v.add["bos"])
 	}
 }
 
