@@ -17,10 +17,14 @@
 //     nested anyOf and $ref lead to it, so its cost follows the grammar's size, not its paths.
 //   - [Vocab] holds, once per tokenizer, every token's bytes in a trie (in depth-first order,
 //     each node with the end of its subtree) and the tokens that are plain string content.
-//   - [Matcher] follows one generation: Mask walks the trie with the recognizer's state, so a
-//     shared prefix is stepped once and a dead prefix prunes its whole subtree; inside a string
-//     the plain tokens (most of the vocabulary) are added as one precomputed bitset and only the
-//     rest is walked. Accept advances the state by a chosen token.
+//   - [Matcher] follows one generation: Mask walks the trie with each head of the recognizer's
+//     state, so a shared prefix is stepped once and a dead prefix prunes its whole subtree; for
+//     a head inside a string the plain tokens (most of the vocabulary) are added as one
+//     precomputed bitset and only the rest is walked. Accept advances the state by a chosen
+//     token. Both stop at [MaxTokenWork] steps and report a [WorkError], so no grammar can
+//     hold its caller for long.
+//   - Literal alternatives of an anyOf (lists of consts) are merged into one literal node,
+//     which narrows its texts by binary search whatever their number.
 //
 // # What is accepted
 //

@@ -42,6 +42,8 @@ func FuzzSchema(f *testing.F) {
 		`true`, `{"type":"array","minItems":2,"items":{"const":"x"}}`,
 		"{\"enum\":[\"\xff000\"]}", // invalid UTF-8 decodes as U+FFFD, whose bytes no word holds
 		dagSchema(24),              // 2^24 paths through anyOf and $ref to one node
+		wideConsts(2000),           // one anyOf of many consts: a merged literal
+		stringsAndConst(15),        // heads inside strings beside one that is not
 	} {
 		f.Add(s, uint64(1))
 	}

@@ -102,8 +102,10 @@ type anode struct {
 type machine struct {
 	g     *Grammar
 	arena []anode
-	// work counts the steps and pushes made, the unit of what a grammar costs.
-	work int64
+	// work counts the steps and pushes made, the unit of what a grammar costs. Past limit the
+	// machine refuses every byte and sets over, so a walk ends within a bounded time.
+	work, limit int64
+	over        bool
 	// seen[x] == stamp marks the nodes one push has opened under its parent already (see
 	// pushAlts).
 	seen  []uint32
@@ -189,7 +191,10 @@ func (m *machine) same(a, b int32) bool {
 
 // step advances head h by byte b and appends the resulting heads (none when b is not allowed).
 func (m *machine) step(h int32, b byte, out []int32) []int32 {
-	m.work++
+	if m.work++; m.work > m.limit {
+		m.over = true
+		return out
+	}
 	f := m.arena[h].f
 	switch f.kind {
 	case kRoot:
@@ -243,7 +248,10 @@ func (m *machine) pass(h int32, b byte, out []int32) []int32 {
 
 // push starts a value of node x above parent with its first byte b.
 func (m *machine) push(parent, x int32, b byte, out []int32) []int32 {
-	m.work++
+	if m.work++; m.work > m.limit {
+		m.over = true
+		return out
+	}
 	if m.arena[parent].depth >= MaxDepth {
 		return out
 	}

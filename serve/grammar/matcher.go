@@ -1,18 +1,39 @@
 package grammar
 
+import "fmt"
+
+// MaxTokenWork bounds the recognizer's work (steps of a head by a byte, and values opened) for
+// one Mask or one Accept. An ordinary schema needs a few thousand steps per token, the costliest
+// states one has measured (sixteen strings of different bounds alive at once) about 80,000; a
+// grammar that needs more is ended with a *WorkError rather than allowed to hold the server.
+const MaxTokenWork = 1 << 20
+
+// WorkError is what a Matcher reports once a Mask or Accept needed more work than its budget.
+type WorkError struct {
+	Limit int64
+}
+
+// Error says what was exceeded and what to change.
+func (e *WorkError) Error() string {
+	return fmt.Sprintf("the grammar needs more than %d recognizer steps to choose one token; use a schema with fewer alternatives alive at once (anyOf whose alternatives begin alike)", e.Limit)
+}
+
 // Matcher follows one generation through a grammar: Mask says which tokens may come next,
 // Accept advances by the token chosen. A Matcher is not safe for concurrent use; the Grammar
 // and Vocab it reads are.
 type Matcher struct {
-	v     *Vocab
-	m     machine
-	heads []int32
-	eos   []int
-	ended bool
+	v      *Vocab
+	m      machine
+	heads  []int32
+	eos    []int
+	ended  bool
+	budget int64 // work allowed per Mask or Accept
+	err    error // a *WorkError once the budget was exceeded
 	// Scratch of Mask's walk, kept between calls: heads and arena length per trie depth.
 	levels [][]int32
 	marks  []int
-	// Accept's double buffer and compaction scratch.
+	// Accept's buffers and compaction scratch.
+	buf   [2][]int32
 	next  []int32
 	spare []anode
 	remap map[int32]int32
@@ -21,12 +42,33 @@ type Matcher struct {
 // NewMatcher starts a generation. eos lists the ids that may end it once the text is complete
 // (the model's end-of-sequence ids); they are never allowed before.
 func NewMatcher(g *Grammar, v *Vocab, eos []int) *Matcher {
-	mt := &Matcher{v: v, m: machine{g: g}, eos: eos, remap: map[int32]int32{}}
+	mt := &Matcher{v: v, m: machine{g: g, limit: MaxTokenWork}, eos: eos, budget: MaxTokenWork, remap: map[int32]int32{}}
 	mt.heads = []int32{mt.m.start()}
 	depth := max(v.full.maxDepth(), v.rest.maxDepth()) + 2
 	mt.levels = make([][]int32, depth)
 	mt.marks = make([]int, depth+1)
 	return mt
+}
+
+// SetBudget sets the work one Mask or Accept may take (MaxTokenWork by default).
+func (mt *Matcher) SetBudget(work int64) { mt.budget = work }
+
+// Err returns a *WorkError once a Mask or Accept exceeded the budget, and nil before. From then
+// on the Matcher allows nothing.
+func (mt *Matcher) Err() error { return mt.err }
+
+// begin starts the budget of one Mask or Accept.
+func (mt *Matcher) begin() { mt.m.limit, mt.m.over = mt.m.work+mt.budget, false }
+
+// overrun records an exceeded budget and reports whether there was one.
+func (mt *Matcher) overrun() bool {
+	if !mt.m.over {
+		return false
+	}
+	if mt.err == nil {
+		mt.err = &WorkError{Limit: mt.budget}
+	}
+	return true
 }
 
 // CanEnd reports whether the text so far is complete, so an end-of-sequence id is allowed.
@@ -46,12 +88,19 @@ func (mt *Matcher) Ended() bool { return mt.ended }
 
 // Mask sets dst (of NewMask(v.Size()) words or more) to the tokens that may come next: those
 // whose bytes keep the text a viable prefix, and the end-of-sequence ids once it is complete.
-// Only once the text has ended is the mask empty.
+// Only once the text has ended, or the budget was exceeded (Err), is the mask empty.
+//
+// A token is allowed when some head accepts it, so each head is walked on its own and the
+// results are joined: a head between the characters of a string takes every plain token as one
+// bitset and walks only the other tokens, whatever the other heads are doing (walked together,
+// one head outside a string made every head walk the whole vocabulary). Accept steps each head
+// on its own in the same way, so the two agree on every token.
 func (mt *Matcher) Mask(dst Mask) {
 	clear(dst)
-	if mt.ended {
+	if mt.ended || mt.err != nil {
 		return
 	}
+	mt.begin()
 	if mt.CanEnd() {
 		for _, id := range mt.eos {
 			if id >= 0 && id < mt.v.size {
@@ -59,47 +108,48 @@ func (mt *Matcher) Mask(dst Mask) {
 			}
 		}
 	}
-	if left, ok := mt.inString(); ok {
-		mt.v.addPlain(dst, left)
-		mt.walk(&mt.v.rest, dst)
-		return
-	}
-	mt.walk(&mt.v.full, dst)
-}
-
-// inString reports whether every head is between the characters of a string (or of a key that
-// may be undeclared), where every plain token is allowed, and how many characters may still
-// come (-1: any number).
-func (mt *Matcher) inString() (left int32, ok bool) {
-	left = 0
-	for _, h := range mt.heads {
-		f := mt.m.arena[h].f
-		switch {
-		case f.kind == kString && f.st == sIn:
-			n := &mt.m.g.nodes[f.node]
-			if n.maxLen < 0 {
-				left = -1
-			} else if left >= 0 {
-				left = max(left, n.maxLen-f.n)
-			}
-		case f.kind == kKey && f.flag == 1 && f.used == 0:
-			left = -1
-		default:
-			return 0, false
+	for i, h := range mt.heads {
+		one := mt.heads[i : i+1]
+		if left, ok := mt.inString(h); ok {
+			mt.v.addPlain(dst, left)
+			mt.walk(&mt.v.rest, one, dst)
+		} else {
+			mt.walk(&mt.v.full, one, dst)
+		}
+		if mt.overrun() {
+			clear(dst)
+			return
 		}
 	}
-	return left, true
 }
 
-// walk adds the tokens of t that the heads accept: a depth-first walk of the trie in which each
+// inString reports whether head h is between the characters of a string (or of a key that may
+// be undeclared), where every plain token is allowed, and how many characters may still come
+// (-1: any number).
+func (mt *Matcher) inString(h int32) (left int32, ok bool) {
+	f := mt.m.arena[h].f
+	switch {
+	case f.kind == kString && f.st == sIn:
+		n := &mt.m.g.nodes[f.node]
+		if n.maxLen < 0 {
+			return -1, true
+		}
+		return n.maxLen - f.n, true
+	case f.kind == kKey && f.flag == 1 && f.used == 0:
+		return -1, true
+	}
+	return 0, false
+}
+
+// walk adds the tokens of t that heads accept: a depth-first walk of the trie in which each
 // node steps its parent's heads by one byte, and a node no head survives skips its subtree.
-func (mt *Matcher) walk(t *trie, dst Mask) {
+func (mt *Matcher) walk(t *trie, heads []int32, dst Mask) {
 	m := &mt.m
 	base := len(m.arena)
-	mt.levels[0] = mt.heads
+	mt.levels[0] = heads
 	mt.marks[1] = base
 	nodes := t.nodes
-	for i := 0; i < len(nodes); {
+	for i := 0; i < len(nodes) && !m.over; {
 		nd := &nodes[i]
 		d := int(nd.depth)
 		m.arena = m.arena[:mt.marks[d]]
@@ -122,7 +172,7 @@ func (mt *Matcher) walk(t *trie, dst Mask) {
 // Accept advances by token id and reports whether it was allowed; a token that was not leaves
 // the state as it was. An end-of-sequence id is allowed once the text is complete, and ends it.
 func (mt *Matcher) Accept(id int) bool {
-	if mt.ended {
+	if mt.ended || mt.err != nil {
 		return false
 	}
 	for _, e := range mt.eos {
@@ -142,27 +192,41 @@ func (mt *Matcher) Accept(id int) bool {
 
 // AcceptBytes advances by raw bytes, as Accept does by a token's.
 func (mt *Matcher) AcceptBytes(bs []byte) bool {
-	if mt.ended {
+	if mt.ended || mt.err != nil {
 		return false
-	}
-	base := len(mt.m.arena)
-	heads := mt.heads
-	var buf [2][]int32
-	buf[0], buf[1] = mt.next[:0], nil
-	for i, b := range bs {
-		out := mt.m.stepAll(heads, b, buf[i&1][:0])
-		buf[i&1] = out
-		if len(out) == 0 {
-			mt.m.arena = mt.m.arena[:base]
-			return false
-		}
-		heads = out
 	}
 	if len(bs) == 0 {
 		return true
 	}
-	mt.compact(heads)
+	mt.begin()
+	base := len(mt.m.arena)
+	all := mt.next[:0]
+	for _, h := range mt.heads {
+		all = mt.advance(h, bs, all)
+	}
+	if mt.overrun() || len(all) == 0 {
+		mt.m.arena = mt.m.arena[:base]
+		mt.next = all[:0]
+		return false
+	}
+	mt.compact(mt.m.dedupe(all))
 	return true
+}
+
+// advance steps head h through bs, as Mask's walk steps it through a token's bytes, and
+// appends the heads that survive to out.
+func (mt *Matcher) advance(h int32, bs []byte, out []int32) []int32 {
+	cur := append(mt.buf[0][:0], h)
+	mt.buf[0] = cur
+	for i, b := range bs {
+		k := (i + 1) & 1
+		mt.buf[k] = mt.m.stepAll(cur, b, mt.buf[k][:0])
+		cur = mt.buf[k]
+		if len(cur) == 0 {
+			return out
+		}
+	}
+	return append(out, cur...)
 }
 
 // compact keeps only the frames of the live heads, so the arena does not grow with the text.
@@ -198,12 +262,11 @@ func (mt *Matcher) copyFrame(old []anode, h int32) int32 {
 func (mt *Matcher) try(bs []byte) bool {
 	base := len(mt.m.arena)
 	defer func() { mt.m.arena = mt.m.arena[:base] }()
-	heads := mt.heads
-	for _, b := range bs {
-		heads = mt.m.stepAll(heads, b, nil)
-		if len(heads) == 0 {
-			return false
+	mt.begin()
+	for _, h := range mt.heads {
+		if len(mt.advance(h, bs, nil)) > 0 {
+			return true
 		}
 	}
-	return true
+	return false
 }

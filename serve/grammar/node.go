@@ -253,6 +253,7 @@ func (b *Builder) Build(root Ref) (*Grammar, error) {
 		return nil, ErrUnsatisfiable
 	}
 	b.prune()
+	b.mergeLiterals()
 	b.firstSets()
 	g := b.g
 	return &g, nil
