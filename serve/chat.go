@@ -74,6 +74,7 @@ func (s *Server) checkChatOnly(req *chatRequest, pl *plan) *apiError {
 	if pl.grammar, e = s.responseGrammar(req.ResponseFormat); e != nil {
 		return e
 	}
+	pl.grammarParam = "response_format"
 	if pl.tools.forced() {
 		if pl.grammar != nil {
 			return badRequest("response_format", "invalid_value", "response_format cannot be combined with a tool_choice that forces tool calls")
@@ -81,6 +82,7 @@ func (s *Server) checkChatOnly(req *chatRequest, pl *plan) *apiError {
 		if pl.grammar, e = s.toolGrammar(pl.tools); e != nil {
 			return e
 		}
+		pl.grammarParam = "tools"
 	} else if pl.grammar != nil && pl.tools.parses() {
 		return badRequest("response_format", "invalid_value", "response_format %q cannot be combined with tools the model may call; send tool_choice \"none\" or leave response_format out", req.ResponseFormat.Type)
 	}

@@ -14,9 +14,11 @@ import (
 // between tokens, and a new request's prompt joins those passes in chunks, so running streams
 // keep flowing while it is read. Requests still hold a slot (a session, its KV cache) from
 // acquire to release; the engine only decides what each pass runs. Choosing tokens (the
-// sequence's grammar, sampler and log-probabilities) and reading their text happen on the
-// engine's goroutine between passes; writing to the client happens on the request's own
-// goroutine, so a slow client never holds up the others.
+// sequence's sampler and log-probabilities) and reading their text happen on the engine's
+// goroutine between passes. A grammar's mask is computed on a goroutine of the sequence's own
+// while the passes go on: a generation whose mask is not ready when its logits are sits out
+// the passes until it is, so an expensive grammar slows its own request only. Writing to the
+// client happens on the request's own goroutine, so a slow client never holds up the others.
 
 // DefaultPrefillChunk is the most prompt tokens a pass takes besides the decode steps: larger
 // reads prompts faster, smaller keeps the running streams' inter-token time low.
@@ -48,10 +50,11 @@ type job struct {
 	next   []int // what to run next: the rest of the prompt, or the token just picked
 	one    [1]int
 	queued int // tokens of next in the pass being built
-	// decoding: the prompt has run and the generator picked a token; ended: it said stop; err:
-	// the generation failed (all three on the engine's goroutine).
-	decoding, ended bool
-	err             error
+	// decoding: the prompt has run and the generator picked a token; waiting: its logits are
+	// ready and its grammar's mask is not; ended: it said stop; err: the generation failed (all
+	// on the engine's goroutine).
+	decoding, waiting, ended bool
+	err                      error
 	// cancelled is set by the request's goroutine when its client is gone.
 	cancelled atomic.Bool
 
@@ -97,6 +100,7 @@ func (e *engine) generate(ctx context.Context, sess *runtime.Session, prompt []i
 		}
 		return nil
 	}
+	seq.begin(e.poke)
 	e.mu.Lock()
 	e.in = append(e.in, j)
 	e.mu.Unlock()
@@ -200,6 +204,8 @@ func (e *engine) pass() {
 	if len(e.running) == 0 {
 		return
 	}
+	e.pickReady()
+	e.retire(func(j *job) (bool, error) { return j.ended || j.err != nil, j.err })
 	for _, decoding := range []bool{true, false} {
 		for _, j := range e.running {
 			if j.decoding != decoding {
@@ -222,6 +228,10 @@ func (e *engine) pass() {
 	for _, j := range e.running {
 		tokens += j.queued
 	}
+	if seqs == 0 && e.anyWaiting() {
+		<-e.wake // every generation waits for its grammar: sleep until a mask (or a request) comes
+		return
+	}
 	runErr := e.sb.Run()
 	if seqs > 0 {
 		e.passes.Add(1)
@@ -239,10 +249,24 @@ func (e *engine) pass() {
 			continue
 		}
 		j.next = j.next[n:]
-		if len(j.next) > 0 {
-			continue // more of the prompt to run
+		j.waiting = len(j.next) == 0 // else more of the prompt to run
+	}
+	e.pickReady()
+	e.retire(func(j *job) (bool, error) { return j.ended || j.err != nil, j.err })
+}
+
+// pickReady lets each generation whose logits are ready and whose mask is too pick its next
+// token.
+func (e *engine) pickReady() {
+	for _, j := range e.running {
+		if !j.waiting || !j.seq.ready() {
+			continue
 		}
+		j.waiting = false
 		id, more, err := j.gen.Next()
+		if err == nil {
+			err = j.seq.err
+		}
 		j.decoding = true
 		switch {
 		case err != nil:
@@ -253,7 +277,16 @@ func (e *engine) pass() {
 			j.ended = true
 		}
 	}
-	e.retire(func(j *job) (bool, error) { return j.ended || j.err != nil, j.err })
+}
+
+// anyWaiting reports whether a generation waits for its grammar's mask.
+func (e *engine) anyWaiting() bool {
+	for _, j := range e.running {
+		if j.waiting {
+			return true
+		}
+	}
+	return false
 }
 
 // retire finishes and drops the running jobs for which end says so, with its error.

@@ -237,6 +237,10 @@ func (s *Server) interrupted(w http.ResponseWriter, r *http.Request, rec *record
 		s.stats.cancelled.Add(1)
 		rec.status, rec.finish, rec.errMsg = statusClientGone, "cancelled", "the client went away while "+during
 		panic(http.ErrAbortHandler)
+	case errors.As(err, &e):
+		// The request's own fault, found while generating (its grammar needed more work per
+		// token than it may have): answered as what it is, not as a server failure.
+		rec.finish = "error"
 	case ctx.Err() != nil:
 		s.stats.timedOut.Add(1)
 		rec.finish = "timeout"

@@ -187,5 +187,14 @@ func TestHostileSchemas(t *testing.T) {
 	// Answered (within the client's timeout): what it costs per token is BenchmarkMaskHostileAnyOf's.
 	var got chatCompletion
 	ts.post(t, "/v1/chat/completions", schema(`{"anyOf":[`+strings.Join(alts, ",")+`]}`), &got)
+	// An array of an anyOf over 19,000 consts (320 KB): one literal of 19,000 texts.
+	consts := make([]string, 19000)
+	for i := range consts {
+		consts[i] = fmt.Sprintf(`{"const":"w%d"}`, i)
+	}
+	ts.post(t, "/v1/chat/completions", schema(`{"type":"array","items":{"anyOf":[`+strings.Join(consts, ",")+`]}}`), &got)
+	if text := deref(got.Choices[0].Message.Content); !strings.HasPrefix(text, `[`) {
+		t.Fatalf("the wide anyOf of consts: %q", text)
+	}
 	ts.post(t, "/v1/completions", map[string]any{"model": ts.ModelID(), "prompt": "still here", "max_tokens": 2}, &got)
 }

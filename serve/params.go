@@ -36,7 +36,9 @@ type plan struct {
 	// logprobs is how many alternatives each token's log-probability comes with (-1: none).
 	logprobs int
 	// grammar constrains the output (response_format or forced tool calls); nil: free text.
-	grammar *grammar.Grammar
+	// grammarParam names the request field it came from, for errors met while generating.
+	grammar      *grammar.Grammar
+	grammarParam string
 	// tools are a chat request's tools (nil: none).
 	tools *toolSetup
 }

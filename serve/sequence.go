@@ -3,6 +3,7 @@ package serve
 import (
 	"crypto/rand"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/anepack/anepack/runtime"
@@ -19,6 +20,15 @@ type sequence struct {
 	sampler *runtime.Sampler
 	matcher *grammar.Matcher // nil: unconstrained
 	mask    grammar.Mask
+	// The mask of the next pick is computed on a goroutine of its own (startMask), never on
+	// the engine's, which runs every generation's passes: maskDone is closed once it is ready,
+	// and wake (the engine's poke) is called then.
+	maskDone chan struct{}
+	wake     func()
+	param    string // the request field the grammar came from
+	eos      []int
+	// err ends the generation: the grammar needed more work for one token than it may have.
+	err     error
 	topN    int // log-probabilities: -1 none; else alternatives per token (0 to 20)
 	lps     []tokenLogprob
 	sentLP  int // lps[:sentLP] went out with an event
@@ -49,7 +59,9 @@ func (s *Server) newSequence(pl *plan, i int) (*sequence, error) {
 	q := &sequence{sampler: sampler, topN: pl.logprobs, metrics: s.metrics}
 	if pl.grammar != nil {
 		v := s.grammarVocab()
-		q.matcher = grammar.NewMatcher(pl.grammar, v, s.eosIDs(pl))
+		q.eos, q.param = s.eosIDs(pl), pl.grammarParam
+		q.matcher = grammar.NewMatcher(pl.grammar, v, q.eos)
+		q.matcher.SetBudget(s.grammarWork)
 		q.mask = grammar.NewMask(v.Size())
 	}
 	if pl.tools.parses() {
@@ -58,13 +70,73 @@ func (s *Server) newSequence(pl *plan, i int) (*sequence, error) {
 	return q, nil
 }
 
-// pick chooses the next token from the logits that follow history.
+// begin starts computing the first mask, while the prompt runs; wake is called whenever a
+// mask is ready.
+func (q *sequence) begin(wake func()) {
+	q.wake = wake
+	if q.matcher != nil {
+		q.startMask(-1)
+	}
+}
+
+// startMask advances the grammar by the token just picked (none when accept < 0) and computes
+// the next mask on a goroutine of its own: the work a grammar takes per token is its own
+// request's time, not the engine's (which would hold every other generation's next token).
+// The Matcher bounds that work (grammar.MaxTokenWork).
+func (q *sequence) startMask(accept int) {
+	done := make(chan struct{})
+	q.maskDone = done
+	go func() {
+		if h := holdMask.Load(); h != nil {
+			(*h)()
+		}
+		if accept >= 0 {
+			q.matcher.Accept(accept)
+		}
+		q.matcher.Mask(q.mask)
+		close(done)
+		if q.wake != nil {
+			q.wake()
+		}
+	}()
+}
+
+// holdMask, when set, runs before each mask is computed: tests hold a mask with it to show
+// that the other generations go on meanwhile.
+var holdMask atomic.Pointer[func()]
+
+// ready reports whether pick can run without waiting for the grammar.
+func (q *sequence) ready() bool {
+	if q.matcher == nil || q.maskDone == nil {
+		return true
+	}
+	select {
+	case <-q.maskDone:
+		return true
+	default:
+		return false
+	}
+}
+
+// pick chooses the next token from the logits that follow history. With a grammar it waits
+// for the mask (the engine calls it once ready reports true). When the grammar failed it
+// records the error and returns an end-of-sequence id, so the generation ends there.
 func (q *sequence) pick(logits []float32, history []int) int {
 	var id int
 	if q.matcher != nil {
-		q.matcher.Mask(q.mask)
+		if q.maskDone == nil {
+			q.startMask(-1)
+		}
+		<-q.maskDone
+		if err := q.matcher.Err(); err != nil {
+			q.err = badRequest(q.param, "invalid_value", "%s: %v", q.param, err)
+			if len(q.eos) > 0 {
+				return q.eos[0]
+			}
+			return 0 // not shown (push drops text after an error); the engine ends the job
+		}
 		id = q.sampler.SampleMasked(logits, history, runtime.Mask(q.mask))
-		q.matcher.Accept(id)
+		q.startMask(id)
 	} else {
 		id = q.sampler.Sample(logits, history)
 	}
@@ -81,6 +153,9 @@ func (q *sequence) pick(logits []float32, history []int) int {
 
 // push reads the next piece of generated text: content, and tool calls once complete.
 func (q *sequence) push(text string) []event {
+	if q.err != nil {
+		return nil
+	}
 	if q.parser == nil {
 		q.content.WriteString(text)
 		return q.attach([]event{{text: text}})

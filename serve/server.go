@@ -59,6 +59,9 @@ type Config struct {
 	// GrammarCache bounds the compiled response_format schemas and tool-call grammars kept; 0
 	// means DefaultGrammarCache.
 	GrammarCache int
+	// GrammarWork bounds the recognizer steps a grammar may take to choose one token (Mask and
+	// Accept); a request whose grammar needs more ends with a 400. 0 means grammar.MaxTokenWork.
+	GrammarWork int64
 	// Context is each session's context in tokens, prompt and completion together; 0 means
 	// runtime.DefaultContext capped at the model's maximum.
 	Context int
@@ -107,11 +110,12 @@ type Server struct {
 	metrics  *metrics
 	draining atomic.Bool
 	// Constrained decoding: compiled grammars, and the vocabulary prepared once for them.
-	grammars   *grammar.Cache
-	vocabOnce  sync.Once
-	vocab      *grammar.Vocab
-	toolFormat toolcall.Format
-	avgGen     atomic.Int64 // nanoseconds; see noteDuration
+	grammars    *grammar.Cache
+	grammarWork int64
+	vocabOnce   sync.Once
+	vocab       *grammar.Vocab
+	toolFormat  toolcall.Format
+	avgGen      atomic.Int64 // nanoseconds; see noteDuration
 	// life is read-held by every request in progress and write-held by Close, which thereby
 	// waits for them; closed (guarded by life) turns later requests away.
 	life   sync.RWMutex
@@ -135,6 +139,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("max body size is %d bytes; expected a positive number", cfg.MaxBodyBytes)
 	case cfg.GrammarCache < 0:
 		return nil, fmt.Errorf("grammar cache of %d entries; expected a positive number", cfg.GrammarCache)
+	case cfg.GrammarWork < 0:
+		return nil, fmt.Errorf("grammar work of %d steps per token; expected a positive number", cfg.GrammarWork)
 	case len(cfg.ServedModelNames) > 0 && cfg.ModelID != "":
 		return nil, errors.New("give the model's names either as ModelID or as ServedModelNames, not both")
 	}
@@ -154,7 +160,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{model: cfg.Model, backend: cfg.Backend, tok: tok, timeout: cfg.Timeout,
 		apiKey: cfg.APIKey, maxBody: cfg.MaxBodyBytes, log: cfg.Logger, created: time.Now().Unix(),
-		metrics: newMetrics(), grammars: grammar.NewCache(cmp.Or(cfg.GrammarCache, DefaultGrammarCache))}
+		metrics: newMetrics(), grammars: grammar.NewCache(cmp.Or(cfg.GrammarCache, DefaultGrammarCache)),
+		grammarWork: cmp.Or(cfg.GrammarWork, grammar.MaxTokenWork)}
 	switch cfg.ToolCallParser {
 	case "", "auto":
 		s.toolFormat = detectToolFormat(tok)
