@@ -4,7 +4,7 @@
 //
 // # Byte layout
 //
-// This package writes format version 1.2 ([MajorVersion].[MinorVersion]). The layout below is
+// This package writes format version 1.3 ([MajorVersion].[MinorVersion]). The layout below is
 // that of every 1.x file; minor versions add manifest fields and tensor types only.
 //
 // All integers are little-endian. A "page" is 16 KiB (16384 bytes, the Apple Silicon page
@@ -65,10 +65,14 @@
 //
 // A reader accepts every 1.x file. In a file whose minor version is newer than
 // [MinorVersion] it ignores the header flags and reserved fields, entry flags, and sections of
-// kinds it does not know (they stay in [Bundle.Sections] with their numeric kind); in a 1.0
-// file these must be zero or known. A newer major version is refused with [ErrVersion] and a
-// message naming both versions. The layout rules (alignment, bounds, zero padding, the digests)
-// hold for every 1.x file.
+// kinds it does not know (they stay in [Bundle.Sections] with their numeric kind); in a file
+// of minor version up to [MinorVersion] these must be zero or known. A newer major version is
+// refused with [ErrVersion] and a message naming both versions. The layout rules (alignment,
+// bounds, zero padding, the digests) hold for every 1.x file.
+//
+// The manifest of any minor version may hold fields a reader does not know; it ignores them.
+// Minor versions 0 to 2 list the ANE programs under the key "kernels" rather than "programs":
+// the reader reads that key into [Manifest.Programs] for those versions only.
 //
 // # Writing
 //

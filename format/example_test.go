@@ -56,5 +56,5 @@ func Example() {
 	// Output:
 	// mil/hello mil       offset 16384 length    13
 	// tensors   tensors   offset 32768 length 30000
-	// "program(1.0)\n", version 1.2, verify: <nil>
+	// "program(1.0)\n", version 1.3, verify: <nil>
 }

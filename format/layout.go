@@ -11,11 +11,16 @@ import (
 const (
 	Magic        = "ANEB" // first four bytes of every bundle
 	MajorVersion = 1      // the major version written; newer majors are refused
-	MinorVersion = 2      // the minor version written (1.1: the manifest's ane section, "f16" kernel I/O, arch configs of several families; 1.2: q8/q4 weights with scales and offsets)
-	HeaderSize   = 128    // bytes of the header at offset 0
-	EntrySize    = 128    // bytes of one section table entry
-	Align        = 16384  // sections and the table start on multiples of this (16 KiB pages)
-	MaxNameLen   = 70     // longest section name, in bytes
+	// MinorVersion is the minor version written. Each minor added to the one before:
+	//   - 1.1: the manifest's ane section, "f16" program I/O (1.0 wrote "fp16"), the arch
+	//     configs of several families;
+	//   - 1.2: q8 and q4 weights with scales and offsets;
+	//   - 1.3: the manifest lists the ANE programs under "programs" (1.0 to 1.2: "kernels").
+	MinorVersion = 3
+	HeaderSize   = 128   // bytes of the header at offset 0
+	EntrySize    = 128   // bytes of one section table entry
+	Align        = 16384 // sections and the table start on multiples of this (16 KiB pages)
+	MaxNameLen   = 70    // longest section name, in bytes
 
 	// MaxSections and MaxManifestSize bound what a reader accepts, so that a corrupt or
 	// hostile header cannot make it allocate more than the file could reasonably need,
@@ -140,7 +145,7 @@ func (s Section) End() int64 { return s.Offset + s.Length }
 
 func digestString(d [32]byte) string { return "sha256:" + hex.EncodeToString(d[:]) }
 
-// VersionString returns the version this package writes, "1.2".
+// VersionString returns the version this package writes, "1.3".
 func VersionString() string { return fmt.Sprintf("%d.%d", MajorVersion, MinorVersion) }
 
 // checkName reports why name cannot be a section name, or nil.

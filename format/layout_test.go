@@ -23,7 +23,7 @@ func TestHeaderBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	manifest := []byte(`{
-  "format_version": "1.2",
+  "format_version": "1.3",
   "producer": "p",
   "model": {
     "name": "",
@@ -48,7 +48,7 @@ func TestHeaderBytes(t *testing.T) {
 	// Header bytes 0..63, spelled out field by field (little-endian).
 	wantHead := make([]byte, 0, 64)
 	wantHead = append(wantHead, "ANEB"...)
-	wantHead = append(wantHead, 1, 0, 2, 0, 0, 0, 0, 0, 128, 0, 0, 0) // version 1.2, flags 0, header size
+	wantHead = append(wantHead, 1, 0, 3, 0, 0, 0, 0, 0, 128, 0, 0, 0) // version 1.3, flags 0, header size
 	wantHead = append(wantHead, 0x00, 0x80, 0, 0, 0, 0, 0, 0)         // 32768
 	wantHead = append(wantHead, 0x80, 0, 0, 0, 0, 0, 0, 0)            // 128
 	wantHead = append(wantHead, 1, 0, 0, 0, 0, 0, 0, 0)               // count 1, reserved 0

@@ -12,7 +12,7 @@ type Manifest struct {
 	Producer      string      `json:"producer"`       // e.g. "anepack 0.1.0"
 	Model         Model       `json:"model"`
 	Tensors       []Tensor    `json:"tensors"`
-	Programs      []Program   `json:"kernels,omitempty"`
+	Programs      []Program   `json:"programs,omitempty"` // "kernels" in minor versions 0 to 2
 	ANE           *ANE        `json:"ane,omitempty"`
 	Tokenizer     *Tokenizer  `json:"tokenizer,omitempty"`
 	Generation    Generation  `json:"generation"`
@@ -145,6 +145,27 @@ type Conversion struct {
 	Overflows   int64  `json:"overflows"`    // values that became ±Inf
 	Subnormals  int64  `json:"subnormals"`   // values that became FP16 subnormals (precision loss)
 	Underflows  int64  `json:"underflows"`   // non-zero values that became ±0
+}
+
+// programsKeyMinor is the first minor version whose manifest lists the ANE programs under
+// "programs". Minors 0 to 2 list them under "kernels"; the reader takes that key from those
+// minors only, so that in a later bundle it is an unknown field like any other.
+const programsKeyMinor = 3
+
+// decodeManifest decodes the manifest JSON of a bundle of the given minor version.
+func decodeManifest(data []byte, minor uint16) (*Manifest, error) {
+	m := new(Manifest)
+	doc := struct {
+		*Manifest
+		Kernels []Program `json:"kernels"`
+	}{Manifest: m}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	if minor < programsKeyMinor {
+		m.Programs = doc.Kernels
+	}
+	return m, nil
 }
 
 // FindTensor returns the tensor called name, or nil.

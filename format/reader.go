@@ -108,8 +108,8 @@ func parse(r io.ReaderAt, size int64, checkRoot bool) (*Bundle, error) {
 		}
 	}
 
-	m := new(Manifest)
-	if err := json.Unmarshal(manifest, m); err != nil {
+	m, err := decodeManifest(manifest, h.Minor)
+	if err != nil {
 		off := h.ManifestOffset
 		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
 			off += se.Offset

@@ -7,6 +7,8 @@ package testmodel
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -253,4 +255,53 @@ func Rewrite(src, dst string, edit func(m *format.Manifest)) error {
 		return err
 	}
 	return nil
+}
+
+// WriteMinor2 copies the bundle at src to dst as a writer of format version 1.2 wrote it: the
+// header's minor version 2, the manifest's format_version "1.2" and its ANE programs under
+// "kernels", the key of minor versions 0 to 2. Tests use it to check that readers still take
+// such bundles. The sections and the table are copied byte for byte; the header fields after
+// the manifest (its length, the file size, the root digest) are those of the new manifest.
+func WriteMinor2(src, dst string) error {
+	b, err := format.Open(src)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	raw, err := json.Marshal(b.Manifest())
+	if err != nil {
+		return err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return err
+	}
+	if p, ok := fields["programs"]; ok {
+		fields["kernels"] = p
+		delete(fields, "programs")
+	}
+	fields["format_version"] = json.RawMessage(`"1.2"`)
+	man, err := json.MarshalIndent(fields, "", "  ")
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	h := b.Header()
+	out := append(data[:h.ManifestOffset:h.ManifestOffset], man...)
+	// Header fields, at the offsets package format documents; the root digest is the sha256
+	// of the header with the digest zeroed, the table and the manifest.
+	le := binary.LittleEndian
+	le.PutUint16(out[6:], 2)                 // minor version
+	le.PutUint64(out[48:], uint64(len(man))) // manifest length
+	le.PutUint64(out[56:], uint64(len(out))) // file size
+	clear(out[64:96])
+	d := sha256.New()
+	d.Write(out[:format.HeaderSize])
+	d.Write(out[h.TableOffset : h.TableOffset+h.TableLength])
+	d.Write(man)
+	d.Sum(out[64:64])
+	return os.WriteFile(dst, out, 0o644)
 }
