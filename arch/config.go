@@ -92,7 +92,7 @@ func (c *Config) KVDim() int { return c.NumKeyValueHeads * c.HeadDim }
 // QProjDim returns the rows of q_proj: QDim, or twice that where the family's attention has an
 // output gate (each head's query followed by its gate).
 func (c *Config) QProjDim() int {
-	if f := Families[c.Architecture]; f != nil && f.AttnOutputGate {
+	if f := families[c.Architecture]; f != nil && f.AttnOutputGate {
 		return 2 * c.QDim()
 	}
 	return c.QDim()
@@ -173,7 +173,7 @@ func ParseConfig(data []byte, file string) (*Config, error) {
 	if len(archs) == 0 {
 		return nil, &ConfigError{File: file, Field: "architectures", Msg: "missing; expected a list such as [\"Qwen2ForCausalLM\"]"}
 	}
-	fam, ok := Families[archs[0]]
+	fam, ok := families[archs[0]]
 	if !ok {
 		return nil, &ConfigError{File: file, Field: "architectures",
 			Msg: fmt.Sprintf("%q is not supported; supported: %s", archs[0], strings.Join(Supported(), ", "))}
@@ -248,7 +248,7 @@ const (
 // runtime on the config stored in a bundle, which it must not trust. Errors are *ConfigError
 // with File empty.
 func Validate(c *Config) error {
-	fam, ok := Families[c.Architecture]
+	fam, ok := families[c.Architecture]
 	if !ok {
 		return &ConfigError{Field: "architectures", Msg: fmt.Sprintf("%q is not supported; supported: %s", c.Architecture, strings.Join(Supported(), ", "))}
 	}

@@ -2,6 +2,7 @@ package arch
 
 import (
 	"errors"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -323,5 +324,22 @@ func TestParseGemma3Config(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), b.want) {
 			t.Errorf("%s: %v; want an error mentioning %s", b.new, err, b.want)
 		}
+	}
+}
+
+// TestSupported: the list Supported gives and the answers of IsSupported come from the one
+// table, and an unknown name is refused by both.
+func TestSupported(t *testing.T) {
+	names := Supported()
+	if len(names) == 0 || !sort.StringsAreSorted(names) {
+		t.Fatalf("Supported() = %v; want a sorted, non-empty list", names)
+	}
+	for _, n := range names {
+		if !IsSupported(n) {
+			t.Errorf("IsSupported(%q) = false for a name Supported lists", n)
+		}
+	}
+	if IsSupported("MambaForCausalLM") || IsSupported("") {
+		t.Errorf("IsSupported accepted an architecture that is not in the table")
 	}
 }

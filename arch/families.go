@@ -1,9 +1,10 @@
 package arch
 
-// Families maps a Hugging Face architecture name to its description. It is the one list of
+// families maps a Hugging Face architecture name to its description. It is the one list of
 // supported architectures: adding a family whose operations exist is a file like qwen3.go and a
-// line here.
-var Families = map[string]*Family{
+// line here. It is read through Lookup, IsSupported and Supported only, so that no caller can
+// change what the rest of the program supports.
+var families = map[string]*Family{
 	qwen2.Architecture:  qwen2,
 	qwen3.Architecture:  qwen3,
 	llama.Architecture:  llama,

@@ -173,17 +173,24 @@ func (r BiasRule) applies(c *Config) bool {
 
 // Lookup returns the family of a config.
 func Lookup(c *Config) (*Family, error) {
-	f, ok := Families[c.Architecture]
+	f, ok := families[c.Architecture]
 	if !ok {
 		return nil, fmt.Errorf("architecture %q is not supported; supported: %s", c.Architecture, joinSupported())
 	}
 	return f, nil
 }
 
+// IsSupported reports whether name (a config's "architectures" entry, a manifest's
+// model.architecture) is a supported architecture.
+func IsSupported(name string) bool {
+	_, ok := families[name]
+	return ok
+}
+
 // Supported lists the supported architecture names, sorted.
 func Supported() []string {
-	names := make([]string, 0, len(Families))
-	for n := range Families {
+	names := make([]string, 0, len(families))
+	for n := range families {
 		names = append(names, n)
 	}
 	sort.Strings(names)

@@ -220,7 +220,7 @@ func NewModel(b *format.Bundle, name string) (*Model, error) {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...))
 	}
-	if _, ok := arch.Families[man.Model.Architecture]; !ok {
+	if !arch.IsSupported(man.Model.Architecture) {
 		return nil, fail("manifest field model.architecture: %q is not supported by this version of anerun; supported: %s",
 			man.Model.Architecture, strings.Join(arch.Supported(), ", "))
 	}
