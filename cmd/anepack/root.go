@@ -7,10 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/internal/cli"
-	"github.com/anepack/anepack/internal/version"
-	"github.com/anepack/anepack/pack"
 )
 
 // newRootCmd builds the anepack command tree. The root itself packs: its one positional argument
@@ -29,7 +26,7 @@ Hugging Face cache, or reused from it) or a local checkpoint directory (use ./na
 directory called like a subcommand). The bundle is written to -o, by default <model name>.aneb
 in the current directory; --store adds it to the local store instead (or as well, with -o),
 where anerun runs it by name. Where the bundle goes is checked before anything is downloaded.`,
-		Version: version.Get("anepack", pack.Version, format.VersionString()).String(),
+		Version: versionInfo().String(),
 		Example: `  anepack Qwen/Qwen2.5-0.5B-Instruct                 # writes Qwen2.5-0.5B-Instruct.aneb
   anepack Qwen/Qwen2.5-0.5B-Instruct --store         # into the store: anerun Qwen/Qwen2.5-0.5B-Instruct "hi"
   anepack ./Qwen2.5-0.5B-Instruct -o qwen.aneb

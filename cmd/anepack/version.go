@@ -7,6 +7,7 @@ import (
 	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/internal/version"
 	"github.com/anepack/anepack/pack"
+	"github.com/anepack/anepack/runtime/kernels"
 )
 
 // newVersionCmd is `anepack version`: what --version prints, as a command.
@@ -16,7 +17,12 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the version, commit, Go toolchain and CPU kernel features",
 		Args:  cli.Args(0),
 		Run: func(cmd *cobra.Command, args []string) {
-			version.Get("anepack", pack.Version, format.VersionString()).Write(cmd.OutOrStdout())
+			versionInfo().Write(cmd.OutOrStdout())
 		},
 	}
+}
+
+// versionInfo is what `anepack version` and --version print.
+func versionInfo() version.Info {
+	return version.Get("anepack", pack.Version, format.VersionString(), kernels.HasAsm())
 }

@@ -13,10 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/internal/cli"
-	"github.com/anepack/anepack/internal/version"
-	"github.com/anepack/anepack/pack"
 	"github.com/anepack/anepack/runtime"
 )
 
@@ -59,7 +56,7 @@ Flags also take the spellings of llama.cpp and mlx-lm: --temp, --ctx-size, --n-p
   anerun Qwen2.5-0.5B-Instruct.aneb --raw "Once upon a time" -n 64 --temp 0.8 --seed 1
   anerun serve Qwen/Qwen2.5-0.5B-Instruct --port 8000
   anerun bench Qwen/Qwen2.5-0.5B-Instruct --prompt-tokens 128 --gen-tokens 64`,
-		Version:       version.Get("anerun", pack.Version, format.VersionString()).String(),
+		Version:       versionInfo().String(),
 		Args:          rootArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -1,6 +1,9 @@
 // Package version reports what a binary is: the module version and commit it was built from,
-// the Go toolchain, and the CPU kernel features this machine gives it. `anerun version`,
+// the Go toolchain, and the CPU features this machine gives its kernels. `anerun version`,
 // `anepack version` and both commands' --version print it; a bug report starts with it.
+//
+// It sits on the ground floor: the caller says whether the CPU kernels run in assembly here
+// (kernels.HasAsm) and which bundle versions it handles, so the report needs nothing above it.
 package version
 
 import (
@@ -11,8 +14,6 @@ import (
 	"strings"
 
 	"golang.org/x/sys/cpu"
-
-	"github.com/anepack/anepack/runtime/kernels"
 )
 
 // Commit is the commit the binary was built from, set by the Makefile
@@ -37,8 +38,9 @@ type Info struct {
 	Producer, Format string
 }
 
-// Get gathers the report for tool; producer and format are the bundle versions it handles.
-func Get(tool, producer, format string) Info {
+// Get gathers the report for tool; producer and format are the bundle versions it handles, and
+// asm says whether its CPU kernels use assembly on this machine (kernels.HasAsm).
+func Get(tool, producer, format string, asm bool) Info {
 	in := Info{Tool: tool, Module: "github.com/anepack/anepack", Version: "(devel)", Commit: Commit,
 		Go: goruntime.Version(), Platform: goruntime.GOOS + "/" + goruntime.GOARCH, Kernels: "go",
 		Features: CPUFeatures(), Producer: producer, Format: format}
@@ -66,7 +68,7 @@ func Get(tool, producer, format string) Info {
 	if in.Commit == "" {
 		in.Commit = "unknown"
 	}
-	if kernels.HasAsm() {
+	if asm {
 		in.Kernels = "assembly"
 	}
 	return in
