@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/anepack/anepack/internal/cli"
 )
 
 // Env is what huggingface_hub reads from the environment, resolved the same
@@ -111,7 +109,7 @@ func LoadEnv(lookup func(string) (string, bool)) (Env, error) {
 }
 
 // Client returns a Client configured from e. Progress and Log are left for
-// the program to set (see NewProgress).
+// the program to set.
 func (e Env) Client() *Client {
 	return &Client{
 		Endpoint:        e.Endpoint,
@@ -124,19 +122,17 @@ func (e Env) Client() *Client {
 	}
 }
 
-// NewClientFromEnv returns a Client configured from the process environment,
-// with progress on os.Stderr (a bar on a terminal, one line per file
-// otherwise, as HF_HUB_DISABLE_PROGRESS_BARS allows) and log lines on
-// os.Stderr. Command-line flags override by setting fields afterwards (for
-// a --token flag also set TokenSource = "--token").
+// NewClientFromEnv returns a Client configured from the process environment.
+// It reports nothing: set Progress and Log to show the downloads (the
+// command-line tools draw a bar on stderr, plain lines when
+// Env.ProgressBars says so). Command-line flags override by setting fields
+// afterwards (for a --token flag also set TokenSource = "--token").
 func NewClientFromEnv() (*Client, error) {
 	e, err := LoadEnv(os.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
-	c := e.Client()
-	c.Progress, c.Log = cli.NewDownloadProgress(os.Stderr, e.ProgressBars)
-	return c, nil
+	return e.Client(), nil
 }
 
 // isTruthy is huggingface_hub's _is_true: 1, ON, YES, TRUE in any case.

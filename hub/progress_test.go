@@ -3,13 +3,11 @@ package hub
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/anepack/anepack/hub/hubtest"
-	"github.com/anepack/anepack/internal/cli"
 )
 
 // recProgress records what a Snapshot reports.
@@ -83,44 +81,23 @@ func TestProgressAccounting(t *testing.T) {
 	}
 }
 
-// TestLineProgress: one line per finished file and a summary.
-func TestLineProgress(t *testing.T) {
-	srv := hubtest.New(t, hubtest.Options{})
-	srv.MustAddRepo(t, hubtest.Repo{ID: "Org/M", Files: modelFiles()})
-	c, _ := newClient(t, srv)
-	var buf bytes.Buffer
-	c.Progress = cli.NewDownloadLines(&buf)
-	if _, err := c.Snapshot(context.Background(), "Org/M", "", PackFilter); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != len(packNames)+2 || !strings.HasPrefix(lines[0], fmt.Sprintf("downloading %d files", len(packNames))) ||
-		!strings.HasPrefix(lines[len(lines)-1], fmt.Sprintf("downloaded %d of %d files", len(packNames), len(packNames))) {
-		t.Fatalf("output:\n%s", buf.String())
-	}
-	for _, l := range lines[1 : len(lines)-1] {
-		if !strings.HasPrefix(l, "[") || !strings.Contains(l, "/10] ") || !strings.HasSuffix(l, "B)") {
-			t.Errorf("file line %q", l)
-		}
-	}
-}
-
-// TestBarProgress: the bar shows bytes and files done, and log lines
-// written through it land on their own lines.
-func TestBarProgress(t *testing.T) {
+// TestProgressAndLog: a download that meets a failing CDN reports every file to Progress and
+// says in Log that it tried again, one line per event.
+func TestProgressAndLog(t *testing.T) {
 	srv := hubtest.New(t, hubtest.Options{Faults: hubtest.Faults{Status: []hubtest.StatusFault{{Endpoint: hubtest.CDN, Code: 503, Times: 1}}}})
 	srv.MustAddRepo(t, hubtest.Repo{ID: "Org/M", Files: modelFiles()})
 	c, _ := newClient(t, srv)
-	var buf bytes.Buffer
-	bar := cli.NewDownloadBar(&buf)
-	c.Progress, c.Log = bar, bar
+	var log bytes.Buffer
+	p := &recProgress{}
+	c.Progress, c.Log = p, &log
 	if _, err := c.Snapshot(context.Background(), "Org/M", "", PackFilter); err != nil {
 		t.Fatal(err)
 	}
-	out := buf.String()
-	for _, want := range []string{"10/10 files", "100%", "/553 kB, ", "MB/s", "\rhub: ", "attempt 2 of 4)\n"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("bar output lacks %q:\n%q", want, out)
-		}
+	if p.starts != 1 || p.ends != 1 || len(p.done) != len(packNames) {
+		t.Errorf("progress %+v, want %d files", p, len(packNames))
+	}
+	out := log.String()
+	if !strings.HasPrefix(out, "hub: ") || !strings.Contains(out, "attempt 2 of 4)\n") {
+		t.Errorf("log lacks the retry line:\n%q", out)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/internal/fileutil"
 )
 
@@ -145,7 +144,7 @@ func (c *Client) fetchFiles(ctx context.Context, rc repoCache, repo, revision st
 		if free, ok := c.statFree(rc.dir); ok && free < need {
 			return nil, &Error{Kind: ErrDiskFull, Repo: repo,
 				Msg: fmt.Sprintf("not enough disk space for %s: %s to download, %s free in %s; free some space or set HF_HUB_CACHE to a folder on a larger disk",
-					repo, cli.FormatBytesSI(need), cli.FormatBytesSI(free), c.CacheDir)}
+					repo, formatSize(need), formatSize(free), c.CacheDir)}
 		}
 	}
 	// Largest first, so the long transfer starts early and small files

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/internal/transfer"
 )
 
@@ -44,7 +43,7 @@ func (c *Client) download(ctx context.Context, src *cdnSource, f FileInfo, part 
 		DiskError: func(err error) error { return diskErr(err, part) },
 		Progress:  tr.add,
 		Resumed: func(have int64) {
-			c.logf("%s: resuming from %s already downloaded", f.Path, cli.FormatBytesSI(have))
+			c.logf("%s: resuming from %s already downloaded", f.Path, formatSize(have))
 		},
 		Logf: c.logf, Label: f.Path,
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/anepack/anepack/internal/transfer"
 )
 
-// UploadProgress shows one upload (a file, or one LFS part); *cli.Progress implements it.
+// UploadProgress shows one upload (a file, or one LFS part): the command-line tools draw it as a bar.
 type UploadProgress interface {
 	// Set reports done bytes of total.
 	Set(done, total int64)

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
-
-	"github.com/anepack/anepack/internal/cli"
 )
 
 // Flags are the command-line flags shared by the commands that pull (anerun pull, anerun
@@ -51,11 +49,11 @@ func (f *Flags) registerCommon(fs *pflag.FlagSet) {
 	}
 }
 
-// Options turns the flags into Options: progress bars (or lines) on stderr, log lines on log,
-// the password read from stdin.
-func (f *Flags) Options(stdin io.Reader, log io.Writer) (Options, error) {
+// Options turns the flags into Options: log lines on log, a display from newProgress for each
+// transfer (neither with --quiet), the password read from stdin.
+func (f *Flags) Options(stdin io.Reader, log io.Writer, newProgress func(label string, total int64) Progress) (Options, error) {
 	o := Options{Username: f.Username, PlainHTTP: f.PlainHTTP, Digest: f.Digest, Jobs: f.Jobs,
-		Private: f.Private, Message: f.Message, Log: log}
+		Private: f.Private, Message: f.Message, Log: log, NewProgress: newProgress}
 	if f.PasswordStdin {
 		if f.Username == "" {
 			return o, errors.New("--password-stdin needs --username")
@@ -78,10 +76,8 @@ func (f *Flags) Options(stdin io.Reader, log io.Writer) (Options, error) {
 		}
 		o.Compress = m
 	}
-	quiet := f.Quiet
-	o.NewProgress = func(label string, total int64) Progress { return cli.NewProgress(label, total, true, quiet) }
-	if quiet {
-		o.Log = nil
+	if f.Quiet {
+		o.Log, o.NewProgress = nil, nil
 	}
 	return o, nil
 }

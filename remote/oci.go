@@ -20,7 +20,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 	"oras.land/oras-go/v2/registry/remote/errcode"
 
-	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/bytesize"
 	"github.com/anepack/anepack/internal/transfer"
 	"github.com/anepack/anepack/store"
 )
@@ -268,7 +268,7 @@ func (o *Options) pushBlob(ctx context.Context, repo *orasremote.Repository, r R
 			return false, o.ociError(r, "upload of "+label, err)
 		}
 		d := o.delay(attempt)
-		o.logf("%s: upload of %s failed after %s (%v); retrying in %v", r, label, cli.FormatBytes(cr.n), err, d)
+		o.logf("%s: upload of %s failed after %s (%v); retrying in %v", r, label, bytesize.Format(cr.n), err, d)
 		if err := o.wait(ctx, d); err != nil {
 			return false, err
 		}

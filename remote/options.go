@@ -21,7 +21,7 @@ const (
 	DefaultFrameSize = 8 << 20
 )
 
-// Progress shows one transfer; *cli.Progress implements it.
+// Progress shows one transfer: the command-line tools draw it as a bar.
 type Progress interface {
 	// Set reports done bytes of total.
 	Set(done, total int64)

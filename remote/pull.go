@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/anepack/anepack/format"
-	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/bytesize"
 	"github.com/anepack/anepack/internal/stall"
 	"github.com/anepack/anepack/internal/transfer"
 	"github.com/anepack/anepack/store"
@@ -158,7 +158,7 @@ func (o *Options) fetch(ctx context.Context, spec fetchSpec) (*Pulled, error) {
 		DiskError: func(err error) error { return st.DiskError(fmt.Errorf("writing %s: %w", part.Path, err)) },
 		Progress:  func(n int64) { prog.Set(atomic.AddInt64(&written, n), spec.size) },
 		Resumed: func(have int64) {
-			o.logf("%s: resuming, %s of %s already here", label, cli.FormatBytes(have), cli.FormatBytes(spec.size))
+			o.logf("%s: resuming, %s of %s already here", label, bytesize.Format(have), bytesize.Format(spec.size))
 		},
 		Logf: o.logf, Label: label,
 	}

@@ -17,7 +17,7 @@ import (
 	"oras.land/oras-go/v2/content"
 
 	"github.com/anepack/anepack/format"
-	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/bytesize"
 	"github.com/anepack/anepack/internal/regfile"
 	"github.com/anepack/anepack/store"
 )
@@ -158,7 +158,7 @@ func (o *Options) pushOCI(ctx context.Context, path string, r Ref) (*Pushed, err
 		out.Compression = c.stats
 		saves := 1 - c.stats.Ratio()
 		if o.Compress == CompressAlways || saves > MinSaving {
-			o.logf("%s: zstd frames: %s -> %s (ratio %.3f, %d frames, %.0f MB/s); pushing the compressed layer", r, cli.FormatBytes(lb.size), cli.FormatBytes(c.size), c.stats.Ratio(), c.stats.Frames, c.stats.MBps())
+			o.logf("%s: zstd frames: %s -> %s (ratio %.3f, %d frames, %.0f MB/s); pushing the compressed layer", r, bytesize.Format(lb.size), bytesize.Format(c.size), c.stats.Ratio(), c.stats.Frames, c.stats.MBps())
 			out.Compressed = true
 			compression = "zstd-frames"
 			cfg.Compression = c.index

@@ -34,7 +34,7 @@ func (f *hubFlags) register(cmd *cobra.Command) {
 // HF_HUB_CACHE, HF_HUB_OFFLINE, ...) with the flags on top. Progress is drawn by
 // acquire.Download.
 func (f *hubFlags) client() (*hub.Client, error) {
-	c, err := acquire.HubClient()
+	c, err := hubClient()
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func fetchRepo(ctx context.Context, repo string, f *hubFlags, want func(string) 
 	if err != nil {
 		return nil, err
 	}
-	return acquire.Download(ctx, c, repo, f.revision, want, quiet)
+	return acquire.Download(ctx, c, repo, f.revision, want, display(quiet))
 }
 
 // newDownloadCmd is `anepack download REPO`: fetch only, print the snapshot

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/internal/bytesize"
 	"github.com/anepack/anepack/internal/cli"
 )
 
@@ -69,7 +70,7 @@ func inspectTable(b *format.Bundle, listTensors bool) error {
 	m := b.Manifest()
 	out := os.Stdout
 	fmt.Fprintf(out, "format      %s (producer %s)\n", h.Version(), m.Producer)
-	fmt.Fprintf(out, "size        %s\n", cli.FormatBytes(int64(h.FileSize)))
+	fmt.Fprintf(out, "size        %s\n", bytesize.Format(int64(h.FileSize)))
 	fmt.Fprintf(out, "root digest %s\n", h.RootDigestString())
 	fmt.Fprintf(out, "model       %s (%s), %s weights, %.1fM parameters\n", m.Model.Name, m.Model.Architecture, m.Model.DType, float64(m.Model.Parameters)/1e6)
 	var cfg map[string]any
@@ -95,7 +96,7 @@ func inspectTable(b *format.Bundle, listTensors bool) error {
 	}
 	fmt.Fprintf(out, "source      %s\n", src)
 	for _, f := range p.Files {
-		fmt.Fprintf(out, "            %-40s %10s  sha256:%s\n", f.Name, cli.FormatBytes(f.Size), f.SHA256)
+		fmt.Fprintf(out, "            %-40s %10s  sha256:%s\n", f.Name, bytesize.Format(f.Size), f.SHA256)
 	}
 	if c := m.Conversion; c != nil {
 		fmt.Fprintf(out, "conversion  from %s: %d overflow(s) to Inf, %d subnormal(s), %d underflow(s) to 0\n", c.SourceDType, c.Overflows, c.Subnormals, c.Underflows)
@@ -105,7 +106,7 @@ func inspectTable(b *format.Bundle, listTensors bool) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kind\tname\toffset\tsize\tsha256\t")
 	for _, s := range b.Sections() {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t\n", s.Kind, s.Name, s.Offset, cli.FormatBytes(s.Length), s.DigestString()[:19])
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t\n", s.Kind, s.Name, s.Offset, bytesize.Format(s.Length), s.DigestString()[:19])
 	}
 	tw.Flush()
 	if listTensors {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/anepack/anepack/hub"
+	"github.com/anepack/anepack/internal/bytesize"
 	"github.com/anepack/anepack/internal/cli"
 )
 
@@ -52,11 +53,11 @@ stored (lfs or git). Files marked with * are the ones packing downloads. With --
 					storage = "lfs"
 				}
 				total += f.Size
-				fmt.Fprintf(tw, "%10s\t%s\t%s\t%s\n", cli.FormatBytes(f.Size), storage, mark, f.Path)
+				fmt.Fprintf(tw, "%10s\t%s\t%s\t%s\n", bytesize.Format(f.Size), storage, mark, f.Path)
 			}
 			tw.Flush()
 			fmt.Fprintf(out, "%d files, %s; * = %d files, %s that packing downloads\n",
-				len(files), cli.FormatBytes(total), nPacked, cli.FormatBytes(packed))
+				len(files), bytesize.Format(total), nPacked, bytesize.Format(packed))
 			return nil
 		},
 	}

@@ -119,9 +119,9 @@ func (d *destination) finish(ctx context.Context, res *pack.Result, src *acquire
 	}
 	var s *acquire.Stored
 	if d.temp {
-		s, err = acquire.AddPacked(ctx, d.st, res.Path, res.Manifest, n, "packed "+origin, quiet)
+		s, err = acquire.AddPacked(ctx, d.st, res.Path, res.Manifest, n, "packed "+origin, display(quiet))
 	} else {
-		s, err = acquire.AddFile(ctx, d.st, res.Path, res.Size, res.Manifest, n, "packed "+origin, quiet)
+		s, err = acquire.AddFile(ctx, d.st, res.Path, res.Size, res.Manifest, n, "packed "+origin, display(quiet))
 	}
 	if err != nil {
 		return "", err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anepack/anepack/internal/bytesize"
 	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/pack"
 )
@@ -81,7 +82,7 @@ func runPack(cmd *cobra.Command, model string, f *packFlags, hf *hubFlags) error
 			what = "the bundle"
 		}
 		fmt.Fprintf(cli.Stderr(), "wrote %s: %s, %s weights, %d tensors, %d ANE programs, %s in %.2fs\n",
-			what, m.Model.Architecture, m.Model.DType, len(m.Tensors), len(m.Programs), cli.FormatBytes(res.Size), time.Since(start).Seconds())
+			what, m.Model.Architecture, m.Model.DType, len(m.Tensors), len(m.Programs), bytesize.Format(res.Size), time.Since(start).Seconds())
 	}
 	out, err := dest.finish(ctx, res, src, f.quiet)
 	if err != nil {

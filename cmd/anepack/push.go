@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anepack/anepack/internal/bytesize"
 	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/remote"
 )
@@ -35,7 +36,7 @@ The pushed reference, with its digest or commit, is printed on stdout.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := cli.SignalContext(cmd.Context())
 			defer cancel()
-			opts, err := f.Options(cmd.InOrStdin(), cli.Stderr())
+			opts, err := f.Options(cmd.InOrStdin(), cli.Stderr(), remoteProgress)
 			if err != nil {
 				return err
 			}
@@ -50,7 +51,7 @@ The pushed reference, with its digest or commit, is printed on stdout.`,
 				}
 				sent := "already there, nothing uploaded"
 				if p.Uploaded > 0 {
-					sent = fmt.Sprintf("%s uploaded (%s)", cli.FormatBytes(p.Uploaded), how)
+					sent = fmt.Sprintf("%s uploaded (%s)", bytesize.Format(p.Uploaded), how)
 				}
 				fmt.Fprintf(cli.Stderr(), "pushed %s: %s, %s in %.1fs\n", args[0], p.BundleDigest, sent, p.Elapsed.Seconds())
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anepack/anepack/internal/bytesize"
 	"github.com/anepack/anepack/internal/cli"
 )
 
@@ -35,7 +36,7 @@ func newVerifyCmd() *cobra.Command {
 			}
 			if !quiet {
 				w := cli.Stderr()
-				fmt.Fprintf(w, "%s: OK, %d sections, %s checked in %.2fs\n", args[0], len(b.Sections()), cli.FormatBytes(size), time.Since(start).Seconds())
+				fmt.Fprintf(w, "%s: OK, %d sections, %s checked in %.2fs\n", args[0], len(b.Sections()), bytesize.Format(size), time.Since(start).Seconds())
 				fmt.Fprintf(w, "root digest: %s (of the header, section table and manifest; every section's digest is in the table)\n", b.Header().RootDigestString())
 				fmt.Fprintf(w, "file digest: %s (sha256 of the whole file: stores and registries name the bundle by it)\n", digest)
 			}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/anepack/anepack/internal/acquire"
+	"github.com/anepack/anepack/internal/bytesize"
 	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/store"
 )
@@ -43,13 +44,13 @@ stdout.`,
 				return err
 			}
 			st.Log = cli.Stderr()
-			s, err := acquire.Import(ctx, st, args[0], name, quiet)
+			s, err := acquire.Import(ctx, st, args[0], name, display(quiet))
 			if err != nil {
 				return err
 			}
 			if !quiet {
 				e := s.Entry
-				fmt.Fprintf(cli.Stderr(), "imported %s as %s: %s, %s weights, %s\n", args[0], e.Reference, e.Model.Architecture, e.Model.DType, cli.FormatBytes(e.Size))
+				fmt.Fprintf(cli.Stderr(), "imported %s as %s: %s, %s weights, %s\n", args[0], e.Reference, e.Model.Architecture, e.Model.DType, bytesize.Format(e.Size))
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), s.Entry.Reference)
 			return nil

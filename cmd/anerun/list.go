@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anepack/anepack/internal/bytesize"
 	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/internal/modelname"
 	"github.com/anepack/anepack/store"
@@ -49,7 +50,7 @@ again on next use.`,
 				if name == "" {
 					name = "<none>"
 				}
-				size := cli.FormatBytes(e.Size)
+				size := bytesize.Format(e.Size)
 				if e.Missing {
 					size = "(missing)"
 				}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/anepack/anepack/hub"
 	"github.com/anepack/anepack/internal/acquire"
+	"github.com/anepack/anepack/internal/bytesize"
 	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/internal/modelname"
 	"github.com/anepack/anepack/remote"
@@ -84,12 +85,12 @@ func pullModel(ctx context.Context, n modelname.Name, revision string, quiet boo
 		return "", err
 	}
 	st.Log = cli.Stderr()
-	c, err := acquire.HubClient()
+	c, err := hubClient()
 	if err != nil {
 		return "", err
 	}
 	start := time.Now()
-	snap, err := acquire.Download(ctx, c, n.Model, revision, hub.PackFilter, quiet)
+	snap, err := acquire.Download(ctx, c, n.Model, revision, hub.PackFilter, display(quiet))
 	if err != nil {
 		return "", err
 	}
@@ -112,7 +113,7 @@ func pullModel(ctx context.Context, n modelname.Name, revision string, quiet boo
 			return "", err
 		}
 	}
-	s, err := acquire.PackSource(ctx, st, src, n, start, quiet)
+	s, err := acquire.PackSource(ctx, st, src, n, start, display(quiet))
 	if err != nil {
 		return "", err
 	}
@@ -121,7 +122,7 @@ func pullModel(ctx context.Context, n modelname.Name, revision string, quiet boo
 
 // pullRef downloads the bundle a reference names into the store.
 func pullRef(ctx context.Context, cmd *cobra.Command, ref string, f *remote.Flags) error {
-	opts, err := f.Options(cmd.InOrStdin(), cli.Stderr())
+	opts, err := f.Options(cmd.InOrStdin(), cli.Stderr(), remoteProgress)
 	if err != nil {
 		return err
 	}
@@ -138,13 +139,13 @@ func pullRef(ctx context.Context, cmd *cobra.Command, ref string, f *remote.Flag
 		default:
 			via := ""
 			if p.Compressed {
-				via = fmt.Sprintf(", %s over the network (zstd frames)", cli.FormatBytes(p.Fetched))
+				via = fmt.Sprintf(", %s over the network (zstd frames)", bytesize.Format(p.Fetched))
 			}
 			if p.Resumed > 0 {
-				via += fmt.Sprintf(", resumed after %s", cli.FormatBytes(p.Resumed))
+				via += fmt.Sprintf(", resumed after %s", bytesize.Format(p.Resumed))
 			}
 			fmt.Fprintf(cli.Stderr(), "pulled %s: %s, %s in %.1fs (%s, verified%s), %s\n",
-				ref, what, cli.FormatBytes(e.Size), p.Elapsed.Seconds(), cli.FormatRate(e.Size-p.Resumed, p.Elapsed), via, e.Digest)
+				ref, what, bytesize.Format(e.Size), p.Elapsed.Seconds(), cli.FormatRate(e.Size-p.Resumed, p.Elapsed), via, e.Digest)
 		}
 	}
 	fmt.Fprintln(cmd.OutOrStdout(), p.Path)

@@ -37,7 +37,7 @@ func (o *modelFlags) resolve(arg string) (string, error) {
 		if o.dtype != "" {
 			return "", fmt.Errorf("--dtype picks the variant of a model name (Org/Name); %s names one bundle", arg)
 		}
-		opts, err := o.remote.Options(os.Stdin, cli.Stderr())
+		opts, err := o.remote.Options(os.Stdin, cli.Stderr(), remoteProgress)
 		if err != nil {
 			return "", err
 		}
@@ -117,7 +117,7 @@ func (o *modelFlags) fetchAndPack(ctx context.Context, n modelname.Name, revisio
 		return "", err
 	}
 	st.Log = cli.Stderr()
-	c, err := acquire.HubClient()
+	c, err := hubClient()
 	if err != nil {
 		return "", err
 	}
@@ -126,7 +126,7 @@ func (o *modelFlags) fetchAndPack(ctx context.Context, n modelname.Name, revisio
 		from = "taking " + n.Model + " from the Hugging Face cache (offline)"
 	}
 	fmt.Fprintf(cli.Stderr(), "anerun: %s is not in the store yet: %s and packing it (once; later runs start from the store)\n", n, from)
-	s, err := acquire.FetchAndPack(ctx, st, c, n, revision, false)
+	s, err := acquire.FetchAndPack(ctx, st, c, n, revision, display(false))
 	if err != nil {
 		return "", err
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/bytesize"
 	"github.com/anepack/anepack/internal/modelname"
 	"github.com/anepack/anepack/remote"
 	"github.com/anepack/anepack/store"
@@ -54,7 +54,7 @@ bundle and every name of it. --partial deletes what interrupted pulls left for r
 					fmt.Fprintf(out, "deleted %s\n", d)
 				}
 				if r.Freed > 0 {
-					fmt.Fprintf(out, "freed %s\n", cli.FormatBytes(r.Freed))
+					fmt.Fprintf(out, "freed %s\n", bytesize.Format(r.Freed))
 				}
 			}
 			if partial {
@@ -62,7 +62,7 @@ bundle and every name of it. --partial deletes what interrupted pulls left for r
 				if err != nil {
 					failed = append(failed, err.Error())
 				} else {
-					fmt.Fprintf(out, "deleted partial downloads: %s freed\n", cli.FormatBytes(n))
+					fmt.Fprintf(out, "deleted partial downloads: %s freed\n", bytesize.Format(n))
 				}
 			}
 			if len(failed) > 0 {

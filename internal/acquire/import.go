@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/anepack/anepack/format"
-	"github.com/anepack/anepack/internal/cli"
 	"github.com/anepack/anepack/internal/modelname"
 	"github.com/anepack/anepack/store"
 )
@@ -15,8 +14,8 @@ import (
 // Import adds the bundle file path to st, as name when it is not empty (a tag it gives must
 // match the bundle's weight type; a missing one is taken from the bundle), else as NameFor
 // says. The file is hard-linked into the store when it can be (no copy, no extra space),
-// copied otherwise; it is hashed once, shown as "verifying".
-func Import(ctx context.Context, st *store.Store, path, name string, quiet bool) (*Stored, error) {
+// copied otherwise; it is hashed once, shown on d as "verifying".
+func Import(ctx context.Context, st *store.Store, path, name string, d Display) (*Stored, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -45,14 +44,14 @@ func Import(ctx context.Context, st *store.Store, path, name string, quiet bool)
 		}
 		n.Model = given.Model
 	}
-	return AddFile(ctx, st, abs, size, m, n, "imported "+abs, quiet)
+	return AddFile(ctx, st, abs, size, m, n, "imported "+abs, d)
 }
 
 // AddFile adds the bundle file path (outside the store; size bytes, manifest m) to st as n,
 // with source as its origin for listings: hard-linked when it can be, copied otherwise, and
-// hashed once on the way in, shown as "verifying".
-func AddFile(ctx context.Context, st *store.Store, path string, size int64, m *format.Manifest, n modelname.Name, source string, quiet bool) (*Stored, error) {
-	prog := cli.NewProgress("verifying", size, true, quiet)
+// hashed once on the way in, shown on d as "verifying".
+func AddFile(ctx context.Context, st *store.Store, path string, size int64, m *format.Manifest, n modelname.Name, source string, d Display) (*Stored, error) {
+	prog := d.task("verifying", size)
 	e, p, err := st.Import(ctx, path, entryFor(m, n, source), prog.Set)
 	prog.Finish()
 	if err != nil {

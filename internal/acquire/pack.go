@@ -8,7 +8,7 @@ import (
 
 	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/hub"
-	"github.com/anepack/anepack/internal/cli"
+	"github.com/anepack/anepack/internal/bytesize"
 	"github.com/anepack/anepack/internal/modelname"
 	"github.com/anepack/anepack/pack"
 	"github.com/anepack/anepack/store"
@@ -24,14 +24,13 @@ type Stored struct {
 
 // FetchAndPack is what `anerun Org/Name` does the first time: it downloads what packing
 // needs of the repo (through c, into the Hugging Face cache, or from it), packs it with
-// n's weight type and adds the bundle to st as n. Progress and a summary go to stderr unless
-// quiet.
-func FetchAndPack(ctx context.Context, st *store.Store, c *hub.Client, n modelname.Name, revision string, quiet bool) (*Stored, error) {
+// n's weight type and adds the bundle to st as n, showing each step on d.
+func FetchAndPack(ctx context.Context, st *store.Store, c *hub.Client, n modelname.Name, revision string, d Display) (*Stored, error) {
 	if !n.IsRepo() {
 		return nil, fmt.Errorf("%s is not a Hugging Face repo id (Org/Name)", n.Model)
 	}
 	start := time.Now()
-	snap, err := Download(ctx, c, n.Model, revision, hub.PackFilter, quiet)
+	snap, err := Download(ctx, c, n.Model, revision, hub.PackFilter, d)
 	if err != nil {
 		return nil, err
 	}
@@ -39,27 +38,27 @@ func FetchAndPack(ctx context.Context, st *store.Store, c *hub.Client, n modelna
 	if err != nil {
 		return nil, err
 	}
-	return PackSource(ctx, st, src, n, start, quiet)
+	return PackSource(ctx, st, src, n, start, d)
 }
 
-// PackSource packs src with n's weight type into st as n and says so in one line (the time
-// counted from start) unless quiet.
-func PackSource(ctx context.Context, st *store.Store, src *Source, n modelname.Name, start time.Time, quiet bool) (*Stored, error) {
-	s, res, err := PackToStore(ctx, st, src, n, pack.Options{DType: n.DType()}, quiet)
+// PackSource packs src with n's weight type into st as n and says so in one line on d.Log (the
+// time counted from start).
+func PackSource(ctx context.Context, st *store.Store, src *Source, n modelname.Name, start time.Time, d Display) (*Stored, error) {
+	s, res, err := PackToStore(ctx, st, src, n, pack.Options{DType: n.DType()}, d)
 	if err != nil {
 		return nil, err
 	}
-	if !quiet {
+	if d.Log != nil {
 		m := res.Manifest
-		fmt.Fprintf(cli.Stderr(), "stored %s: %s, %s weights, %s, in %.1fs\n", n, m.Model.Architecture, m.Model.DType, cli.FormatBytes(s.Entry.Size), time.Since(start).Seconds())
+		fmt.Fprintf(d.Log, "stored %s: %s, %s weights, %s, in %.1fs\n", n, m.Model.Architecture, m.Model.DType, bytesize.Format(s.Entry.Size), time.Since(start).Seconds())
 	}
 	return s, nil
 }
 
 // PackToStore packs src with opts into the store's work area and adds the bundle to st as n:
 // opts' Output, Force, Name, Provenance and KnownDigests are set from src, and Progress and
-// Warn, when unset, report on stderr. Nothing is left in the work area on failure.
-func PackToStore(ctx context.Context, st *store.Store, src *Source, n modelname.Name, opts pack.Options, quiet bool) (*Stored, *pack.Result, error) {
+// Warn, when unset, report on d. Nothing is left in the work area on failure.
+func PackToStore(ctx context.Context, st *store.Store, src *Source, n modelname.Name, opts pack.Options, d Display) (*Stored, *pack.Result, error) {
 	f, err := os.CreateTemp(st.TempDir(), "pack-*.aneb")
 	if err != nil {
 		return nil, nil, st.DiskError(err)
@@ -68,19 +67,19 @@ func PackToStore(ctx context.Context, st *store.Store, src *Source, n modelname.
 	f.Close()
 	opts.Output, opts.Force = tmp, true
 	opts.Name, opts.Provenance, opts.KnownDigests = src.Name, src.Provenance, src.KnownDigests
-	var prog *cli.Progress
+	var prog Task
 	if opts.Progress == nil {
 		opts.Progress = func(done, total int64) {
 			if prog == nil {
-				prog = cli.NewProgress("converting weights", total, true, quiet)
+				prog = d.task("converting weights", total)
 			}
 			prog.Set(done, total)
 		}
 	}
 	if opts.Warn == nil {
 		opts.Warn = func(msg string) {
-			if !quiet {
-				fmt.Fprintln(cli.Stderr(), "warning:", msg)
+			if d.Log != nil {
+				fmt.Fprintln(d.Log, "warning:", msg)
 			}
 		}
 	}
@@ -92,7 +91,7 @@ func PackToStore(ctx context.Context, st *store.Store, src *Source, n modelname.
 		os.Remove(tmp)
 		return nil, nil, err
 	}
-	s, err := AddPacked(ctx, st, res.Path, res.Manifest, n, "packed "+src.Origin, quiet)
+	s, err := AddPacked(ctx, st, res.Path, res.Manifest, n, "packed "+src.Origin, d)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -100,13 +99,14 @@ func PackToStore(ctx context.Context, st *store.Store, src *Source, n modelname.
 }
 
 // AddPacked adds tmp, a bundle just packed into the store's work area, to st as n, with
-// source as its origin for listings. The hash the store names it by is shown as "verifying".
-func AddPacked(ctx context.Context, st *store.Store, tmp string, m *format.Manifest, n modelname.Name, source string, quiet bool) (*Stored, error) {
+// source as its origin for listings. The hash the store names it by is shown on d as
+// "verifying".
+func AddPacked(ctx context.Context, st *store.Store, tmp string, m *format.Manifest, n modelname.Name, source string, d Display) (*Stored, error) {
 	fi, err := os.Stat(tmp)
 	if err != nil {
 		return nil, err
 	}
-	prog := cli.NewProgress("verifying", fi.Size(), true, quiet)
+	prog := d.task("verifying", fi.Size())
 	e, p, err := st.Add(ctx, tmp, entryFor(m, n, source), prog.Set)
 	prog.Finish()
 	if err != nil {

@@ -9,11 +9,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/anepack/anepack/internal/bytesize"
 )
 
 // Progress reports a long task: a bar redrawn in place on a terminal, otherwise a few plain
 // lines (at 25% steps), so logs stay readable. Sizes are in binary units (KiB, MiB, GiB)
-// everywhere, as FormatBytes writes them. A Progress that was never Set prints nothing, not
+// everywhere, as bytesize.Format writes them. A Progress that was never Set prints nothing, not
 // even at Finish: a task that turned out to have nothing to do (a bundle the store has
 // verified before) leaves no "done in 0.0s" line behind.
 type Progress struct {
@@ -130,31 +132,16 @@ func (p *Progress) line(final bool) string {
 	case final:
 		fmt.Fprintf(&b, " in %.1fs", el.Seconds())
 	case p.bytes && el > 200*time.Millisecond:
-		fmt.Fprintf(&b, " %s/s", FormatBytes(int64(float64(p.done)/el.Seconds())))
+		fmt.Fprintf(&b, " %s/s", bytesize.Format(int64(float64(p.done)/el.Seconds())))
 	}
 	return fit(b.String())
 }
 
 func (p *Progress) amount(n int64) string {
 	if p.bytes {
-		return FormatBytes(n)
+		return bytesize.Format(n)
 	}
 	return fmt.Sprint(n)
-}
-
-// FormatBytes renders n bytes with a binary unit, e.g. "942.3 MiB". Every size and rate the
-// commands print uses it, so a run shows one unit system.
-func FormatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // FormatRate renders bytes per second over d, e.g. "312.5 MiB/s".
@@ -162,5 +149,5 @@ func FormatRate(n int64, d time.Duration) string {
 	if d <= 0 {
 		return "- MiB/s"
 	}
-	return FormatBytes(int64(float64(n)/d.Seconds())) + "/s"
+	return bytesize.Format(int64(float64(n)/d.Seconds())) + "/s"
 }
