@@ -72,8 +72,10 @@ var contexts = []struct {
 	{"linux", "amd64", []string{"noasm"}},
 }
 
-// pkg is what a package imports from the module, in any of the contexts.
+// pkg is what a package imports from the module, in any of the contexts, and what it says it
+// is.
 type pkg struct {
+	name, doc   string   // the package name and the synopsis of its doc comment
 	imports     []string // by the package's own files
 	testImports []string // by its _test.go files (in the package or in package x_test)
 }
@@ -114,6 +116,7 @@ func modulePackages(root string) (map[string]*pkg, error) {
 				p = &pkg{}
 				pkgs[rel] = p
 			}
+			p.name, p.doc = bp.Name, bp.Doc
 			p.imports = addOwn(p.imports, bp.Imports)
 			p.testImports = addOwn(p.testImports, bp.TestImports)
 			p.testImports = addOwn(p.testImports, bp.XTestImports)

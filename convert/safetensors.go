@@ -1,10 +1,3 @@
-// Package convert reads Hugging Face safetensors checkpoints (one file or shards with an index),
-// checks their tensors against the architecture, and converts BF16/F16/F32 tensors to the FP16 or
-// F32 the bundle stores.
-//
-// Files are memory-mapped and parsed with github.com/nlpodyssey/safetensors, which works on a
-// byte slice and never reads the file itself; tensor data are sub-slices of the mapping, so a
-// checkpoint of any size costs only the pages being converted.
 package convert
 
 import (

@@ -1,7 +1,7 @@
-// Package stall decides when a download has stalled. Resetting a timer on every byte, as both
-// download paths once did, lets a server that sends one byte a second hold a connection (and a
-// download slot) forever; here a transfer is stalled when a whole window passes with fewer than
-// MinRate bytes per second arriving, which a trickle cannot satisfy and any working link does.
+// Package stall decides when a download has stalled: when a whole window passes with fewer
+// than MinRate bytes per second arriving, which a trickle cannot satisfy and any working link
+// does. A timer reset on every byte would let a server that sends one byte a second hold a
+// connection (and a download slot) forever.
 package stall
 
 import (
