@@ -17,7 +17,9 @@ import (
 // then a draw from the softmax of what is left.
 type Sampling struct {
 	// Temperature divides the logits; 0 means greedy decoding (the largest logit wins, the
-	// first one on ties, like torch.argmax) and disables TopK, TopP and MinP.
+	// first one on ties, like torch.argmax) and disables TopK, TopP and MinP. A temperature so
+	// small that the division would overflow float32 (1e-40 for ordinary logits) decodes
+	// greedily too.
 	Temperature float64
 	// TopK keeps the K largest logits (and any tied with the K-th); 0 disables it.
 	TopK int
@@ -191,7 +193,7 @@ func (s *Sampler) choose(logits []float32, history []int, allowed Mask) int {
 			}
 		}
 	}
-	if s.cfg.Temperature == 0 {
+	if s.cfg.Temperature == 0 || overflows(sc, s.cfg.Temperature) {
 		id := kernels.Argmax(sc)
 		if allowed != nil && !allowed.Has(id) {
 			return firstAllowed(allowed, len(sc))
@@ -233,6 +235,23 @@ func (s *Sampler) choose(logits []float32, history []int, allowed Mask) int {
 		}
 	}
 	return int(cand[len(cand)-1]) // r was within rounding of 1
+}
+
+// overflows reports whether dividing the largest score by temperature t would overflow float32
+// (with a factor of 2 to spare for rounding): then the largest scores would all become +Inf and
+// their softmax NaN. Such a temperature (1e-40 and smaller, for ordinary logits) leaves all the
+// probability on the largest score anyway, so the caller decodes greedily. Scores that overflow
+// to -Inf are harmless: their probability was 0 already.
+func overflows(sc []float32, t float64) bool {
+	t32 := float32(t)
+	switch {
+	case t32 >= 1:
+		return false
+	case t32 == 0:
+		return true
+	}
+	m := sc[kernels.Argmax(sc)]
+	return m > float32(math.MaxFloat32/2)*t32 && !math.IsInf(float64(m), 1)
 }
 
 // penalize applies HF's RepetitionPenaltyLogitsProcessor: each distinct id of history once.

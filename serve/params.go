@@ -175,7 +175,7 @@ func (s *Server) fit(pl *plan, promptTokens int, param string) *apiError {
 		return badRequest(param, "invalid_value", "the prompt is empty; give at least one token")
 	}
 	want := max(pl.maxTokens, 1)
-	if promptTokens+want > ctx {
+	if want > ctx-promptTokens { // not promptTokens+want > ctx: max_tokens may be near 2^63
 		if pl.maxTokens == 0 {
 			return badRequest(param, "context_length_exceeded",
 				"this model's context is %d tokens per request, but the prompt has %d tokens and leaves no room for a completion; shorten the prompt (or restart the server with a larger --ctx)",
@@ -183,7 +183,7 @@ func (s *Server) fit(pl *plan, promptTokens int, param string) *apiError {
 		}
 		return badRequest(param, "context_length_exceeded",
 			"this model's context is %d tokens per request, but %d were requested (%d in the prompt, %d for the completion); shorten the prompt or lower max_tokens",
-			ctx, promptTokens+pl.maxTokens, promptTokens, pl.maxTokens)
+			ctx, uint64(promptTokens)+uint64(pl.maxTokens), promptTokens, pl.maxTokens)
 	}
 	pl.opts.MaxTokens = pl.maxTokens
 	if pl.maxTokens == 0 {
