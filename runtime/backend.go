@@ -4,7 +4,7 @@ package runtime
 // tokens and returns logits, so a backend is free to fuse, tile and schedule its work however it
 // likes (the CPU runs GEMMs over the whole batch; the ANE runs fused programs in sequence-length
 // buckets), and the session, sampling and generation code above it is shared by all of them.
-// cmd/anerun chooses the backend; nothing in this package does.
+// Package runtime/backend chooses one (its Open, with "auto"); nothing in this package does.
 type Backend interface {
 	// Name is the backend's name as users select it: "cpu", "ane", "sim".
 	Name() string

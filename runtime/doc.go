@@ -23,7 +23,8 @@
 // the norms, attention and the KV cache.
 //
 // The backend packages import this one and embed a Decoder in their [Backend]; this package
-// never imports a backend, and cmd/anerun chooses one. The shared kernels (RoPE, attention,
+// never imports a backend. Package runtime/backend opens one by name or picks one ("auto": the
+// Neural Engine where its self-test passed, else the CPU). The shared kernels (RoPE, attention,
 // norms, the matrix products) are in runtime/kernels.
 //
 // Go's own runtime package is imported as goruntime where it is needed.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -10,38 +11,13 @@ import (
 	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/remote"
 	"github.com/anepack/anepack/runtime"
+	"github.com/anepack/anepack/runtime/ane"
+	"github.com/anepack/anepack/runtime/backend"
 	"github.com/anepack/anepack/runtime/cpu"
 )
 
-// backendKind is one value of --backend. The list is in order of preference: "auto" takes the
-// first whose open succeeds (a backend that cannot run on this machine returns an error).
-// Adding a backend (ane, sim) means adding a line here.
-type backendKind struct {
-	name string
-	help string
-	open func(m *runtime.Model, o *modelFlags) (runtime.Backend, error)
-}
-
-var backends = []backendKind{
-	aneBackend, // first: auto uses the Neural Engine where it opens (backends.go)
-	{"cpu", "float32 forward pass, one thread per core (assembly kernels where the CPU has them)", openCPU},
-	simBackend, // after cpu, which always opens: auto never picks the simulator
-}
-
-func openCPU(m *runtime.Model, o *modelFlags) (runtime.Backend, error) {
-	return cpu.New(m, cpu.Options{Threads: o.threads, AMX: amxModes[o.amx], Cache: o.cacheType})
-}
-
 // amxModes are the values of --amx.
 var amxModes = map[string]cpu.AMXMode{"auto": cpu.AMXAuto, "on": cpu.AMXOn, "off": cpu.AMXOff}
-
-func backendNames() string {
-	names := []string{"auto"}
-	for _, b := range backends {
-		names = append(names, b.name)
-	}
-	return strings.Join(names, ", ")
-}
 
 // modelFlags are the flags of every command that runs a model: which bundle (resolve.go), and
 // where and how to run it.
@@ -58,11 +34,14 @@ type modelFlags struct {
 	dtype string
 	// remote holds --digest and --plain-http, for a bundle named by a reference.
 	remote remote.Flags
+	// The flags of the ane and sim backends.
+	decodeOn, blobLayout, constexpr string
+	aneCheck                        bool
 }
 
 func (o *modelFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.backend, "backend", "auto", "where to run the model: "+backendNames())
+	f.StringVar(&o.backend, "backend", backend.Auto, "where to run the model: "+strings.Join(backend.Names(), ", "))
 	f.IntVarP(&o.threads, "threads", "t", 0, "CPU threads (0: one per physical core this process may run on, performance cores only on a hybrid CPU, as llama.cpp; see --cpus)")
 	f.IntVarP(&o.ctx, "ctx", "c", 0, fmt.Sprintf("context length in tokens (0: %d, or the model's maximum if smaller; alias --ctx-size)", runtime.DefaultContext))
 	f.StringVar(&o.amx, "amx", "auto", fmt.Sprintf("on a CPU with AMX (Xeon Sapphire Rapids and later), where fp16 and int8 prefill runs: on (AMX tiles), off (AVX-512), auto (AMX with at most %d threads)", cpu.AMXAutoThreads))
@@ -71,7 +50,44 @@ func (o *modelFlags) register(cmd *cobra.Command) {
 	f.StringVar(&o.dtype, "dtype", "", "for a model name (Org/Name), the stored variant to run: f16 (default), f32, int8 or int4; the same as Org/Name:TAG")
 	f.StringVar(&o.remote.Digest, "digest", "", "for an https:// bundle, its expected sha256 (sha256:<hex>)")
 	f.BoolVar(&o.remote.PlainHTTP, "plain-http", false, "for an oci:// bundle, talk to the registry over plain http:// (local registries)")
-	registerANEFlags(f)
+	f.StringVar(&o.decodeOn, "decode-on", ane.DecodeANE,
+		"with --backend ane or sim, where decode steps run: ane (the S=32 programs, one live column) or cpu (float32 GEMVs; needs fewer ANE compiles)")
+	f.BoolVar(&o.aneCheck, "ane-check", false,
+		"with --backend ane or sim, compare each program's first evaluation with the MIL simulator and stop at the first that differs; report each program's fp16 headroom")
+	f.StringVar(&o.blobLayout, "ane-blob-layout", backend.Auto,
+		"with --backend ane or sim, how weight files reach the compiler: packed (the bundle's files), split (one tensor per file, which M1 is reported to need) or auto (what this machine's self-test found; packed elsewhere)")
+	f.StringVar(&o.constexpr, "ane-constexpr", backend.Auto,
+		"with --backend ane or sim and an int8/int4 bundle, how quantized weights reach the compiler: native (MIL constexpr ops), expand (to fp16 at compile time) or auto (what anerun doctor --probe found on this machine; expand on the ANE until then, native in the simulator)")
+}
+
+// optionFlags names the flag that sets each field of backend.Options, for its errors.
+var optionFlags = map[string]string{"Backend": "--backend", "DecodeOn": "--decode-on", "BlobLayout": "--ane-blob-layout", "Constexpr": "--ane-constexpr"}
+
+// openBackend opens m on the backend the flags ask for (backend.Open); on Apple Silicon it says
+// in one line why auto ran on the CPU. --backend auto runs the ANE self-test, the first time on
+// an OS build, in a child process: `anerun doctor --self-test`.
+func openBackend(m *runtime.Model, o *modelFlags) (runtime.Backend, error) {
+	opts := backend.Options{Backend: o.backend, Threads: o.threads, Cache: o.cacheType, AMX: amxModes[o.amx],
+		DecodeOn: o.decodeOn, Check: o.aneCheck, BlobLayout: o.blobLayout, Constexpr: o.constexpr}
+	if exe, err := os.Executable(); err == nil {
+		opts.SelfTest = backend.ChildSelfTest(exe, "doctor", "--self-test")
+	} else {
+		opts.SelfTest = func() ane.SelfTestRecord {
+			return ane.SelfTestRecord{Reason: "cannot find the anerun executable to run the self-test in: " + err.Error()}
+		}
+	}
+	b, c, err := backend.Open(m, opts)
+	var oe *backend.OptionError
+	if errors.As(err, &oe) {
+		return nil, fmt.Errorf("%s %q: expected one of %s", optionFlags[oe.Field], oe.Value, strings.Join(oe.Expected, ", "))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.Notice != "" {
+		fmt.Fprintln(os.Stderr, "anerun: "+c.Notice)
+	}
+	return b, nil
 }
 
 // loaded is an open model on a backend.
@@ -137,27 +153,6 @@ func load(path string, o *modelFlags) (*loaded, error) {
 		l.amx = a.AMXPrefill()
 	}
 	return l, nil
-}
-
-func openBackend(m *runtime.Model, o *modelFlags) (runtime.Backend, error) {
-	var failures []string
-	for _, k := range backends {
-		if o.backend != "auto" && o.backend != k.name {
-			continue
-		}
-		b, err := k.open(m, o)
-		if err == nil {
-			return b, nil
-		}
-		if o.backend != "auto" {
-			return nil, fmt.Errorf("backend %s: %w", k.name, err)
-		}
-		failures = append(failures, k.name+": "+err.Error())
-	}
-	if o.backend != "auto" {
-		return nil, fmt.Errorf("--backend %q: expected one of %s", o.backend, backendNames())
-	}
-	return nil, fmt.Errorf("no backend can run this model: %s", strings.Join(failures, "; "))
 }
 
 // placeAndLock is --mlock: the bundle resident in huge pages where possible (saying so when it

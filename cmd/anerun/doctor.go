@@ -17,6 +17,7 @@ import (
 	"github.com/anepack/anepack/internal/version"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/ane"
+	"github.com/anepack/anepack/runtime/backend"
 	"github.com/anepack/anepack/runtime/kernels"
 )
 
@@ -107,7 +108,7 @@ and tested again.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case selfTest:
-				return selfTestChild(cmd.OutOrStdout())
+				return backend.WriteSelfTest(cmd.OutOrStdout())
 			case clearCache:
 				return clearCompileCache(cmd.OutOrStdout())
 			case probe:
@@ -120,7 +121,7 @@ and tested again.`,
 					return err
 				}
 				r.Bundle = b
-				r.Auto, r.AutoReason = autoChoice(ane.Probe(), b.Problem == "", r.ANE.SelfTest)
+				r.Auto, r.AutoReason = backend.Predict(ane.Probe(), b.Problem == "", r.ANE.SelfTest)
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -157,7 +158,7 @@ func clearCompileCache(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "compile cache: removed %d compiled programs (%s) from %s\n", n, formatBytes(size), root)
-	cache, err := selfTestCache()
+	cache, err := backend.SelfTests("")
 	if err != nil {
 		return err
 	}
@@ -199,17 +200,13 @@ func doctor() *doctorReport {
 	root := stagingRoot()
 	r.ANE.CompileCache.Dir = root
 	r.ANE.CompileCache.Programs, r.ANE.CompileCache.Bytes = ane.CacheSize(root)
-	if cache, err := selfTestCache(); err == nil {
+	if cache, err := backend.SelfTests(""); err == nil {
 		r.ANE.SelfTestFile = cache.Path
-		key := p.OSBuild
-		if key == "" {
-			key = p.OS
-		}
-		if rec, ok, _ := cache.Lookup(key, p.Chip); ok {
+		if rec, ok, _ := cache.LookupHost(p); ok {
 			r.ANE.SelfTest = &rec
 		}
 	}
-	r.Auto, r.AutoReason = autoChoice(p, true, r.ANE.SelfTest)
+	r.Auto, r.AutoReason = backend.Predict(p, true, r.ANE.SelfTest)
 	r.Architectures = arch.Supported()
 	aneNote := "the bundle's programs on the Neural Engine"
 	if !p.Available {

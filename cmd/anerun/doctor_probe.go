@@ -9,6 +9,7 @@ import (
 
 	"github.com/anepack/anepack/mil"
 	"github.com/anepack/anepack/runtime/ane"
+	"github.com/anepack/anepack/runtime/backend"
 )
 
 // probeReport is what `anerun doctor --probe` finds, in the shape a user pastes into an issue.
@@ -78,7 +79,7 @@ func runProbe(w, errw io.Writer, asJSON bool) error {
 		if rec.OSBuild == "" {
 			rec.OSBuild = host.OS
 		}
-		if cache, err := selfTestCache(); err == nil {
+		if cache, err := backend.SelfTests(""); err == nil {
 			if err := cache.Store(rec); err != nil {
 				fmt.Fprintf(errw, "probe: %v\n", err)
 			}

@@ -116,7 +116,7 @@ model(input_ids).logits[0, pos].topk(K).`,
 			if err := w.Flush(); err != nil {
 				return err
 			}
-			if h, ok := l.backend.(headroomer); ok && aneFlags.check {
+			if h, ok := l.backend.(headroomer); ok && mf.aneCheck {
 				printHeadroom(cmd.ErrOrStderr(), h)
 			}
 			return nil

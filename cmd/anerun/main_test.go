@@ -309,6 +309,7 @@ func TestBadInput(t *testing.T) {
 		{"prompt longer than the context", []string{path, "--raw", long, "--ctx", "16"}, []string{"do not fit the context of 16 tokens"}},
 		{"context past the model's maximum", []string{path, "hi", "--ctx", "100000"}, []string{"--ctx 100000", "32768"}},
 		{"unknown backend", []string{path, "hi", "--backend", "gpu"}, []string{`"gpu"`, "auto, ane, cpu, sim"}},
+		{"bad ANE option on the CPU", []string{path, "hi", "--backend", "cpu", "--ane-constexpr", "lazy"}, []string{`--ane-constexpr "lazy"`, "auto, native, expand"}},
 		{"no prompt", []string{path}, []string{"expected a prompt"}},
 		{"bad sampling", []string{path, "hi", "--top-p", "2"}, []string{"top-p 2"}},
 		{"logits without ids", []string{"logits", path}, []string{"--ids"}},

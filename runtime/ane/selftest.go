@@ -115,6 +115,12 @@ func (c SelfTestCache) Lookup(osBuild, chip string) (SelfTestRecord, bool, error
 	return r, true, nil
 }
 
+// LookupHost returns the record of host's OS build on its chip (Lookup with host's key: its
+// build, or its release where the build is unknown).
+func (c SelfTestCache) LookupHost(host Report) (SelfTestRecord, bool, error) {
+	return c.Lookup(osKey(host), host.Chip)
+}
+
 // Store records r (replacing the record of its OS build), writing the file atomically.
 func (c SelfTestCache) Store(r SelfTestRecord) error {
 	doc, _ := c.read() // an unreadable file is replaced
@@ -163,7 +169,8 @@ func osKey(host Report) string {
 // DecideAuto decides whether `--backend auto` may use the ANE: only where it is available and
 // the self-test passed on this OS build. The outcome is cached; run performs the self-test
 // when the cache has no record (it should run it in a child process, so that a crash inside
-// the framework is a failed test rather than a dead process).
+// the framework is a failed test rather than a dead process); a nil run declines the ANE there
+// and records nothing.
 func DecideAuto(host Report, cache SelfTestCache, run func() SelfTestRecord) AutoChoice {
 	if !host.Available {
 		return AutoChoice{Reason: "the ANE is not available: " + host.Reason}
@@ -172,6 +179,9 @@ func DecideAuto(host Report, cache SelfTestCache, run func() SelfTestRecord) Aut
 	rec, ok, _ := cache.Lookup(key, host.Chip)
 	ran := false
 	var storeErr error
+	if !ok && run == nil {
+		return AutoChoice{Reason: fmt.Sprintf("the ANE self-test has not run on this OS build (%s); `anerun doctor --probe` runs it", key)}
+	}
 	if !ok {
 		rec = run()
 		rec.OSBuild, rec.Chip, rec.Version, ran = key, host.Chip, selfTestVersion, true

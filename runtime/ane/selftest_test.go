@@ -53,6 +53,22 @@ func TestDecideAuto(t *testing.T) {
 	if _, ok, _ := cache.Lookup("24D70", "Apple M2"); ok {
 		t.Error("a record of another chip was used")
 	}
+	if rec, ok, _ := cache.LookupHost(host); !ok || !rec.Passed {
+		t.Errorf("LookupHost: %+v %v", rec, ok)
+	}
+	if rec, ok, _ := cache.LookupHost(Report{OS: "macOS 15.3", Chip: "Apple M1"}); ok {
+		t.Errorf("LookupHost without a build found %+v under the release", rec)
+	}
+	if c = DecideAuto(host, cache, nil); !c.UseANE || c.Ran {
+		t.Errorf("no runner, a record: %+v", c)
+	}
+	m3 := Report{Available: true, OSBuild: "24D70", Chip: "Apple M3"}
+	if c = DecideAuto(m3, cache, nil); c.UseANE || c.Ran || !strings.Contains(c.Reason, "has not run on this OS build (24D70)") {
+		t.Errorf("no runner, no record: %+v", c)
+	}
+	if _, ok, _ := cache.LookupHost(m3); ok {
+		t.Error("no runner: a record was stored")
+	}
 
 	doc, _ := cache.read()
 	old := doc.Records["24D70"]
