@@ -79,6 +79,11 @@ type Program struct {
 	Outputs []ProgramIO     `json:"outputs"`
 }
 
+// DecodeSeq is the Seq of the programs that serve decode, the ones marked Decode: one live
+// column padded to the ANE's 32-element fp16 row (docs/ane.md). A bundle that has programs has
+// every layer group and LM-head chunk in this bucket.
+const DecodeSeq = 32
+
 // ANE records the options the bundle's ANE programs were generated with.
 type ANE struct {
 	// LMHeadRows is the most rows of one LM-head chunk: the LM head (or tied embedding) is

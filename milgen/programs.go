@@ -11,10 +11,6 @@ import (
 	"github.com/anepack/anepack/format"
 )
 
-// DecodeSeq is the spatial size of decode programs: one live column padded to the ANE's
-// 32-element fp16 row (docs/ane.md).
-const DecodeSeq = 32
-
 // DefaultSeqs are the default prefill buckets.
 var DefaultSeqs = []int{32, 64, 128, 256, 512}
 
@@ -50,7 +46,7 @@ func (o Options) normalize() (Options, error) {
 		o.Seqs = DefaultSeqs
 	}
 	if o.LMHeadSeqs == nil {
-		o.LMHeadSeqs = []int{DecodeSeq}
+		o.LMHeadSeqs = []int{format.DecodeSeq}
 	}
 	if o.Seqs, err = normSeqs("Seqs", o.Seqs); err != nil {
 		return o, err
@@ -63,7 +59,7 @@ func (o Options) normalize() (Options, error) {
 
 // normSeqs checks the buckets, adds the decode size and sorts them.
 func normSeqs(field string, seqs []int) ([]int, error) {
-	out := []int{DecodeSeq}
+	out := []int{format.DecodeSeq}
 	for _, s := range seqs {
 		if s <= 0 || s%32 != 0 || s > blobplan.MaxANEDim {
 			return nil, fmt.Errorf("milgen: Options.%s: %d is not a positive multiple of 32 up to %d (fp16 rows are padded to 32 elements, docs/ane.md)", field, s, blobplan.MaxANEDim)
@@ -146,7 +142,7 @@ func Programs(cfg *arch.Config, opts Options, placed map[blobplan.Key]blobplan.P
 		}
 		for _, s := range seqs {
 			k := format.Program{
-				Kind: spec.Key.Group, Layer: spec.Key.Layer, Chunk: spec.Key.Chunk, Seq: s, Decode: s == DecodeSeq,
+				Kind: spec.Key.Group, Layer: spec.Key.Layer, Chunk: spec.Key.Chunk, Seq: s, Decode: s == format.DecodeSeq,
 				Name:    fmt.Sprintf("%s.s%d", spec.Key, s),
 				Weights: []format.ProgramWeight{{Path: spec.Path, Section: pl.Section}},
 				Inputs:  []format.ProgramIO{{Name: "x", DType: dtype.F16.String(), Shape: []int{1, in, 1, s}}},

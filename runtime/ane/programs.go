@@ -9,7 +9,6 @@ import (
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/dtype"
 	"github.com/anepack/anepack/format"
-	"github.com/anepack/anepack/milgen"
 	"github.com/anepack/anepack/runtime"
 )
 
@@ -146,8 +145,8 @@ func readPrograms(m *runtime.Model) (*programSet, error) {
 			}
 		}
 	}
-	if !slices.Contains(ps.layerSeq, milgen.DecodeSeq) {
-		return nil, fmt.Errorf("%s: the layer programs have buckets %v; the decode bucket %d is missing", m.Name, ps.layerSeq, milgen.DecodeSeq)
+	if !slices.Contains(ps.layerSeq, format.DecodeSeq) {
+		return nil, fmt.Errorf("%s: the layer programs have buckets %v; the decode bucket %d is missing", m.Name, ps.layerSeq, format.DecodeSeq)
 	}
 	// LM-head chunks 0..n-1, covering the vocabulary, each in the same buckets.
 	total := 0
@@ -202,7 +201,7 @@ func (ps *programSet) plan(budget int, decodeOnANE bool) (layerSeqs, lmSeqs []in
 		return ps.layerSeq, ps.lmSeq
 	}
 	if decodeOnANE {
-		layerSeqs = []int{milgen.DecodeSeq}
+		layerSeqs = []int{format.DecodeSeq}
 	}
 	for i := len(ps.layerSeq) - 1; i >= 0; i-- {
 		s := ps.layerSeq[i]

@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/anepack/anepack/arch"
-	"github.com/anepack/anepack/milgen"
+	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/runtime"
 	"github.com/anepack/anepack/runtime/ane/internal/dispatch"
 )
@@ -12,7 +12,7 @@ import (
 // lmPiece is the most positions one LM-head program call takes: the LM-head programs are
 // generated for S = 32 only (milgen.Options.LMHeadSeqs), and generation needs the last position's
 // logits.
-const lmPiece = milgen.DecodeSeq
+const lmPiece = format.DecodeSeq
 
 // projections are the ANE backend's share of the forward pass: the bundle's programs, run
 // through dispatch.Dispatcher (which picks the bucket, packs to channel-major fp16 and back, and
