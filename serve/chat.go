@@ -89,6 +89,12 @@ func (s *Server) checkChatOnly(req *chatRequest, pl *plan) *apiError {
 	if pl.grammar != nil && pl.opts.EOS != nil {
 		return badRequest("ignore_eos", "invalid_value", "ignore_eos cannot be combined with constrained output (response_format or a forced tool_choice): the output ends when it is complete")
 	}
+	if pl.grammar != nil {
+		// Stop strings apply outside the constrained span only, and with a grammar the whole
+		// answer is that span: cut at a stop string it would be a prefix of JSON (or of a tool
+		// call) reported as a clean stop. The grammar ends the answer when it is complete.
+		pl.opts.Stop = nil
+	}
 	return nil
 }
 

@@ -39,7 +39,10 @@
 // OpenAI's tool-call deltas; a call that does not parse comes back as content text. tool_choice
 // "required" or a named function, and response_format json_object or json_schema, constrain the
 // output with a grammar over the vocabulary (package grammar), so it always parses and
-// validates, unless max_tokens cuts it short (finish_reason "length"), as with OpenAI.
+// validates, unless max_tokens cuts it short (finish_reason "length"), as with OpenAI. Stop
+// strings do not apply to such an answer (the grammar ends it when it is complete), and a
+// grammar that needs more than grammar.MaxTokenWork steps for one token ends the request
+// with a 400.
 //
 // Answers have OpenAI's shapes, usage included (prompt_tokens_details.cached_tokens counts the
 // prompt tokens found in the session's KV cache). anepack's own figures — queue time, time to

@@ -146,3 +146,37 @@ func TestGrammarWorkLimit(t *testing.T) {
 		t.Fatalf("a grammar over its work counted as a server failure: %+v", st)
 	}
 }
+
+// TestStopWithStructuredOutput: stop strings do not cut a constrained answer. With
+// response_format json_object and stop "\n" the answer was "{" with finish_reason "stop", with
+// stop "{" an empty answer; a forced tool call with stop "arguments" came back without the call.
+// The whole of such an answer is the constrained span, and stop strings apply outside it only,
+// so an answer that stops is complete JSON, and a forced call is a call.
+func TestStopWithStructuredOutput(t *testing.T) {
+	ts := startServer(t, Config{Context: 512}) // the tools' descriptions make a long prompt
+	for _, stop := range []any{"\n", "{", []string{`"`, ":", " "}} {
+		var got chatCompletion
+		ts.post(t, "/v1/chat/completions", map[string]any{"model": ts.ModelID(), "max_tokens": 150, "stop": stop,
+			"messages":        []map[string]any{{"role": "user", "content": "JSON please"}},
+			"response_format": map[string]any{"type": "json_object"}}, &got)
+		ch := got.Choices[0]
+		content := deref(ch.Message.Content)
+		var obj map[string]any
+		switch err := json.Unmarshal([]byte(content), &obj); {
+		case ch.FinishReason == "stop" && err != nil:
+			t.Errorf("stop %q: finish_reason stop with %q, not a JSON object: %v", stop, content, err)
+		case ch.FinishReason != "stop" && ch.FinishReason != "length":
+			t.Errorf("stop %q: finish_reason %q", stop, ch.FinishReason)
+		case !strings.HasPrefix(content, "{"):
+			t.Errorf("stop %q: %q", stop, content)
+		}
+	}
+	var got chatCompletion
+	ts.post(t, "/v1/chat/completions", toolRequest(ts, "required", map[string]any{"stop": []string{"arguments", "name", "<tool_call>"}}), &got)
+	if ch := got.Choices[0]; ch.FinishReason != "tool_calls" || len(ch.Message.ToolCalls) == 0 {
+		t.Fatalf("a forced tool call with stop strings: %+v (content %q)", ch, deref(ch.Message.Content))
+	}
+	for _, c := range got.Choices[0].Message.ToolCalls {
+		checkCall(t, c)
+	}
+}
