@@ -180,3 +180,18 @@ func TestStopWithStructuredOutput(t *testing.T) {
 		checkCall(t, c)
 	}
 }
+
+// TestImpossibleForcedToolError: forcing a call to a tool whose parameters nothing satisfies is
+// a 400 that says so once (it used to repeat "the tools' parameter schemas:").
+func TestImpossibleForcedToolError(t *testing.T) {
+	ts := startServer(t, Config{})
+	body := map[string]any{"model": ts.ModelID(), "max_tokens": 4, "tool_choice": "required",
+		"messages": []map[string]any{{"role": "user", "content": "x"}},
+		"tools": []map[string]any{{"type": "function", "function": map[string]any{"name": "f",
+			"parameters": json.RawMessage(`{"type":"object","required":["x"],"additionalProperties":false}`)}}}}
+	resp, data := ts.do(t, http.MethodPost, "/v1/chat/completions", body)
+	checkError(t, resp, data, http.StatusBadRequest, "tools", "invalid_value")
+	if n := strings.Count(string(data), "parameter schemas"); n != 1 || !strings.Contains(string(data), "no value can satisfy") {
+		t.Fatalf("%s: want the reason, with \"parameter schemas\" once", data)
+	}
+}

@@ -83,21 +83,24 @@ func (s *Server) toolGrammar(t *toolSetup) (*grammar.Grammar, *apiError) {
 		if errors.As(err, &te) {
 			return nil, schemaError(fmt.Sprintf("tools[%d].function.parameters", te.Index), fmt.Sprintf("tools[%d].function.parameters", te.Index), te.Err)
 		}
-		return nil, schemaError("tools", "the tools' parameter schemas", err)
+		return nil, schemaError("tools", "", err) // Constrain's errors say what they are about
 	}
 	s.grammarVocab()
 	return g, nil
 }
 
 // schemaError is the 400 for a schema the grammar compiler refuses: the keyword it does not
-// support, or a schema nothing can satisfy.
+// support, or a schema nothing can satisfy. what names the schema ("" when err does).
 func schemaError(param, what string, err error) *apiError {
 	var se *grammar.SchemaError
-	switch {
-	case errors.As(err, &se) && se.Keyword != "":
+	if errors.As(err, &se) && se.Keyword != "" {
+		if what == "" {
+			what = "the schema"
+		}
 		return badRequest(param, "unsupported_value", "%s cannot be used for constrained decoding: %v (keyword %q)", what, err, se.Keyword)
-	case errors.Is(err, grammar.ErrUnsatisfiable):
-		return badRequest(param, "invalid_value", "%s: %v", what, err)
+	}
+	if what == "" {
+		return badRequest(param, "invalid_value", "%v", err)
 	}
 	return badRequest(param, "invalid_value", "%s: %v", what, err)
 }
