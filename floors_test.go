@@ -49,6 +49,9 @@ var floors = []struct {
 	{"the ANE backend, filling the store, test models", []string{
 		"runtime/ane", "internal/acquire", "runtime/testmodel",
 	}},
+	{"the choice of backend", []string{
+		"runtime/backend",
+	}},
 	{"the commands", []string{
 		"cmd/anepack", "cmd/anerun",
 	}},
