@@ -271,8 +271,10 @@ func (b *builder) readPreTokenizer(raw json.RawMessage) error {
 			b.pre = preLlama3
 		case patternQwen35:
 			b.pre = preQwen35
+		case patternO200k:
+			b.pre = preO200k
 		default:
-			return tokErr("pre_tokenizer.pretokenizers[0].pattern.Regex", "%q is not a supported pattern (Qwen2, Qwen3.5 or Llama 3)", *split.Pattern.Regex)
+			return tokErr("pre_tokenizer.pretokenizers[0].pattern.Regex", "%q is not a supported pattern (Qwen2, Qwen3.5, Llama 3 or o200k)", *split.Pattern.Regex)
 		}
 		if split.Behavior != "Isolated" || split.Invert {
 			return tokErr("pre_tokenizer.pretokenizers[0].behavior", "%q with invert=%v is not supported (only Isolated, invert=false)", split.Behavior, split.Invert)

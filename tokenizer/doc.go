@@ -1,7 +1,7 @@
 // Package tokenizer turns text into the token ids a Hugging Face BPE model expects, and back,
 // exactly as the Rust `tokenizers` library (0.23) does, and renders the model's Jinja chat template
 // exactly as `transformers.apply_chat_template` does. Two BPE families are supported: byte-level
-// BPE (Qwen2/2.5/3, Qwen3.5, Llama 3, GPT-2) and SentencePiece-style BPE with byte fallback
+// BPE (Qwen2/2.5/3, Qwen3.5, Llama 3, GPT-2, gpt-oss's o200k_harmony) and SentencePiece-style BPE with byte fallback
 // (Gemma 3).
 //
 // # Pipeline
@@ -16,8 +16,8 @@
 //     in the raw text, leftmost-longest, honouring `single_word`, `lstrip` and `rstrip`.
 //  3. The text between them is normalized (NFC, or Gemma's " " -> "▁", as tokenizer.json says),
 //     then searched for the added tokens whose `normalized` flag is true.
-//  4. Byte-level: the remaining text is split by the pre-tokenizer regex (Qwen2, Qwen3.5, Llama 3
-//     or GPT-2 flavour), reproduced by a hand-written scanner that includes the regex's
+//  4. Byte-level: the remaining text is split by the pre-tokenizer regex (Qwen2, Qwen3.5, Llama 3,
+//     GPT-2 or o200k flavour), reproduced by a hand-written scanner that includes the regex's
 //     backtracking and lookahead; each piece is mapped to byte-level symbols.
 //     SentencePiece-style: each normalized segment is one word (Gemma's Split on " " never fires
 //     after the normalizer); its symbols are its characters, or the <0xNN> byte-fallback tokens of

@@ -54,3 +54,9 @@ func TestGoldenGPT2(t *testing.T) {
 func TestGoldenGemma3(t *testing.T) {
 	checkGolden(t, family(t, "gemma3"), "tokenizer-gemma3-public.jsonl", 519)
 }
+
+// TestGoldenGptOss checks gpt-oss's o200k_harmony tokenizer (o200k's case-aware pre-tokenizer
+// regex, \p{N}{1,3}, the harmony specials).
+func TestGoldenGptOss(t *testing.T) {
+	checkGolden(t, family(t, "gptoss"), "tokenizer-gptoss-public.jsonl", 519)
+}

@@ -28,6 +28,13 @@ const (
 	// Split on " " (MergedWithPrevious), but its normalizer has already replaced every space by
 	// "▁", so that Split never fires; it compiles to this kind.
 	preNone preKind = 5
+	// preO200k is the o200k pattern of gpt-oss (o200k_harmony): case-aware letter runs (an
+	// upper-case run followed by a lower-case run, marks joining both) that keep a trailing
+	// contraction, \p{N}{1,3}, and punctuation runs that keep trailing CR, LF and "/":
+	// [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|
+	// [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|
+	// \p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+	preO200k preKind = 6
 )
 
 // Exact pattern texts as they appear in tokenizer.json, used to recognise a Split pre-tokenizer.
@@ -36,6 +43,7 @@ const (
 	patternLlama3 = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	patternGPT2   = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 	patternQwen35 = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	patternO200k  = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 )
 
 // String names the kind as Info reports it.
@@ -51,6 +59,8 @@ func (k preKind) String() string {
 		return "qwen3.5"
 	case preNone:
 		return "none"
+	case preO200k:
+		return "o200k"
 	}
 	return "unknown"
 }
@@ -66,6 +76,8 @@ func (k preKind) pattern() string {
 		return patternGPT2
 	case preQwen35:
 		return patternQwen35
+	case preO200k:
+		return patternO200k
 	}
 	return ""
 }
@@ -73,8 +85,11 @@ func (k preKind) pattern() string {
 // nextPiece returns the end of the pre-token that starts at s[i] (i < len(s)). Every character is
 // covered by some alternative of the supported patterns, so pieces tile the text without gaps.
 func nextPiece(tab *[0x10000]uint8, kind preKind, s string, i int) int {
-	if kind == preGPT2 {
+	switch kind {
+	case preGPT2:
 		return nextPieceGPT2(tab, s, i)
+	case preO200k:
+		return nextPieceO200k(s, i)
 	}
 	// word is the class of the letter runs ([\p{L}\p{M}] for Qwen3.5, \p{L} otherwise); the
 	// punctuation runs take every character outside word, \p{N} and \s.
@@ -125,10 +140,17 @@ func nextPiece(tab *[0x10000]uint8, kind preKind, s string, i int) int {
 			return crlfRun(s, runNotIn(s, j+w2, notOther))
 		}
 	}
-	// Whitespace run W starting at i.
-	// \s*[\r\n]+ : \s* first takes all of W and backtracks to the last CR/LF in W.
-	// \s+(?!\S)  : all of W at the end of text, otherwise W minus its last character.
-	// \s+        : a single whitespace character before a non-space.
+	return whitespacePiece(s, i)
+}
+
+// whitespacePiece returns the end of the piece that starts at the whitespace character s[i],
+// taken by the last three alternatives that the Split patterns share, for the whitespace run W
+// starting at i:
+//
+//	\s*[\r\n]+ : \s* first takes all of W and backtracks to the last CR/LF in W.
+//	\s+(?!\S)  : all of W at the end of text, otherwise W minus its last character.
+//	\s+        : a single whitespace character before a non-space.
+func whitespacePiece(s string, i int) int {
 	end, lastNL, prev, n := i, -1, i, 0
 	for end < len(s) {
 		k2, w2 := classAt(s, end)

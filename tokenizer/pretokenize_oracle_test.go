@@ -51,7 +51,8 @@ var oracleAlphabet = []string{
 	"1", "٣", "½", "Ⅻ", "𝟘", "²", // numbers
 	" ", "  ", "\t", "\n", "\r", "\r\n", "\u00a0", "\u3000", "\u2028", "\u0085", "\v", "\f", // spaces
 	"'", "'s", "'S", "'re", "'VE", "'ll", "'Ll", "'d", "'m", "'t", "'x", // contractions
-	".", ",", "!", "?", "-", "_", "(", ")", "{", "}", "<", ">", "/", "\\", "\"", "#", "$", "😀", "👩‍💻", "\u200d", "\ufffd", "\x00",
+	"Ǆ", "ǅ", "ʰ", "Ab", "AB", "aB", "Éé", // cases: Lu, Lt, Lm and runs that change case (o200k)
+	".", ",", "!", "?", "-", "_", "(", ")", "{", "}", "<", ">", "/", "\\", "\"", "#", "$", "\n/", "😀", "👩‍💻", "\u200d", "\ufffd", "\x00",
 }
 
 func randomText(r *rand.Rand, n int) string {
@@ -63,7 +64,7 @@ func randomText(r *rand.Rand, n int) string {
 }
 
 func TestScannerMatchesRegexOracle(t *testing.T) {
-	kinds := []preKind{preQwen2, preLlama3, preGPT2, preQwen35}
+	kinds := []preKind{preQwen2, preLlama3, preGPT2, preQwen35, preO200k}
 	corpus := []string{corpusText(t)}
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 3000; i++ {
@@ -165,7 +166,7 @@ func TestScannerMatchesGoRegexp(t *testing.T) {
 		}
 		corpus = append(corpus, withoutLookaheadCases(b.String()))
 	}
-	for _, kind := range []preKind{preQwen2, preLlama3, preQwen35} {
+	for _, kind := range []preKind{preQwen2, preLlama3, preQwen35, preO200k} {
 		re := goRegexpPattern(t, kind.pattern())
 		for _, s := range corpus {
 			if d := splitDiff(scannerSplit(kind, s), re.FindAllString(s, -1)); d != "" {
@@ -180,7 +181,7 @@ func FuzzScannerMatchesRegexOracle(f *testing.F) {
 		f.Add(s)
 	}
 	res := map[preKind]*regexp2.Regexp{}
-	for _, k := range []preKind{preQwen2, preLlama3, preGPT2, preQwen35} {
+	for _, k := range []preKind{preQwen2, preLlama3, preGPT2, preQwen35, preO200k} {
 		res[k] = regexp2.MustCompile(k.pattern(), regexp2.None)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -8,14 +8,15 @@ package tokenizer
 //	Header (72 bytes)
 //	  0  [8]byte  magic "ANETOK\x00\x01"
 //	  8  u32      format version: 1, or 2 when the tables use a version-2 feature (flags 4 and 8,
-//	              pre-tokenizer kinds 4 and 5, sections 12 and 13); writers use the lowest that fits
+//	              pre-tokenizer kinds 4 to 6, sections 12 and 13); writers use the lowest that fits
 //	 12  u32      total blob length in bytes
 //	 16  u32      CRC-32C (Castagnoli) of the whole blob, computed with these 4 bytes as zero
 //	 20  u32      flags: bit 0 NFC normalizer, bit 1 BPE ignore_merges, bit 2 SentencePiece-style
 //	              BPE (symbols are characters, byte_fallback <0xNN> tokens, decoder Replace "▁" by
 //	              " " + ByteFallback + Fuse; token bytes are the tokenizer.json spelling and
 //	              sections 12-13 hold what ids decode to), bit 3 normalizer Replace " " by "▁"
-//	 24  u32      pre-tokenizer kind: 1 qwen2, 2 llama3, 3 gpt2, 4 qwen3.5, 5 none (see pretokenize.go)
+//	 24  u32      pre-tokenizer kind: 1 qwen2, 2 llama3, 3 gpt2, 4 qwen3.5, 5 none, 6 o200k
+//	              (see pretokenize.go)
 //	 28  u32      post-processor kind: 0 none, 1 ByteLevel, 2 TemplateProcessing
 //	 32  u32      vocab size V: ids are 0..V-1 (model vocab plus added tokens; holes allowed)
 //	 36  u32      model vocab entries (HF get_vocab_size of the model)
@@ -241,7 +242,7 @@ func parseTables(b []byte, checkCRC bool) (*tables, error) {
 	}
 	switch preKind(t.pre) {
 	case preQwen2, preLlama3, preGPT2:
-	case preQwen35, preNone:
+	case preQwen35, preNone, preO200k:
 		if version == 1 {
 			return nil, corrupt("pre-tokenizer kind %d needs format version 2", t.pre)
 		}

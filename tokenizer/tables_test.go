@@ -83,6 +83,7 @@ func TestCorruptTables(t *testing.T) {
 		{"version", put(8, 3), false, "format version 3"},
 		{"v2 feature in v1", put(20, flagByteFallback|flagSpaceToMeta), true, "for format version 1"},
 		{"v1 with qwen3.5 kind", put(24, uint32(preQwen35)), true, "needs format version 2"},
+		{"v1 with o200k kind", put(24, uint32(preO200k)), true, "needs format version 2"},
 		{"bit flip", func(b []byte) []byte { b[len(b)/2] ^= 1; return b }, false, "CRC-32C mismatch"},
 		{"vocab size", put(32, 0), true, "vocab size 0"},
 		{"flags", put(20, 1<<9), true, "unknown header flags"},

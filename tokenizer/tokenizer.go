@@ -188,7 +188,7 @@ type Info struct {
 	AddedTokens    int    `json:"added_tokens"`
 	SpecialTokens  int    `json:"special_tokens"`
 	Normalizer     string `json:"normalizer"`     // "NFC", "Replace" (" " -> "▁") or "none"
-	PreTokenizer   string `json:"pre_tokenizer"`  // "qwen2", "qwen3.5", "llama3", "gpt2" or "none"
+	PreTokenizer   string `json:"pre_tokenizer"`  // "qwen2", "qwen3.5", "llama3", "gpt2", "o200k" or "none"
 	PostProcessor  string `json:"post_processor"` // "none", "ByteLevel" or "TemplateProcessing"
 	Decoder        string `json:"decoder"`        // "ByteLevel" or "Replace+ByteFallback+Fuse"
 	IgnoreMerges   bool   `json:"ignore_merges"`

@@ -13,12 +13,14 @@ import (
 //   - \s: U+0009..U+000D, U+0085 and categories Zs, Zl, Zp, which is exactly Unicode White_Space.
 //   - \w (Rust regex, Unicode): Alphabetic, M, Nd, Pc and Join_Control.
 const (
-	clsL  uint8 = 1 << iota // \p{L}
-	clsN                    // \p{N}
-	clsS                    // \s, including CR and LF
-	clsNL                   // CR or LF
-	clsW                    // \w of Rust's regex crate
-	clsM                    // \p{M} (combining marks; only the Qwen3.5 pattern names them)
+	clsL   uint8 = 1 << iota // \p{L}
+	clsN                     // \p{N}
+	clsS                     // \s, including CR and LF
+	clsNL                    // CR or LF
+	clsW                     // \w of Rust's regex crate
+	clsM                     // \p{M} (combining marks; only the Qwen3.5 pattern names them)
+	clsUp                    // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], the o200k pattern's upper-case run
+	clsLow                   // [\p{Ll}\p{Lm}\p{Lo}\p{M}], the o200k pattern's lower-case run
 )
 
 // bmpClass holds the class bits of every code point below U+10000. It is built on first use
@@ -41,6 +43,12 @@ func classTable() *[0x10000]uint8 {
 		setRanges(t, unicode.Nd, clsW)
 		setRanges(t, unicode.Pc, clsW)
 		setRanges(t, unicode.Join_Control, clsW)
+		setRanges(t, unicode.Lu, clsUp)
+		setRanges(t, unicode.Lt, clsUp)
+		setRanges(t, unicode.Ll, clsLow)
+		setRanges(t, unicode.Lm, clsUp|clsLow)
+		setRanges(t, unicode.Lo, clsUp|clsLow)
+		setRanges(t, unicode.M, clsUp|clsLow)
 		t['\r'] |= clsNL
 		t['\n'] |= clsNL
 		bmpClass = t
@@ -80,7 +88,13 @@ func classOf(tab *[0x10000]uint8, r rune) uint8 {
 		k |= clsW
 	}
 	if unicode.Is(unicode.M, r) {
-		k |= clsM
+		k |= clsM | clsUp | clsLow
+	}
+	if unicode.In(r, unicode.Lu, unicode.Lt, unicode.Lm, unicode.Lo) {
+		k |= clsUp
+	}
+	if unicode.In(r, unicode.Ll, unicode.Lm, unicode.Lo) {
+		k |= clsLow
 	}
 	if unicode.Is(unicode.White_Space, r) {
 		k |= clsS
@@ -96,8 +110,10 @@ func init() {
 	for c := rune(0); c < utf8.RuneSelf; c++ {
 		var k uint8
 		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-			k = clsL | clsW
+		case c >= 'a' && c <= 'z':
+			k = clsL | clsW | clsLow
+		case c >= 'A' && c <= 'Z':
+			k = clsL | clsW | clsUp
 		case c >= '0' && c <= '9':
 			k = clsN | clsW
 		case c == '_':
