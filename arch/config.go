@@ -52,6 +52,17 @@ type Config struct {
 	// QueryPreAttnScalar, when set, makes the attention scale QueryPreAttnScalar^-0.5 instead of
 	// head_dim^-0.5 (Gemma).
 	QueryPreAttnScalar float64 `json:"query_pre_attn_scalar,omitempty"`
+	// The mixture of experts of the sparse layers (see Experts and SparseLayer): experts per
+	// sparse layer, how many of them each token runs through, each expert's MLP width,
+	// whether the chosen experts' weights are renormalised to sum to 1, and which layers are
+	// sparse: every decoder_sparse_step-th layer except those mlp_only_layers lists (ascending),
+	// which have the dense MLP of intermediate_size. All 0 (nil) in families without experts.
+	NumExperts          int   `json:"num_experts,omitempty"`
+	NumExpertsPerTok    int   `json:"num_experts_per_tok,omitempty"`
+	MoEIntermediateSize int   `json:"moe_intermediate_size,omitempty"`
+	NormTopKProb        bool  `json:"norm_topk_prob,omitempty"`
+	DecoderSparseStep   int   `json:"decoder_sparse_step,omitempty"`
+	MLPOnlyLayers       []int `json:"mlp_only_layers,omitempty"`
 	// BOSTokenID is -1 when the config has none.
 	BOSTokenID int `json:"bos_token_id"`
 	// EOSTokenIDs lists every end-of-sequence id (config.json allows an int or a list).
@@ -287,6 +298,9 @@ func Validate(c *Config) error {
 		return err
 	}
 	if err := checkLinearAttention(c); err != nil {
+		return err
+	}
+	if err := checkExperts(fam, c); err != nil {
 		return err
 	}
 	return checkRope(fam, c)

@@ -5,12 +5,13 @@ package arch
 // line here. It is read through Lookup, IsSupported and Supported only, so that no caller can
 // change what the rest of the program supports.
 var families = map[string]*Family{
-	qwen2.Architecture:  qwen2,
-	qwen3.Architecture:  qwen3,
-	llama.Architecture:  llama,
-	gpt2.Architecture:   gpt2,
-	gemma3.Architecture: gemma3,
-	qwen35.Architecture: qwen35,
+	qwen2.Architecture:    qwen2,
+	qwen3.Architecture:    qwen3,
+	llama.Architecture:    llama,
+	gpt2.Architecture:     gpt2,
+	gemma3.Architecture:   gemma3,
+	qwen35.Architecture:   qwen35,
+	qwen3MoE.Architecture: qwen3MoE,
 	// The Hub's Qwen3.5 checkpoints: the same language model, nested in a multimodal one.
 	qwen35VL.Architecture: qwen35VL,
 }

@@ -17,7 +17,8 @@ import (
 //	  a = causal grouped-query attention over the KV cache
 //	  a = a * sigmoid(gate)                           (when AttnOutputGate: gate from Q·h)
 //	  x = x + PostAttnNorm?(O·a)                      (GroupO)
-//	  x = x + PostMLPNorm?(MLP(MLPNorm(x)))           (GroupMLP: Down·(act(Gate·h) * Up·h), or Down·act(Up·h))
+//	  x = x + PostMLPNorm?(MLP(MLPNorm(x)))           (GroupMLP: Down·(act(Gate·h) * Up·h), or Down·act(Up·h);
+//	                                                   on sparse layers the experts a router picks, see Experts)
 //	logits = LMHead · FinalNorm(x)                    (LMHead is Embed when tied)
 //
 // Variants: LayerNorm with biases instead of RMSNorm, learned position embeddings instead of
@@ -56,6 +57,9 @@ type Family struct {
 	//	a = RMSNorm(o; LinNorm) * silu(LinZ·h)             per value head
 	//	x = x + LinOut·a                                    (GroupLinearOut)
 	LinearAttention bool
+	// Experts, when set, gives the family a sparse MLP block (a mixture of experts) on the
+	// layers Config.SparseLayer names, in place of the MLP; the other layers keep the MLP.
+	Experts *Experts
 	// AttnOutputGate makes q_proj yield a gate per head after its query ([heads, 2·head_dim]);
 	// the attention output is multiplied by sigmoid(gate) before o_proj (Qwen3.5).
 	AttnOutputGate bool

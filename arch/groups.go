@@ -8,6 +8,7 @@ const (
 	GroupLinearIn  = "linear_attn_in"  // in_proj_qkv, in_proj_z, in_proj_b, in_proj_a of a Gated DeltaNet layer
 	GroupLinearOut = "linear_attn_out" // its out_proj
 	GroupMLP       = "mlp"             // the whole feed-forward block
+	GroupExperts   = "experts"         // the routed experts of a sparse MLP block: every expert's gate_proj | up_proj, and down_proj
 	GroupLMHead    = "lm_head"         // the LM head (or tied embedding), in row chunks
 )
 
@@ -50,14 +51,21 @@ func groupOf(s Slot) string {
 		return GroupLinearOut
 	case GateProj, UpProj, DownProj:
 		return GroupMLP
+	case ExpertGateUp, ExpertDown:
+		return GroupExperts
 	}
 	return ""
 }
 
 // Groups returns the fused groups of the layers of config c, in the order they run: the
 // attention groups where some layer attends, the Gated DeltaNet groups where some layer is a
-// linear-attention layer, then the MLP. A layer has the groups of its own mixer and the MLP
-// (LayerGroups); an index into this list names a group in every layer that has it.
+// linear-attention layer, then the MLP where some layer is dense and the experts where some
+// layer is sparse. A layer has the groups of its own mixer and of its own MLP (LayerGroups);
+// an index into this list names a group in every layer that has it.
+//
+// The experts group is one weight blob per sparse layer holding every expert (its members
+// are the stacked ExpertGateUp and ExpertDown); a token reads only the rows of the experts its
+// router chose, so it is never one ANE program.
 func (f *Family) Groups(c *Config) []Group {
 	bias := func(b Slot) Slot {
 		if f.Has(c, b) {
@@ -82,12 +90,29 @@ func (f *Family) Groups(c *Config) []Group {
 				In: h, Out: c.LinearConvDim() + c.LinearValueDim() + 2*c.LinearNumValueHeads},
 			Group{Name: GroupLinearOut, Linears: []Slot{LinOutProj}, Biases: []Slot{SlotNone}, In: c.LinearValueDim(), Out: h})
 	}
-	mlp := Group{Name: GroupMLP, Linears: []Slot{GateProj, UpProj, DownProj}, Biases: []Slot{bias(GateBias), bias(UpBias), bias(DownBias)},
-		In: h, Out: h}
-	if f.MLP == PlainMLP {
-		mlp.Linears, mlp.Biases = []Slot{UpProj, DownProj}, []Slot{bias(UpBias), bias(DownBias)}
+	if f.anySparse(c, false) {
+		mlp := Group{Name: GroupMLP, Linears: []Slot{GateProj, UpProj, DownProj}, Biases: []Slot{bias(GateBias), bias(UpBias), bias(DownBias)},
+			In: h, Out: h}
+		if f.MLP == PlainMLP {
+			mlp.Linears, mlp.Biases = []Slot{UpProj, DownProj}, []Slot{bias(UpBias), bias(DownBias)}
+		}
+		out = append(out, mlp)
 	}
-	return append(out, mlp)
+	if f.anySparse(c, true) {
+		out = append(out, Group{Name: GroupExperts, Linears: []Slot{ExpertGateUp, ExpertDown}, Biases: []Slot{SlotNone, SlotNone}, In: h, Out: h})
+	}
+	return out
+}
+
+// anySparse reports whether some layer of c has a sparse MLP block (sparse) or a dense MLP
+// (!sparse).
+func (f *Family) anySparse(c *Config, sparse bool) bool {
+	for l := 0; l < c.NumHiddenLayers; l++ {
+		if c.SparseLayer(l) == sparse {
+			return true
+		}
+	}
+	return false
 }
 
 // anyLayer reports whether some layer of c is a linear-attention layer (linear) or an
@@ -101,14 +126,19 @@ func (f *Family) anyLayer(c *Config, linear bool) bool {
 	return false
 }
 
-// LayerHasGroup reports whether layer of config c runs group g: the MLP always, the attention
-// groups on attention layers, the Gated DeltaNet groups on linear-attention layers.
+// LayerHasGroup reports whether layer of config c runs group g: the attention groups on
+// attention layers, the Gated DeltaNet groups on linear-attention layers, the MLP on dense
+// layers and the experts on sparse ones.
 func (f *Family) LayerHasGroup(c *Config, layer int, g Group) bool {
 	switch g.Name {
 	case GroupQKV, GroupO:
 		return !c.LinearLayer(layer)
 	case GroupLinearIn, GroupLinearOut:
 		return c.LinearLayer(layer)
+	case GroupMLP:
+		return !c.SparseLayer(layer)
+	case GroupExperts:
+		return c.SparseLayer(layer)
 	}
 	return true
 }

@@ -64,6 +64,17 @@ func (p *configParser) display(field string) string {
 	return p.nestedIn + "." + s
 }
 
+// respell makes field read under the name spelled, for this file only (a field with two
+// spellings, where this file uses the second; messages name it as the file does).
+func (p *configParser) respell(field, spelled string) {
+	m := make(map[string]string, len(p.spell)+1)
+	for k, v := range p.spell {
+		m[k] = v
+	}
+	m[field] = spelled
+	p.spell = m
+}
+
 // spelling returns the name a field has in this family's config.json.
 func (p *configParser) spelling(field string) string {
 	if s, ok := p.spell[field]; ok {
@@ -197,6 +208,19 @@ func (p *configParser) stringList(field string) []string {
 		p.fail(field, "expected a list of strings, got %s", raw)
 	}
 	return s
+}
+
+// intList reads a list of integers (nil when absent or null).
+func (p *configParser) intList(field string) []int {
+	raw, ok := p.value(field)
+	if p.err != nil || !ok {
+		return nil
+	}
+	var l []int
+	if err := json.Unmarshal(raw, &l); err != nil {
+		p.fail(field, "expected a list of integers, got %s", raw)
+	}
+	return l
 }
 
 // intOrList accepts Hugging Face's `"eos_token_id": 2` and `"eos_token_id": [2, 3]`.

@@ -56,6 +56,12 @@ const (
 	LinALog    // [value_heads] A_log
 	LinNorm    // [value_dim] the gated RMSNorm of each head's output (plain weight, never 1 + w)
 	LinOutProj // [hidden, value] out_proj
+	// The sparse MLP block of the layers Config.SparseLayer names (a mixture of experts, see
+	// Experts), in place of GateProj..DownBias. Expert e's matrix is rows [e·out, (e+1)·out) of
+	// the [experts·out, in] rows of a stacked weight.
+	Router       // [experts, hidden] the router's weight: each expert's logit
+	ExpertGateUp // [experts, 2·moe_intermediate, hidden] each expert's gate_proj rows, then its up_proj rows
+	ExpertDown   // [experts, hidden, moe_intermediate] each expert's down_proj
 	slotCount
 )
 
@@ -68,7 +74,7 @@ var slotNames = [...]string{
 	GateBias: "gate_bias", UpBias: "up_bias", DownBias: "down_bias", PostMLPNorm: "post_mlp_norm",
 	LinQKVProj: "linear_qkv_proj", LinZProj: "linear_z_proj", LinBProj: "linear_b_proj", LinAProj: "linear_a_proj",
 	LinConv: "linear_conv", LinDtBias: "linear_dt_bias", LinALog: "linear_a_log", LinNorm: "linear_norm",
-	LinOutProj: "linear_out_proj",
+	LinOutProj: "linear_out_proj", Router: "router", ExpertGateUp: "expert_gate_up", ExpertDown: "expert_down",
 }
 
 // String returns the slot's name, e.g. "q_proj".
@@ -97,6 +103,13 @@ const (
 	// RoleParam is any other small parameter the decoder reads itself (the Gated DeltaNet's
 	// conv1d kernel, A_log and dt_bias): F32, like norms, whatever the checkpoint stores.
 	RoleParam
+	// RoleRouter is a mixture of experts' router weight [experts, hidden]: F32 whatever the
+	// bundle's type (never quantized), since which experts a token runs through must not move
+	// with the weights' rounding. The decoder computes the router itself.
+	RoleRouter
+	// RoleExperts is a stacked expert weight [experts, out, in]: stored like linear weights (in
+	// the bundle's type, quantized per row), as a matrix of experts·out rows.
+	RoleExperts
 )
 
 func (r Role) String() string {
@@ -113,6 +126,10 @@ func (r Role) String() string {
 		return "bias"
 	case RoleParam:
 		return "param"
+	case RoleRouter:
+		return "router"
+	case RoleExperts:
+		return "experts"
 	}
 	return fmt.Sprintf("Role(%d)", uint8(r))
 }
@@ -130,6 +147,10 @@ func (s Slot) Role() Role {
 		return RoleBias
 	case LinConv, LinDtBias, LinALog:
 		return RoleParam
+	case Router:
+		return RoleRouter
+	case ExpertGateUp, ExpertDown:
+		return RoleExperts
 	}
 	return RoleLinear
 }
@@ -149,6 +170,24 @@ type Tensor struct {
 	// Transposed marks a linear weight the checkpoint stores [in, out] (GPT-2's Conv1D): its
 	// checkpoint shape is Shape reversed, and the bundle holds the transpose.
 	Transposed bool
+	// Sources, when set, are the checkpoint tensors whose rows, in this order, form the tensor:
+	// a stacked expert weight of a checkpoint that stores each expert's matrices apart
+	// (Qwen3-MoE's mlp.experts.<e>.gate_proj.weight, ...). The checkpoint holds them and not
+	// Name (see CheckpointTensors).
+	Sources []Tensor
+}
+
+// Matrix returns the rows and columns of the tensor read as a matrix, as the bundle stores
+// it: a stacked expert weight [experts, out, in] has experts·out rows of in values; any other
+// tensor Shape[0] rows of the product of the rest.
+func (t Tensor) Matrix() (rows, cols int) {
+	if t.Role == RoleExperts && len(t.Shape) == 3 {
+		return t.Shape[0] * t.Shape[1], t.Shape[2]
+	}
+	if len(t.Shape) == 0 {
+		return 1, 1
+	}
+	return t.Shape[0], Elements(t.Shape[1:])
 }
 
 // CheckpointShape returns the tensor's shape as the checkpoint stores it.
@@ -204,12 +243,16 @@ func (f *Family) Has(c *Config, s Slot) bool {
 	if s.linearMixer() {
 		return f.LinearAttention
 	}
+	if s.expertSlot() {
+		return f.Experts != nil
+	}
 	return true
 }
 
 // HasIn reports whether layer of config c has a tensor in slot s: Has, and for the slots of a
 // token mixer, whether the layer's mixer is that one (attention or Gated DeltaNet, by
-// layer_types).
+// layer_types); for the slots of the MLP, whether the layer's MLP is dense or sparse (a
+// mixture of experts, by Config.SparseLayer).
 func (f *Family) HasIn(c *Config, s Slot, layer int) bool {
 	if !f.Has(c, s) {
 		return false
@@ -219,6 +262,10 @@ func (f *Family) HasIn(c *Config, s Slot, layer int) bool {
 		return c.LinearLayer(layer)
 	case s.attentionMixer():
 		return !c.LinearLayer(layer)
+	case s.expertSlot():
+		return c.SparseLayer(layer)
+	case s.denseMLP():
+		return !c.SparseLayer(layer)
 	}
 	return true
 }
@@ -229,6 +276,12 @@ func (s Slot) attentionMixer() bool { return s >= QKVProj && s <= OBias }
 
 // linearMixer reports whether s belongs to the Gated DeltaNet block of linear-attention layers.
 func (s Slot) linearMixer() bool { return s >= LinQKVProj && s <= LinOutProj }
+
+// denseMLP reports whether s belongs to the dense MLP (absent from sparse layers).
+func (s Slot) denseMLP() bool { return s >= GateProj && s <= DownBias }
+
+// expertSlot reports whether s belongs to the sparse MLP block (present on sparse layers only).
+func (s Slot) expertSlot() bool { return s >= Router && s <= ExpertDown }
 
 // fusedQKV reports whether the family stores q, k and v as one fused weight (QKVProj).
 func (f *Family) fusedQKV() bool {
@@ -292,6 +345,12 @@ func Shape(c *Config, s Slot) []int {
 		return []int{c.LinearValueHeadDim}
 	case LinOutProj:
 		return []int{h, c.LinearValueDim()}
+	case Router:
+		return []int{c.NumExperts, h}
+	case ExpertGateUp:
+		return []int{c.NumExperts, 2 * c.MoEIntermediateSize, h}
+	case ExpertDown:
+		return []int{c.NumExperts, h, c.MoEIntermediateSize}
 	}
 	return nil
 }
@@ -299,7 +358,8 @@ func Shape(c *Config, s Slot) []int {
 // layerOrder is the order of a layer's tensors in tensor lists and manifests.
 var layerOrder = []Slot{InputNorm, InputNormBias, QKVProj, QKVBias, QProj, KProj, VProj, QBias, KBias, VBias,
 	QNorm, KNorm, OProj, OBias, LinQKVProj, LinZProj, LinBProj, LinAProj, LinConv, LinDtBias, LinALog, LinNorm,
-	LinOutProj, PostAttnNorm, MLPNorm, MLPNormBias, GateProj, UpProj, DownProj, GateBias, UpBias, DownBias, PostMLPNorm}
+	LinOutProj, PostAttnNorm, MLPNorm, MLPNormBias, GateProj, UpProj, DownProj, GateBias, UpBias, DownBias,
+	Router, ExpertGateUp, ExpertDown, PostMLPNorm}
 
 // modelOrder is the order of the model-level tensors: those before the layers, then after.
 var modelHead, modelTail = []Slot{EmbedTokens, PosEmbed}, []Slot{FinalNorm, FinalNormBias, LMHead}
@@ -319,22 +379,12 @@ func (f *Family) LayerSlots(c *Config, layer int) []Slot {
 // TensorCount returns how many tensors Tensors(c) lists, without building the list (so a config
 // claiming a huge layer count can be refused before anything is allocated from it).
 func (f *Family) TensorCount(c *Config) int {
-	// Layers of one mixer kind have the same slots: count each kind's once.
-	var attention, linear int
-	for _, s := range layerOrder {
-		if f.Has(c, s) && !s.linearMixer() {
-			attention++
-		}
-		if f.Has(c, s) && !s.attentionMixer() {
-			linear++
-		}
-	}
 	n := 0
 	for l := 0; l < c.NumHiddenLayers; l++ {
-		if c.LinearLayer(l) {
-			n += linear
-		} else {
-			n += attention
+		for _, s := range layerOrder {
+			if f.HasIn(c, s, l) {
+				n++
+			}
 		}
 	}
 	for _, s := range append(modelHead, modelTail...) {
@@ -345,33 +395,57 @@ func (f *Family) TensorCount(c *Config) int {
 	return n
 }
 
-// Tensors lists every tensor a checkpoint of config c holds, in a stable order: the embeddings,
-// each layer's tensors, the final norm, and the LM head when untied.
+// Tensors lists every tensor a bundle of config c holds, in a stable order: the embeddings,
+// each layer's tensors, the final norm, and the LM head when untied. A checkpoint holds the
+// same tensors, except that it may store a stacked expert weight as its Sources
+// (CheckpointTensors).
 func (f *Family) Tensors(c *Config) []Tensor {
 	out := make([]Tensor, 0, f.TensorCount(c))
-	add := func(s Slot, layer int) {
-		if !f.Has(c, s) {
-			return
-		}
-		// The DeltaNet's output norm keeps a plain weight in every family that has it.
-		t := Tensor{Name: f.TensorName(s, layer), Slot: s, Shape: Shape(c, s), Role: s.Role(), Layer: layer,
-			PlusOne: s.Role() == RoleNorm && f.Norm == RMSNormPlusOne && s != LinNorm}
-		if t.Role == RoleLinear {
-			t.Group = groupOf(s)
-			t.Transposed = f.Conv1D
-		}
-		out = append(out, t)
-	}
 	for _, s := range modelHead {
-		add(s, -1)
+		if f.Has(c, s) {
+			out = append(out, f.Tensor(c, s, -1))
+		}
 	}
 	for l := 0; l < c.NumHiddenLayers; l++ {
 		for _, s := range f.LayerSlots(c, l) {
-			add(s, l)
+			out = append(out, f.Tensor(c, s, l))
 		}
 	}
 	for _, s := range modelTail {
-		add(s, -1)
+		if f.Has(c, s) {
+			out = append(out, f.Tensor(c, s, -1))
+		}
 	}
 	return out
+}
+
+// CheckpointTensors lists every tensor a checkpoint of config c holds: Tensors, with each
+// tensor that has Sources replaced by them.
+func (f *Family) CheckpointTensors(c *Config) []Tensor {
+	var out []Tensor
+	for _, t := range f.Tensors(c) {
+		if t.Sources != nil {
+			out = append(out, t.Sources...)
+		} else {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Tensor describes the tensor in slot s of layer (-1 for the model-level slots) as Tensors
+// lists it.
+func (f *Family) Tensor(c *Config, s Slot, layer int) Tensor {
+	// The DeltaNet's output norm keeps a plain weight in every family that has it.
+	t := Tensor{Name: f.TensorName(s, layer), Slot: s, Shape: Shape(c, s), Role: s.Role(), Layer: layer,
+		PlusOne: s.Role() == RoleNorm && f.Norm == RMSNormPlusOne && s != LinNorm}
+	switch t.Role {
+	case RoleLinear:
+		t.Group = groupOf(s)
+		t.Transposed = f.Conv1D
+	case RoleExperts:
+		t.Group = GroupExperts
+		t.Sources = f.Experts.sources(f, c, s, layer)
+	}
+	return t
 }

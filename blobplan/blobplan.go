@@ -28,8 +28,12 @@ type RecordSpec struct {
 	// Slot is the weight's (or bias's) slot; arch.LMHead for an LM-head chunk of either tensor.
 	Slot arch.Slot
 	// Tensors are the Hugging Face tensors whose rows form the payload, in order. The bias of
-	// a concatenating group concatenates its members' biases.
+	// a concatenating group concatenates its members' biases; a stacked expert weight its
+	// experts' matrices, as the checkpoint stores them (arch.Tensor.Sources).
 	Tensors []string
+	// View is the bundle tensor the record's payload is (part of): Tensors[0] when empty. A
+	// stacked expert weight is named apart from its sources.
+	View string
 	// RowStart and RowEnd select rows [RowStart, RowEnd) of the single tensor of an LM-head
 	// chunk; both are 0 when every row of every tensor is stored.
 	RowStart, RowEnd int
@@ -132,6 +136,8 @@ func familyOf(cfg *arch.Config) (*arch.Family, error) {
 //	  member weight [out, in, 1, 1], then, when the members have biases, one bias record
 //	  [1, Σout, 1, 1] = their biases concatenated
 //	mlp: gate, up, down [out, in, 1, 1], then a bias record [1, out, 1, 1] per biased member
+//	experts: expert_gate_up [experts·2·moe_intermediate, hidden, 1, 1] and expert_down
+//	  [experts·hidden, moe_intermediate, 1, 1], each expert's rows after the previous one's
 func GroupRecords(cfg *arch.Config, group string, layer int, dt dtype.DType) ([]RecordSpec, error) {
 	fam, err := familyOf(cfg)
 	if err != nil {
@@ -157,9 +163,15 @@ func groupRecords(fam *arch.Family, cfg *arch.Config, group string, layer int, d
 	}
 	var recs []RecordSpec
 	for _, s := range g.Linears {
-		shape := arch.Shape(cfg, s)
-		w := RecordSpec{Name: recordName(s), Slot: s, Tensors: []string{fam.TensorName(s, layer)},
-			Shape: []int{shape[0], shape[1], 1, 1}, DType: dt}
+		t := fam.Tensor(cfg, s, layer)
+		rows, cols := t.Matrix()
+		w := RecordSpec{Name: recordName(s), Slot: s, Tensors: []string{t.Name}, Shape: []int{rows, cols, 1, 1}, DType: dt}
+		if t.Sources != nil {
+			w.View, w.Tensors = t.Name, nil
+			for _, src := range t.Sources {
+				w.Tensors = append(w.Tensors, src.Name)
+			}
+		}
 		parts, err := weightRecords(w, dt, gsize)
 		if err != nil {
 			return nil, fmt.Errorf("blobplan: %s of layer %d: %w", fam.TensorName(s, layer), layer, err)

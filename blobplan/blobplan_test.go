@@ -2,6 +2,7 @@ package blobplan
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/anepack/anepack/arch"
@@ -119,5 +120,46 @@ func TestOptionsRefused(t *testing.T) {
 	}
 	if len(blobs) != 2*3+2 || blobs[0].Key.String() != "layers.0.attn_qkv" || blobs[7].Key.String() != "lm_head.1" {
 		t.Errorf("%d blobs, first %s, last %s", len(blobs), blobs[0].Key, blobs[len(blobs)-1].Key)
+	}
+}
+
+// TestExpertRecords: a sparse layer's experts are one blob of two stacked records, each the
+// rows of every expert's checkpoint matrices in turn, viewed as the bundle's stacked tensor;
+// a dense layer (mlp_only_layers) keeps the mlp blob.
+func TestExpertRecords(t *testing.T) {
+	cfg := parseConfig(t, `{"architectures":["Qwen3MoeForCausalLM"],"hidden_size":64,"intermediate_size":160,
+		"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":32,"vocab_size":1000,
+		"max_position_embeddings":64,"num_experts":8,"num_experts_per_tok":2,"moe_intermediate_size":64,"mlp_only_layers":[0]}`)
+	recs, err := GroupRecords(cfg, arch.GroupExperts, 1, dtype.Q8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 4 {
+		t.Fatalf("%d records; want gate_up and down, each data and scale", len(recs))
+	}
+	gu, down := recs[0], recs[2]
+	if gu.View != "model.layers.1.mlp.experts.gate_up_proj" || len(gu.Tensors) != 16 || gu.Tensors[1] != "model.layers.1.mlp.experts.0.up_proj.weight" ||
+		gu.Tensors[2] != "model.layers.1.mlp.experts.1.gate_proj.weight" || !slices.Equal(gu.Shape, []int{8 * 128, 64, 1, 1}) || gu.Part != PartData {
+		t.Errorf("gate_up record %+v", gu)
+	}
+	if recs[1].Part != PartScale || !slices.Equal(recs[1].Shape, []int{8 * 128}) {
+		t.Errorf("gate_up scale record %+v", recs[1])
+	}
+	if down.View != "model.layers.1.mlp.experts.down_proj" || len(down.Tensors) != 8 || !slices.Equal(down.Shape, []int{8 * 64, 64, 1, 1}) {
+		t.Errorf("down record %+v", down)
+	}
+	if _, err := GroupRecords(cfg, arch.GroupExperts, 0, dtype.F16); err == nil || !strings.Contains(err.Error(), "layer 0 of Qwen3MoeForCausalLM has attn_qkv, attn_o, mlp") {
+		t.Errorf("experts of a dense layer: %v", err)
+	}
+	blobs, err := Blobs(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, b := range blobs {
+		keys = append(keys, b.Key.String())
+	}
+	if got := strings.Join(keys, " "); !strings.HasPrefix(got, "layers.0.attn_qkv layers.0.attn_o layers.0.mlp layers.1.attn_qkv layers.1.attn_o layers.1.experts lm_head.0") {
+		t.Errorf("blobs %s", got)
 	}
 }

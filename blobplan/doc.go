@@ -19,7 +19,15 @@
 //	          Options.MaxLMHeadRows (default 32000) rows per chunk
 //
 // Gated DeltaNet layers have linear_attn_in (in_proj_qkv, in_proj_z, in_proj_b, in_proj_a)
-// and linear_attn_out (out_proj) in place of attn_qkv and attn_o.
+// and linear_attn_out (out_proj) in place of attn_qkv and attn_o. Sparse layers (a mixture of
+// experts) have experts in place of mlp, every expert stacked in one blob:
+//
+//	experts   expert_gate_up [E·2I, H, 1, 1]: expert e's gate_proj rows, then its up_proj rows,
+//	          at rows [e·2I, (e+1)·2I); expert_down [E·H, I, 1, 1]: expert e's down_proj at
+//	          rows [e·H, (e+1)·H)
+//
+// so a token reads only its experts' rows. The router is not a blob record: it is F32 in the
+// tensors section, like norms.
 //
 // Weights are the checkpoint's row-major [out, in] bytes, fp16 by default. The blobs of f32
 // bundles hold fp32 records for the CPU. A quantized weight is consecutive records: its codes

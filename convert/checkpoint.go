@@ -141,8 +141,9 @@ func (c *Checkpoint) Names() []string {
 	return names
 }
 
-// Check compares the checkpoint with the tensors the architecture expects: every expected tensor
-// must exist with the exact shape (a weight the family stores [in, out] is compared that way).
+// Check compares the checkpoint with the tensors the architecture expects
+// (arch.Family.CheckpointTensors: each expert's matrices apart where the family's checkpoints
+// store them so): every expected tensor must exist with the exact shape (a weight the family stores [in, out] is compared that way).
 // A name may lack the family's optional prefix; Tensor then finds it by the architecture's
 // name. It returns the names of tensors the architecture does not use (ignored, like
 // transformers does; the caller warns), e.g. lm_head.weight in a tied checkpoint; buffers the
@@ -155,7 +156,7 @@ func (c *Checkpoint) Check(cfg *arch.Config) (unused []string, err error) {
 	if err := checkQuantized(c, cfg); err != nil {
 		return nil, err
 	}
-	want := fam.Tensors(cfg)
+	want := fam.CheckpointTensors(cfg)
 	used := make(map[string]bool, len(want))
 	c.alias = map[string]string{}
 	for _, t := range want {
@@ -184,8 +185,13 @@ func (c *Checkpoint) Check(cfg *arch.Config) (unused []string, err error) {
 		}
 		if shape := t.CheckpointShape(); !slices.Equal(r.Shape, shape) {
 			what := "config.json"
-			if t.Role == arch.RoleNorm && len(shape) == 1 && shape[0] == cfg.HeadDim {
+			switch {
+			case t.Role == arch.RoleNorm && len(shape) == 1 && shape[0] == cfg.HeadDim:
 				what = "config.json's head_dim"
+			case t.Group == arch.GroupExperts:
+				what = "config.json's moe_intermediate_size and hidden_size"
+			case t.Role == arch.RoleRouter:
+				what = "config.json's num_experts and hidden_size"
 			}
 			return nil, &FileError{File: r.File, Tensor: name, Msg: fmt.Sprintf("shape %v does not match %s; expected %v", r.Shape, what, shape)}
 		}

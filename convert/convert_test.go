@@ -155,8 +155,8 @@ func tinyConfig(t *testing.T) *arch.Config {
 func checkpointFor(cfg *arch.Config, mutate func([]sttest.Tensor) []sttest.Tensor) []byte {
 	fam, _ := arch.Lookup(cfg)
 	var ts []sttest.Tensor
-	for _, s := range fam.Tensors(cfg) {
-		ts = append(ts, sttest.New(s.Name, "BF16", s.Shape, make([]byte, 2*arch.Elements(s.Shape))))
+	for _, s := range fam.CheckpointTensors(cfg) {
+		ts = append(ts, sttest.New(s.Name, "BF16", s.CheckpointShape(), make([]byte, 2*arch.Elements(s.Shape))))
 	}
 	if mutate != nil {
 		ts = mutate(ts)
@@ -198,6 +198,77 @@ func TestCheckAgainstArchitecture(t *testing.T) {
 	c = open(checkpointFor(cfg, func(ts []sttest.Tensor) []sttest.Tensor { return ts[1:] }))
 	if _, err := c.Check(cfg); err == nil || !strings.Contains(err.Error(), "model.embed_tokens.weight is missing") {
 		t.Fatalf("missing tensor error = %v", err)
+	}
+}
+
+// TestCheckExperts: a mixture of experts' checkpoint holds each expert's matrices apart; a
+// missing one, or one whose shape disagrees with the config's expert sizes, is refused naming
+// the tensor, the file and the config fields.
+func TestCheckExperts(t *testing.T) {
+	cfg, err := arch.ParseConfig([]byte(`{"architectures":["Qwen3MoeForCausalLM"],"hidden_size":8,"intermediate_size":16,
+		"num_hidden_layers":2,"num_attention_heads":2,"num_key_value_heads":1,"head_dim":4,"vocab_size":10,
+		"max_position_embeddings":64,"tie_word_embeddings":true,"num_experts":4,"num_experts_per_tok":2,
+		"moe_intermediate_size":6,"mlp_only_layers":[0]}`), "config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(data []byte) *Checkpoint {
+		dir := t.TempDir()
+		writeFile(t, dir, SingleFile, data)
+		c, err := OpenCheckpoint(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	if unused, err := open(checkpointFor(cfg, nil)).Check(cfg); err != nil || len(unused) != 0 {
+		t.Fatalf("a complete checkpoint: unused %v, %v", unused, err)
+	}
+	drop := func(name string) func([]sttest.Tensor) []sttest.Tensor {
+		return func(ts []sttest.Tensor) []sttest.Tensor {
+			var out []sttest.Tensor
+			for _, x := range ts {
+				if x.Name != name {
+					out = append(out, x)
+				}
+			}
+			if len(out) == len(ts) {
+				t.Fatalf("test bug: no tensor %s", name)
+			}
+			return out
+		}
+	}
+	// Layer 0 is dense (mlp_only_layers), layer 1 sparse.
+	_, err = open(checkpointFor(cfg, drop("model.layers.1.mlp.experts.3.up_proj.weight"))).Check(cfg)
+	if err == nil || !strings.Contains(err.Error(), "tensor model.layers.1.mlp.experts.3.up_proj.weight is missing; Qwen3MoeForCausalLM with this config.json needs it (shape [6 8])") {
+		t.Errorf("missing expert: %v", err)
+	}
+	_, err = open(checkpointFor(cfg, drop("model.layers.0.mlp.down_proj.weight"))).Check(cfg)
+	if err == nil || !strings.Contains(err.Error(), "model.layers.0.mlp.down_proj.weight is missing") {
+		t.Errorf("missing dense MLP of an mlp_only layer: %v", err)
+	}
+	_, err = open(checkpointFor(cfg, func(ts []sttest.Tensor) []sttest.Tensor {
+		for i := range ts {
+			if ts[i].Name == "model.layers.1.mlp.experts.2.down_proj.weight" {
+				ts[i].Shape, ts[i].Data = []int{8, 12}, make([]byte, 2*8*12)
+			}
+		}
+		return ts
+	})).Check(cfg)
+	if err == nil || !strings.Contains(err.Error(), `model.layers.1.mlp.experts.2.down_proj.weight: shape [8 12] does not match config.json's moe_intermediate_size and hidden_size; expected [8 6]`) {
+		t.Errorf("wrong expert shape: %v", err)
+	}
+	_, err = open(checkpointFor(cfg, func(ts []sttest.Tensor) []sttest.Tensor {
+		for i := range ts {
+			if ts[i].Name == "model.layers.1.mlp.gate.weight" {
+				ts[i].Shape, ts[i].Data = []int{8, 8}, make([]byte, 2*8*8)
+			}
+		}
+		return ts
+	})).Check(cfg)
+	if err == nil || !strings.Contains(err.Error(), `model.layers.1.mlp.gate.weight: shape [8 8] does not match config.json's num_experts and hidden_size; expected [4 8]`) {
+		t.Errorf("wrong router shape: %v", err)
 	}
 }
 

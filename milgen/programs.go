@@ -105,6 +105,8 @@ type placedRecord struct {
 //	linear_attn_out: x = gated DeltaNet output [value heads · value_dim], y = [H]
 //	mlp:      x = normed hidden [H], y = down(act(gate(x)) · up(x)) [H] (biases after each conv)
 //	lm_head:  x = final-normed hidden [H], y = logits of the chunk's rows
+//
+// A sparse layer's experts have no program (they run on the CPU).
 func Programs(cfg *arch.Config, opts Options, placed map[blobplan.Key]blobplan.Placement) ([]Program, error) {
 	opts, err := opts.normalize()
 	if err != nil {
@@ -124,6 +126,11 @@ func Programs(cfg *arch.Config, opts Options, placed map[blobplan.Key]blobplan.P
 	act := cfg.HiddenAct
 	var out []Program
 	for _, spec := range specs {
+		if spec.Key.Group == arch.GroupExperts {
+			// No program: each token reads only the rows of the experts its router chose, which
+			// one static program cannot; the experts run on the CPU between programs.
+			continue
+		}
 		pl, ok := placed[spec.Key]
 		if !ok {
 			return nil, fmt.Errorf("milgen: no placement for blob %s", spec.Key)

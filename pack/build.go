@@ -165,13 +165,13 @@ func (b *builder) groupSize() int {
 	return b.milOpts.Blobs.GroupSize
 }
 
-// storeDType is the dtype a tensor is stored in: norms, biases and other small parameters
-// (arch.RoleParam) always F32, embeddings always
-// FP16 (a lookup reads one row per token, so F32 would only double the size), linear weights
-// (including a separate LM head) in the requested type.
+// storeDType is the dtype a tensor is stored in: norms, biases, other small parameters
+// (arch.RoleParam) and routers always F32, embeddings always FP16 (a lookup reads one row per
+// token, so F32 would only double the size), linear and expert weights (including a separate
+// LM head) in the requested type.
 func (b *builder) storeDType(t arch.Tensor) dtype.DType {
 	switch t.Role {
-	case arch.RoleNorm, arch.RoleBias, arch.RoleParam:
+	case arch.RoleNorm, arch.RoleBias, arch.RoleParam, arch.RoleRouter:
 		return dtype.F32
 	case arch.RoleEmbedding:
 		return dtype.F16
@@ -216,11 +216,15 @@ func (b *builder) writeRaw(w io.Writer, p []byte) error {
 }
 
 // isSmall reports whether a tensor lives in the tensors section rather than in an ANE blob:
-// norms, biases, other small parameters, position embeddings, and the token embedding when it
-// is not tied to the LM head.
+// norms, biases, other small parameters, routers, position embeddings, and the token
+// embedding when it is not tied to the LM head.
 func isSmall(t arch.Tensor, cfg *arch.Config) bool {
 	tiedHead := t.Slot == arch.EmbedTokens && cfg.TieWordEmbeddings
-	return t.Role == arch.RoleNorm || t.Role == arch.RoleBias || t.Role == arch.RoleParam || (t.Role == arch.RoleEmbedding && !tiedHead)
+	switch t.Role {
+	case arch.RoleNorm, arch.RoleBias, arch.RoleParam, arch.RoleRouter:
+		return true
+	}
+	return t.Role == arch.RoleEmbedding && !tiedHead
 }
 
 // writeSmallTensors writes norms, biases and (when untied) the embedding into the tensors
@@ -314,24 +318,26 @@ func (b *builder) writeBlob(spec blobplan.Blob) (blobplan.Placement, error) {
 		if err != nil {
 			return blobplan.Placement{}, err
 		}
-		spec := b.specs[r.Tensors[0]]
+		name := r.View
+		if name == "" {
+			name = r.Tensors[0]
+		}
+		spec := b.specs[name]
 		// LM-head chunks (RowEnd > 0) are row ranges of an embedding, never transposed.
 		transposed := spec.Transposed && r.RowEnd == 0
 		switch {
 		case r.Part == blobplan.PartData:
-			if mq := b.ckpt.MLX4(r.Tensors[0]); mq != nil {
+			if mq := b.ckpt.MLX4(r.Tensors[0]); mq != nil && len(sources[i]) == 1 {
 				q, err = fromMLX(mq, r.Group, r.RowStart, r.RowEnd) // the checkpoint's own codes
+				if err == nil {
+					err = q.writeData(func(p []byte) error { return b.writeRaw(bw, p) })
+				}
 			} else {
-				q, err = b.quantize(sources[i][0], transposed, r.Quant, r.Group)
+				q, err = b.writeQuantized(bw, sources[i], transposed, r.Quant, r.Group)
 			}
 			if err != nil {
 				return blobplan.Placement{}, err
 			}
-			// Written while the rest is quantized; the scale and offset records follow.
-			if err := q.writeData(func(p []byte) error { return b.writeRaw(bw, p) }); err != nil {
-				return blobplan.Placement{}, err
-			}
-			b.ckpt.Done(sources[i][0]) // drop the source pages, as writeTensor does
 		case r.Part != "":
 			if err := b.writeRaw(bw, q.part(r.Part)); err != nil {
 				return blobplan.Placement{}, err
@@ -346,7 +352,6 @@ func (b *builder) writeBlob(spec blobplan.Blob) (blobplan.Placement, error) {
 		if r.Bias {
 			continue // an ANE-only fp16 copy; the CPU reads the F32 biases of the tensors section
 		}
-		name := r.Tensors[0]
 		v := b.views[name]
 		if v == nil {
 			dt := r.DType

@@ -80,7 +80,11 @@ func viewBytes(t *testing.T, b *format.Bundle, v *format.Tensor) []byte {
 		out = append(out, data[p.Offset:p.Offset+p.Size]...)
 		rows += p.Rows
 	}
-	if rows != v.Shape[0] {
+	want := v.Shape[0]
+	if len(v.Shape) == 3 { // a stacked expert weight: experts·out rows ([C, 1, K] parameters: C)
+		want *= v.Shape[1]
+	}
+	if rows != want {
 		t.Fatalf("%s: parts hold %d rows; shape %v", v.Name, rows, v.Shape)
 	}
 	return out
@@ -107,7 +111,7 @@ func checkViews(t *testing.T, dir string, b *format.Bundle, linear dtype.DType) 
 		}
 		want := linear
 		switch spec.Role {
-		case arch.RoleNorm, arch.RoleBias, arch.RoleParam:
+		case arch.RoleNorm, arch.RoleBias, arch.RoleParam, arch.RoleRouter:
 			want = dtype.F32
 		case arch.RoleEmbedding:
 			want = dtype.F16
@@ -117,8 +121,17 @@ func checkViews(t *testing.T, dir string, b *format.Bundle, linear dtype.DType) 
 		}
 		var conv convert.Converter
 		var buf bytes.Buffer
-		if err := conv.WriteTensor(&buf, ckpt.Tensor(spec.Name), want); err != nil {
-			t.Fatal(err)
+		sources := []string{spec.Name}
+		if spec.Sources != nil { // a stacked expert weight: every expert's matrices in turn
+			sources = nil
+			for _, src := range spec.Sources {
+				sources = append(sources, src.Name)
+			}
+		}
+		for _, name := range sources {
+			if err := conv.WriteTensor(&buf, ckpt.Tensor(name), want); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if !bytes.Equal(viewBytes(t, b, v), buf.Bytes()) {
 			t.Errorf("%s: bundle bytes differ from the converted checkpoint tensor", spec.Name)

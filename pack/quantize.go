@@ -3,6 +3,7 @@ package pack
 import (
 	"bytes"
 	"fmt"
+	"io"
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
@@ -143,6 +144,35 @@ func (q *quantized) writeData(write func([]byte) error) error {
 	}
 	q.workers.Wait()
 	return err
+}
+
+// writeQuantized quantizes the rows of refs, one weight after another, as dt (Q8 or Q4 with
+// group), writes their codes to w as they are ready and drops each source's pages once it is
+// written. It returns the whole record's scales (and offsets), which the next records hold:
+// a stacked expert weight is one record of every expert's rows, while each expert is quantized
+// (and its source read) in turn.
+func (b *builder) writeQuantized(w io.Writer, refs []*convert.TensorRef, transposed bool, dt dtype.DType, group int) (*quantized, error) {
+	var scale, offset []byte
+	var q *quantized
+	for _, ref := range refs {
+		var err error
+		if q, err = b.quantize(ref, transposed, dt, group); err != nil {
+			return nil, err
+		}
+		// Written while the rest is quantized; the scale and offset records follow.
+		if err := q.writeData(func(p []byte) error { return b.writeRaw(w, p) }); err != nil {
+			return nil, err
+		}
+		b.ckpt.Done(ref) // drop the source pages, as writeTensor does
+		if len(refs) > 1 {
+			// The next weight reuses q's buffers.
+			scale, offset = append(scale, q.scale...), append(offset, q.offset...)
+		}
+	}
+	if len(refs) == 1 {
+		return q, nil
+	}
+	return &quantized{scale: scale, offset: offset}, nil
 }
 
 // quantBuffers are the buffers of the weight last quantized, for the next one.

@@ -280,14 +280,15 @@ func (m *Model) resolve(spec arch.Tensor, mt *format.Tensor) (*Tensor, error) {
 	// or quantized: a bundle's model.dtype is that of its layers, while the (tied) embedding
 	// that doubles as the ANE's LM head is FP16 in unquantized bundles and q8 in quantized ones.
 	switch {
-	case spec.Role == arch.RoleNorm || spec.Role == arch.RoleBias || spec.Role == arch.RoleParam:
+	case spec.Role == arch.RoleNorm || spec.Role == arch.RoleBias || spec.Role == arch.RoleParam || spec.Role == arch.RoleRouter:
 		if err != nil || dt != dtype.F32 {
 			return nil, fmt.Errorf("%s: dtype is %q; expected \"f32\"", where, mt.DType)
 		}
 	case err != nil || (dt != dtype.F16 && dt != dtype.F32 && !dt.Quantized()):
 		return nil, fmt.Errorf("%s: dtype is %q; expected \"f16\", \"f32\", \"q8\" or \"q4\"", where, mt.DType)
 	}
-	cols := arch.Elements(spec.Shape[1:])
+	// A stacked expert weight [experts, out, in] is a matrix of experts·out rows.
+	specRows, cols := spec.Matrix()
 	rowBytes := dt.Bytes(int64(cols))
 	var sideCols int // fp16 scales (and offsets) per row of a quantized tensor
 	switch dt {
@@ -299,8 +300,8 @@ func (m *Model) resolve(spec arch.Tensor, mt *format.Tensor) (*Tensor, error) {
 		}
 		sideCols = cols / mt.GroupSize
 	}
-	if len(mt.Parts) == 0 || len(mt.Parts) > spec.Shape[0] {
-		return nil, fmt.Errorf("%s: has %d parts; expected 1 to %d", where, len(mt.Parts), spec.Shape[0])
+	if len(mt.Parts) == 0 || len(mt.Parts) > specRows {
+		return nil, fmt.Errorf("%s: has %d parts; expected 1 to %d", where, len(mt.Parts), specRows)
 	}
 	wantSide := 0
 	if dt.Quantized() {
@@ -313,8 +314,8 @@ func (m *Model) resolve(spec arch.Tensor, mt *format.Tensor) (*Tensor, error) {
 	rows := 0
 	for i, p := range mt.Parts {
 		pw := fmt.Sprintf("%s part %d", where, i)
-		if p.Rows <= 0 || p.Rows > spec.Shape[0] {
-			return nil, fmt.Errorf("%s: %d rows; expected 1 to %d", pw, p.Rows, spec.Shape[0])
+		if p.Rows <= 0 || p.Rows > specRows {
+			return nil, fmt.Errorf("%s: %d rows; expected 1 to %d", pw, p.Rows, specRows)
 		}
 		data, err := m.partBytes(pw, p, int64(p.Rows)*rowBytes, max(dt.Data().Size(), 1))
 		if err != nil {
@@ -340,8 +341,8 @@ func (m *Model) resolve(spec arch.Tensor, mt *format.Tensor) (*Tensor, error) {
 		}
 		rows += p.Rows
 	}
-	if rows != spec.Shape[0] {
-		return nil, fmt.Errorf("%s: parts hold %d rows; expected %d", where, rows, spec.Shape[0])
+	if rows != specRows {
+		return nil, fmt.Errorf("%s: parts hold %d rows; expected %d", where, rows, specRows)
 	}
 	return t, nil
 }

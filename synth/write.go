@@ -43,7 +43,7 @@ func WriteSafetensors(ctx context.Context, w io.Writer, cfg *arch.Config, opts O
 	if err != nil {
 		return err
 	}
-	specs := fam.Tensors(cfg)
+	specs := fam.CheckpointTensors(cfg) // what Hugging Face saves: each expert's matrices apart
 	sort.Slice(specs, func(i, j int) bool { return specs[i].Name < specs[j].Name })
 	descs := make([]tensorDesc, len(specs))
 	var off int64
