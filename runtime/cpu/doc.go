@@ -3,9 +3,9 @@
 // bundle, read in place, for every architecture package arch describes.
 //
 // [Projections] computes each fused group of a layer (arch.Family.Groups) as one parallel
-// dispatch over the concatenation of its members' output rows: Q, K and V (with their biases)
+// job over the concatenation of its members' output rows: Q, K and V (with their biases)
 // cost one wake-up of the worker pool, and the gated MLP's gate and up go out together with the
-// activation fused into each work item, then down. The LM head's row chunks are one dispatch.
+// activation fused into each work item, then down. The LM head's row chunks are one job.
 // Prefill multiplies the whole batch by each weight matrix (GEMM); decode is the same code with
 // one token, where every product is a GEMV that streams the weights once (weight.go picks the
 // kernel for the weight's storage type). A job prepares its input once in each form its weights

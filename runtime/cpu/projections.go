@@ -98,18 +98,18 @@ func NewProjections(m *runtime.Model, pool *kernels.Pool) (*Projections, error) 
 
 // NewProjector returns the projections of one sequence, with scratch for batch tokens.
 func (p *Projections) NewProjector(batch int) (runtime.Projector, error) {
-	return &projector{p: p, d: newDispatch(p.pool, batch, p.amxFor), mlp: make([]float32, batch*p.inter)}, nil
+	return &projector{p: p, run: newRunner(p.pool, batch, p.amxFor), mlp: make([]float32, batch*p.inter)}, nil
 }
 
-// projector runs Projections for one sequence: its dispatch holds the per-thread scratch.
+// projector runs Projections for one sequence: its runner holds the per-thread scratch.
 type projector struct {
 	p   *Projections
-	d   *dispatch
+	run *runner
 	mlp []float32 // [batch, intermediate] act(gate)*up
 }
 
-// Group implements runtime.Projector: a concatenating group is one dispatch over its members'
-// rows; a gated MLP is one dispatch for gate and up with the activation fused, then one for
+// Group implements runtime.Projector: a concatenating group is one job over its members'
+// rows; a gated MLP is one job for gate and up with the activation fused, then one for
 // down; a plain MLP one for up, the activation, and one for down.
 func (pr *projector) Group(layer, g int, x []float32, n int, y []float32) error {
 	G := &pr.p.groups[layer][g]
@@ -121,34 +121,34 @@ func (pr *projector) Group(layer, g int, x []float32, n int, y []float32) error 
 		inter := w[0].Rows
 		mlp := pr.mlp[:n*inter]
 		if G.Gated() {
-			pr.d.gatedMLP(mlp, x, n, w[0], w[1], b[0], b[1], pr.p.gated)
+			pr.run.gatedMLP(mlp, x, n, w[0], w[1], b[0], b[1], pr.p.gated)
 			w, b = w[2:], b[2:]
 		} else {
-			pr.d.add(w[0], b[0], mlp, inter, 0)
-			pr.d.linear(x, n)
-			pr.d.activate(pr.p.act, mlp)
+			pr.run.add(w[0], b[0], mlp, inter, 0)
+			pr.run.linear(x, n)
+			pr.run.activate(pr.p.act, mlp)
 			w, b = w[1:], b[1:]
 		}
-		pr.d.add(w[0], b[0], y, G.Out, 0)
-		pr.d.linear(mlp, n)
+		pr.run.add(w[0], b[0], y, G.Out, 0)
+		pr.run.linear(mlp, n)
 		return nil
 	}
 	col := 0
 	for i, w := range G.w {
-		pr.d.add(w, G.b[i], y, G.Out, col)
+		pr.run.add(w, G.b[i], y, G.Out, col)
 		col += w.Rows
 	}
-	pr.d.linear(x, n)
+	pr.run.linear(x, n)
 	return nil
 }
 
-// LMHead implements runtime.Projector: every row chunk in one dispatch.
+// LMHead implements runtime.Projector: every row chunk in one job.
 func (pr *projector) LMHead(x []float32, n int, logits []float32) error {
 	col := 0
 	for i := range pr.p.head {
-		pr.d.add(&pr.p.head[i], nil, logits, pr.p.vocab, col)
+		pr.run.add(&pr.p.head[i], nil, logits, pr.p.vocab, col)
 		col += pr.p.head[i].Rows
 	}
-	pr.d.linear(x, n)
+	pr.run.linear(x, n)
 	return nil
 }

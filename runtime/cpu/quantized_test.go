@@ -14,7 +14,7 @@ import (
 
 // TestMixedFormatsInOneJob runs fused groups whose members are stored in different formats (a
 // bundle's manifest gives each tensor its own dtype and the runtime accepts any mix): Q in q8, K
-// in q4, V in f16, and a gated MLP with gate q4 and up q8. One dispatch must quantize the input
+// in q4, V in f16, and a gated MLP with gate q4 and up q8. One job must quantize the input
 // once per form (int16 for q8, int8 for q4), use the float kernels for f16, and give every
 // member the product it gives alone; with AMX (its Go twin here) the f16 and q8 members share
 // one split of the input into bfloat16 parts.
@@ -192,25 +192,25 @@ func TestAMXLargeInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := pr.(*projector).d
+	r := pr.(*projector).run
 
 	// The grain each job gets: gate/up from scratch-bounded quarters, down in one item.
 	x := randVec(rand.New(rand.NewPCG(3, 4)), n*down.Cols)
-	d.add(down, nil, make([]float32, n*down.Rows), down.Rows, 0)
-	d.x, d.n = x, n
-	d.quantizeInput()
-	if !d.in.hasAMX() || !d.inPlace() {
-		t.Fatalf("down projection of %d tokens: AMX %v, in place %v; want both", n, d.in.hasAMX(), d.inPlace())
+	r.add(down, nil, make([]float32, n*down.Rows), down.Rows, 0)
+	r.x, r.n = x, n
+	r.quantizeInput()
+	if !r.in.hasAMX() || !r.inPlace() {
+		t.Fatalf("down projection of %d tokens: AMX %v, in place %v; want both", n, r.in.hasAMX(), r.inPlace())
 	}
-	if g := d.grain(down.Rows); g != down.Rows {
+	if g := r.grain(down.Rows); g != down.Rows {
 		t.Errorf("down projection: %d rows a work item, want all %d on one thread", g, down.Rows)
 	}
-	d.reset()
-	d.gated = p.gated
-	if d.inPlace() {
+	r.reset()
+	r.gated = p.gated
+	if r.inPlace() {
 		t.Error("a gated job counts as in place; its results go through scratch")
 	}
-	d.reset()
+	r.reset()
 
 	h := randVec(rand.New(rand.NewPCG(5, 6)), n*gate.Cols)
 	y := make([]float32, n*G.Out)

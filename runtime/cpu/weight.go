@@ -12,7 +12,7 @@ import (
 // weight is the weight of one linear layer (or one row chunk of the LM head), [Rows, Cols]
 // row-major (Hugging Face's [out, in]), read in place from the bundle's mapping. It is the one
 // place that knows how each storage type is multiplied: a new type is a case in each method
-// here plus its kernels. Its methods run on the calling goroutine; the dispatch splits rows
+// here plus its kernels. Its methods run on the calling goroutine; the runner splits rows
 // over cores.
 type weight struct {
 	DType      dtype.DType
