@@ -3,6 +3,7 @@ package serve
 import (
 	"fmt"
 	"net/http"
+	"unicode/utf8"
 )
 
 // apiError is an error answered to the client in OpenAI's shape:
@@ -61,4 +62,21 @@ func modelNotFound(name, served string) *apiError {
 	e := newError(http.StatusNotFound, typeInvalidRequest, "model_not_found", "the model %q does not exist on this server; it serves %q", name, served)
 	e.Param = strp("model")
 	return e
+}
+
+// maxMessage bounds an error message in an answer or a log line, in bytes. Messages can carry
+// text from the request or the bundle (a chat template's raise_exception, a schema's pointer);
+// uncut, an 8 MB exception made every request answer and log 8 MB.
+const maxMessage = 1 << 10
+
+// clip cuts s to maxMessage bytes, at a character boundary, and says how much was cut.
+func clip(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	n := maxMessage
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", s[:n], len(s)-n)
 }

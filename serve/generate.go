@@ -248,7 +248,7 @@ func (s *Server) interrupted(w http.ResponseWriter, r *http.Request, rec *record
 	default:
 		s.stats.failed.Add(1)
 		rec.finish = "error"
-		s.log.Error("generation failed", "request_id", rec.id, "err", err)
+		s.log.Error("generation failed", "request_id", rec.id, "err", clip(err.Error()))
 		e = newError(http.StatusInternalServerError, typeServer, "generation_failed", "generation failed: %v", err)
 	}
 	if sse == nil {
@@ -257,6 +257,7 @@ func (s *Server) interrupted(w http.ResponseWriter, r *http.Request, rec *record
 	}
 	// The stream has begun with status 200: report the error as an event, as OpenAI does, and
 	// log the status the client would have had.
+	e.Message = clip(e.Message)
 	rec.status, rec.errMsg = e.Status, e.Message
 	if sse.send(errorBody{e}) == nil {
 		sse.done()

@@ -90,7 +90,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			s.log.Error("panic while serving a request", "request_id", rec.id, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			s.log.Error("panic while serving a request", "request_id", rec.id, "panic", clip(fmt.Sprint(p)), "stack", string(debug.Stack()))
 			if w.status == 0 {
 				s.writeError(w, rec, newError(http.StatusInternalServerError, typeServer, "internal_error", "internal server error (request %s); the server log has the details", rec.id))
 			}
@@ -214,6 +214,7 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeError sends e and notes it for the access log.
 func (s *Server) writeError(w http.ResponseWriter, rec *record, e *apiError) {
+	e.Message = clip(e.Message)
 	rec.errMsg = e.Message
 	if e.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
@@ -248,7 +249,7 @@ func (s *Server) accessLog(w *statusWriter, r *http.Request, rec *record) {
 			slog.String("finish", rec.finish))
 	}
 	if rec.errMsg != "" {
-		attrs = append(attrs, slog.String("error", rec.errMsg))
+		attrs = append(attrs, slog.String("error", clip(rec.errMsg)))
 	}
 	level := slog.LevelInfo
 	if status >= 500 {
