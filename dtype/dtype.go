@@ -24,7 +24,21 @@ const (
 	// Q4 is a quantized weight: U4 data [rows, cols] and an F16 scale and offset per group of
 	// inputs (w = scale·(q − offset)); the group size is recorded beside it.
 	Q4
+	// Q4K is a quantized weight in super-blocks of 256 inputs along each row, 144 bytes each:
+	// fp16 d and dmin, eight 6-bit sub-block scales and mins, 128 bytes of 4-bit codes
+	// (w = d·scale·q − dmin·min; 4.5 bits per weight; package quant has the byte layout).
+	Q4K
+	// Q6K is a quantized weight in super-blocks of 256 inputs along each row, 210 bytes each:
+	// 6-bit codes, sixteen int8 sub-block scales, fp16 d (w = d·scale·(q − 32); 6.5625 bits
+	// per weight).
+	Q6K
+	// U8 is uint8: the raw bytes of a Q4K or Q6K weight's blob record.
+	U8
 )
+
+// SuperBlock is the number of inputs of one super-block of the Q4K and Q6K types: a row of
+// such a weight is a whole number of them.
+const SuperBlock = 256
 
 // info is one row of the vocabulary.
 type info struct {
@@ -32,7 +46,8 @@ type info struct {
 	safetensors string // safetensors header spelling; "" when safetensors has none
 	mil         string // MIL spelling
 	blob        uint32 // Core ML blob-format code (MILBlob BlobDataType); 0 when none
-	bits        int    // storage bits per element
+	bits        int    // storage bits per element (of the codes, for a quantized type)
+	block       int    // bytes per SuperBlock elements of a super-block type; 0 for the others
 }
 
 var table = [...]info{
@@ -45,6 +60,9 @@ var table = [...]info{
 	U32:  {name: "u32", safetensors: "U32", mil: "uint32", blob: 15, bits: 32},
 	Q8:   {name: "q8", bits: 8},
 	Q4:   {name: "q4", bits: 4},
+	Q4K:  {name: "q4k", bits: 4, block: 144},
+	Q6K:  {name: "q6k", bits: 6, block: 210},
+	U8:   {name: "u8", mil: "uint8", blob: 3, bits: 8},
 }
 
 func (d DType) row() (info, bool) {
@@ -82,37 +100,65 @@ func (d DType) MIL() string {
 }
 
 // BlobCode returns the type's code in Core ML's weight-blob format (1 fp16, 2 fp32, 4 int8,
-// 5 bf16, 11 uint4), or 0 when the format has none.
+// 3 uint8, 5 bf16, 11 uint4), or 0 when the format has none.
 func (d DType) BlobCode() uint32 {
 	r, _ := d.row()
 	return r.blob
 }
 
-// Bits returns the storage size of one element in bits (0 for Invalid).
+// Bits returns the storage size of one element in bits (0 for Invalid); for a quantized type,
+// the bits of one code, without its share of the scales.
 func (d DType) Bits() int {
 	r, _ := d.row()
 	return r.bits
 }
 
-// Size returns the storage size of one element in bytes, or 0 for sub-byte types.
-func (d DType) Size() int { return d.Bits() / 8 }
+// Size returns the storage size of one element in bytes, or 0 for sub-byte and super-block
+// types.
+func (d DType) Size() int {
+	if d.SuperBlocks() {
+		return 0
+	}
+	return d.Bits() / 8
+}
 
-// Bytes returns the storage size of n elements, sub-byte types rounded up to whole bytes.
-func (d DType) Bytes(n int64) int64 { return (n*int64(d.Bits()) + 7) / 8 }
+// Bytes returns the storage size of n elements, sub-byte types rounded up to whole bytes and
+// super-block types to whole super-blocks (a row of them holds a whole number).
+func (d DType) Bytes(n int64) int64 {
+	if r, ok := d.row(); ok && r.block > 0 {
+		return (n + SuperBlock - 1) / SuperBlock * int64(r.block)
+	}
+	return (n*int64(d.Bits()) + 7) / 8
+}
+
+// BlockBytes returns the bytes of one super-block of a super-block type (144 for Q4K, 210 for
+// Q6K), 0 for the others.
+func (d DType) BlockBytes() int {
+	r, _ := d.row()
+	return r.block
+}
+
+// SuperBlocks reports whether d stores each row as super-blocks of SuperBlock inputs, codes and
+// scales interleaved (Q4K, Q6K), rather than as planar codes with separate scale records.
+func (d DType) SuperBlocks() bool { return d.BlockBytes() > 0 }
 
 // IsFloat reports whether d is a floating-point type.
 func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 }
 
-// Quantized reports whether d is a quantized weight type (data plus scales).
-func (d DType) Quantized() bool { return d == Q8 || d == Q4 }
+// Quantized reports whether d is a quantized weight type: integer codes plus scales, planar
+// (Q8, Q4: the scales are records of their own) or in super-blocks (Q4K, Q6K).
+func (d DType) Quantized() bool { return d == Q8 || d == Q4 || d.SuperBlocks() }
 
-// Data returns the element type of a quantized weight's data (I8 for Q8, U4 for Q4), else d.
+// Data returns the element type of a quantized weight's data record (I8 for Q8, U4 for Q4,
+// U8 for the super-block types), else d.
 func (d DType) Data() DType {
 	switch d {
 	case Q8:
 		return I8
 	case Q4:
 		return U4
+	case Q4K, Q6K:
+		return U8
 	}
 	return d
 }

@@ -90,3 +90,36 @@ func BenchmarkQ4Fit(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkQuantizeK(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	const rows, cols = 64, 1024
+	w := randWeights(r, rows, cols)
+	_, imp := kActs(r, 8, cols)
+	src, _ := rawRows(w, dtype.F32)
+	for _, k := range []struct {
+		name string
+		dt   dtype.DType
+		f    func(data, src []byte, st dtype.DType, rows, cols int, imp []float32) error
+	}{{"q4k", dtype.Q4K, QuantizeQ4KFrom}, {"q6k", dtype.Q6K, QuantizeQ6KFrom}} {
+		rb, _ := KRowBytes(k.dt, cols)
+		data := make([]byte, rows*rb)
+		b.Run(k.name, func(b *testing.B) {
+			cpuLoop(b, func() {
+				if err := k.f(data, src, dtype.F32, rows, cols, imp); err != nil {
+					b.Fatal(err)
+				}
+			})
+			b.ReportMetric(float64(rows*cols)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mweights/s")
+		})
+	}
+	data, scale, offset, _ := q4Buffers(rows, cols, 32)
+	b.Run("q4w", func(b *testing.B) {
+		cpuLoop(b, func() {
+			if err := QuantizeQ4WeightedFrom(data, scale, offset, src, dtype.F32, rows, cols, 32, imp); err != nil {
+				b.Fatal(err)
+			}
+		})
+		b.ReportMetric(float64(rows*cols)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mweights/s")
+	})
+}

@@ -1,7 +1,10 @@
-// Package quant converts float weights to anepack's two quantized weight
-// formats and back. The same bytes are read by the CPU kernels
+// Package quant converts float weights to anepack's quantized weight formats
+// and back. The planar formats q8 and q4 are read by the CPU kernels
 // (runtime/kernels.MatVecQ8, MatVecQ4, ...) and, as MIL weight blobs, by the
-// Apple Neural Engine, so the layouts below follow the MIL conventions.
+// Apple Neural Engine, so their layouts follow the MIL conventions. The
+// super-block formats q4k and q6k keep each block's scales beside its codes, as
+// llama.cpp's K-quants do: finer scales for fewer bits, read by the CPU only (no
+// MIL op reads them).
 //
 // # q8: int8, per output channel, symmetric
 //
@@ -34,6 +37,46 @@
 // (float32(q) - float32(offset)), evaluated in float32; DequantizeQ4 computes
 // exactly that.
 //
+// # q4k: 4-bit codes in super-blocks of 256 (4.5 bits per weight)
+//
+// A row of cols inputs (a multiple of 256) is cols/256 super-blocks of 144 bytes, the geometry
+// and bytes of llama.cpp's Q4_K:
+//
+//	[0, 2)     d     fp16, little-endian: the step of the sub-block scales
+//	[2, 4)     dmin  fp16: the step of the sub-block mins
+//	[4, 16)    eight 6-bit scales sc[j] and eight 6-bit mins m[j], one per sub-block j of 32:
+//	           j < 4:  sc[j] = b[j] & 63,  m[j] = b[j+4] & 63
+//	           j >= 4: sc[j] = b[j+4] & 15 | (b[j-4] >> 6) << 4,  m[j] = b[j+4] >> 4 | (b[j] >> 6) << 4
+//	           (b = these 12 bytes; Q4KScaleMin reads them)
+//	[16, 144)  codes: for each chunk c = 0..3 of 64 weights, bytes [16+32c, 16+32c+32) hold
+//	           weight 64c+i in the low nibble and weight 64c+32+i in the high nibble of byte i
+//
+// and weight i of the super-block, in sub-block j = i/32 with code q, is
+//
+//	w = (d·sc[j])·q − dmin·m[j]      in float32
+//
+// Every product there is exact in float32 (an fp16 times 6 bits times 4 bits), so every reader
+// computes the same value whatever its instruction order (DequantizeRowQ4K).
+//
+// # q6k: 6-bit codes in super-blocks of 256 (6.5625 bits per weight)
+//
+// A row is cols/256 super-blocks of 210 bytes, llama.cpp's Q6_K:
+//
+//	[0, 128)    ql: low 4 bits of the codes
+//	[128, 192)  qh: high 2 bits of the codes
+//	[192, 208)  sixteen int8 scales sc[j], one per sub-block j of 16
+//	[208, 210)  d fp16
+//
+// For the half h = 0, 1 (weights 128h..128h+127) and i = 0..31, ql[64h+i] holds the low bits
+// of weight 128h+i (low nibble) and 128h+64+i (high nibble), ql[64h+32+i] those of 128h+32+i
+// and 128h+96+i, and qh[32h+i] the high bits of 128h+i, +32, +64, +96 in its bit pairs 0-1,
+// 2-3, 4-5, 6-7. Weight i with code q (0..63) is
+//
+//	w = (d·sc[i/16])·(q − 32)        in float32, again exact.
+//
+// Rows that are not a whole number of super-blocks cannot be stored in either type; the q4k
+// recipe stores them as q4 or q8 (package blobplan).
+//
 // # Quantizers
 //
 // QuantizeQ8 and QuantizeQ4 take float32 rows. For tensors too large to widen
@@ -51,6 +94,18 @@
 // by a least-squares fit of scale and offset to the levels it induces (the
 // method of llama.cpp's make_qkx2_quants). docs/quantization.md has the
 // measured errors of each choice.
+//
+// The super-block quantizers (QuantizeRowQ4K, QuantizeRowQ6K and their From forms) and the
+// importance-aware q4 one (QuantizeRowQ4Weighted) take an optional importance per input
+// column: the mean square of the activations that multiply it, measured on calibration text.
+// They minimise Σ_i w_i (ŵ_i − x_i)² with w_i = importance × sqrt(σ² + x_i²) (σ² twice the mean
+// square of the block; without importances the first factor is 1), which approximates the
+// error of the layer's output rather than of its weights. q4k: each sub-block's scale and min
+// by a weighted sweep with least-squares refinement, then the eight scales and the eight mins as
+// 6-bit levels of fp16 steps, then the codes, then weighted least-squares refits of the two
+// steps and one-step nudges of each sub-block's scale and min, each kept only when it lowers
+// the error as stored. q6k: the same with symmetric sub-block fits and int8 scales. All sums
+// are exact or explicitly rounded, so the bytes do not depend on the machine.
 //
 // That search is computed with the candidates as vector lanes (AVX2 or AVX-512
 // on amd64, Go elsewhere), each lane doing the scalar roundings in the scalar
