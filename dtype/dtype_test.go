@@ -84,3 +84,28 @@ func TestQuantizedTypes(t *testing.T) {
 		t.Error("the empty string parsed as a type")
 	}
 }
+
+func TestSuperBlockTypes(t *testing.T) {
+	for _, tc := range []struct {
+		d     DType
+		name  string
+		block int
+		bits  int
+	}{{Q4K, "q4k", 144, 4}, {Q6K, "q6k", 210, 6}} {
+		if p, err := Parse(tc.name); err != nil || p != tc.d {
+			t.Errorf("Parse(%q) = %v, %v", tc.name, p, err)
+		}
+		if !tc.d.SuperBlocks() || !tc.d.Quantized() || tc.d.Data() != U8 || tc.d.BlockBytes() != tc.block || tc.d.Bits() != tc.bits || tc.d.Size() != 0 {
+			t.Errorf("%v: properties %v %v %v %d %d %d", tc.d, tc.d.SuperBlocks(), tc.d.Quantized(), tc.d.Data(), tc.d.BlockBytes(), tc.d.Bits(), tc.d.Size())
+		}
+		if got := tc.d.Bytes(3 * SuperBlock); got != int64(3*tc.block) {
+			t.Errorf("%v: Bytes(768) = %d, want %d", tc.d, got, 3*tc.block)
+		}
+		if tc.d.MIL() != "" || tc.d.BlobCode() != 0 {
+			t.Errorf("%v has a MIL spelling or blob code: no MIL op reads it", tc.d)
+		}
+	}
+	if Q4.SuperBlocks() || Q8.BlockBytes() != 0 || U8.BlobCode() != 3 || U8.MIL() != "uint8" || U8.Size() != 1 {
+		t.Error("planar types and u8")
+	}
+}
