@@ -66,8 +66,16 @@ func (d *Decoder) newWorkspace(rows int) (*workspace, error) {
 // forward runs the segments' tokens (rows in all, at most ws.rows, each segment at most its
 // state's batch) through every layer (the pass arch.Family describes), leaving the final
 // residual stream in ws.x, their keys and values in the states' caches and the Gated DeltaNet
-// layers' states advanced past them.
-func (d *Decoder) forward(ws *workspace, segs []segment, rows int) error {
+// layers' states advanced past them. A panic of the pass (a kernel's, on whichever goroutine of
+// the pool) is returned as an error, so that the caller's bookkeeping of a failed pass runs
+// and a server answers one request with an error instead of dying.
+func (d *Decoder) forward(ws *workspace, segs []segment, rows int) (err error) {
+	defer recoverPass(&err)
+	return d.layersForward(ws, segs, rows)
+}
+
+// layersForward is forward without the recovery.
+func (d *Decoder) layersForward(ws *workspace, segs []segment, rows int) error {
 	hidden := d.cfg.HiddenSize
 	x, xn, tmp := ws.x[:rows*hidden], ws.xn[:rows*hidden], ws.tmp[:rows*hidden]
 
@@ -140,7 +148,8 @@ func (d *Decoder) normRow(dst, x []float32, nm norm) {
 
 // logits writes the logits of workspace rows [lo, hi) of the last pass into out ([hi-lo, vocab]):
 // the final norm, then the LM head.
-func (d *Decoder) logits(ws *workspace, out []float32, lo, hi int) error {
+func (d *Decoder) logits(ws *workspace, out []float32, lo, hi int) (err error) {
+	defer recoverPass(&err)
 	hidden := d.cfg.HiddenSize
 	xn := ws.xn[lo*hidden : hi*hidden]
 	d.normRows(xn, ws.x[lo*hidden:hi*hidden], d.finalNorm, hi-lo, hidden)

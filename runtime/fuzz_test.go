@@ -64,6 +64,9 @@ func FuzzManifest(f *testing.F) {
 	f.Add([]byte(strings.Replace(string(seed), `"num_hidden_layers":2`, `"num_hidden_layers":4096`, 1)))
 	f.Add([]byte(strings.Replace(string(seed), `"max_position_embeddings":64`, `"max_position_embeddings":16777216`, 1)))
 	f.Add([]byte(strings.Replace(string(seed), `"rows":320`, `"rows":1000000000`, 1)))
+	for _, group := range []int{16, 8, 4, 1} {
+		f.Add(q4Seed(f, seed, group))
+	}
 	dir := f.TempDir()
 	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
 		// In memory: the writer's fsyncs cost nothing there, so the fuzzer runs hundreds of
@@ -119,4 +122,41 @@ func FuzzManifest(f *testing.F) {
 			t.Fatalf("a manifest made the runtime allocate %d MB", grew>>20)
 		}
 	})
+}
+
+// q4Seed rewrites the manifest seed so that every layer's linear weights claim to be q4 in groups
+// of group inputs, over bytes the bundle has: the codes where the fp16 weights are, the scales and
+// offsets at the start of the same section (both fit in an fp16 weight's bytes). The sizes all
+// agree, so only the group size can be wrong; the kernels have 32, 64 and 128, and the fuzz
+// model's rows are 16 and 32 inputs long, so every one of these must be refused when the bundle
+// opens (16 and 8 used to pass and panic in the first product).
+func q4Seed(f *testing.F, seed []byte, group int) []byte {
+	var m format.Manifest
+	if err := json.Unmarshal(seed, &m); err != nil {
+		f.Fatal(err)
+	}
+	m.Model.DType, m.Model.GroupSize = "q4", group
+	for i := range m.Tensors {
+		t := &m.Tensors[i]
+		if t.DType != "f16" || len(t.Shape) != 2 || !strings.Contains(t.Name, "layers.") {
+			continue
+		}
+		cols := t.Shape[1]
+		if cols%group != 0 {
+			f.Fatalf("group %d does not divide the %d columns of %s", group, cols, t.Name)
+		}
+		t.DType, t.GroupSize = "q4", group
+		t.Scales, t.Offsets = nil, nil
+		for j := range t.Parts {
+			p := &t.Parts[j]
+			side := format.TensorPart{Section: p.Section, Offset: p.Offset, Rows: p.Rows, Size: int64(p.Rows * cols / group * 2)}
+			p.Size = int64(p.Rows * cols / 2)
+			t.Scales, t.Offsets = append(t.Scales, side), append(t.Offsets, side)
+		}
+	}
+	out, err := json.Marshal(&m)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return out
 }

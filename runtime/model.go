@@ -12,6 +12,7 @@ import (
 	"github.com/anepack/anepack/arch"
 	"github.com/anepack/anepack/dtype"
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/quant"
 	"github.com/anepack/anepack/tokenizer"
 )
 
@@ -295,8 +296,10 @@ func (m *Model) resolve(spec arch.Tensor, mt *format.Tensor) (*Tensor, error) {
 	case dtype.Q8:
 		sideCols = 1
 	case dtype.Q4:
-		if mt.GroupSize <= 0 || cols%mt.GroupSize != 0 {
-			return nil, fmt.Errorf("%s: group_size %d does not divide its %d columns", where, mt.GroupSize, cols)
+		// The kernels have exactly these group sizes and panic on any other: a bundle claiming
+		// another is refused here, not on the first product (a server's engine goroutine).
+		if quant.CheckGroup(cols, mt.GroupSize) != nil {
+			return nil, fmt.Errorf("%s: group_size %d; expected 32, 64 or 128 dividing its %d columns", where, mt.GroupSize, cols)
 		}
 		sideCols = cols / mt.GroupSize
 	}

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"path/filepath"
 	goruntime "runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -82,7 +83,7 @@ func TestOpenRejectsBadBundles(t *testing.T) {
 		{"wrong dtype", func(m *format.Manifest) { m.FindTensor(q0).DType = "q9" }, []string{q0, "dtype", "q9"}},
 		{"wrong size", func(m *format.Manifest) { m.FindTensor(q0).DType = "f32" }, []string{q0, "8192 bytes; expected 16384 for 64 rows"}},
 		{"q8 without scales", func(m *format.Manifest) { m.FindTensor(q0).DType = "q8" }, []string{q0, "0 scale and 0 offset parts for 1 parts of a q8 tensor"}},
-		{"q4 without a group size", func(m *format.Manifest) { m.FindTensor(q0).DType = "q4" }, []string{q0, "group_size 0 does not divide its 64 columns"}},
+		{"q4 without a group size", func(m *format.Manifest) { m.FindTensor(q0).DType = "q4" }, []string{q0, "group_size 0; expected 32, 64 or 128 dividing its 64 columns"}},
 		{"f16 norm", func(m *format.Manifest) { m.FindTensor("model.norm.weight").DType = "f16" }, []string{"model.norm.weight", "dtype"}},
 		{"out of bounds", func(m *format.Manifest) { m.FindTensor(q0).Parts[0].Offset = 1 << 40 }, []string{q0, "outside section"}},
 		{"missing section", func(m *format.Manifest) { m.FindTensor(q0).Parts[0].Section = "blob/nope" }, []string{q0, "blob/nope"}},
@@ -148,5 +149,28 @@ func TestOpenRejectsBadQuantized(t *testing.T) {
 				t.Errorf("error %q does not mention %q and the tensor", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestOpenRejectsQ4Group opens q4 bundles whose group size divides every row but is not one
+// the kernels have (32, 64 or 128), with scales and offsets of matching sizes: the first product
+// used to panic, on a server's engine goroutine, so the group is checked when the bundle opens.
+func TestOpenRejectsQ4Group(t *testing.T) {
+	src := testmodel.Bundle(t, "qwen2-tiny", "int4")
+	for _, group := range []int{16, 8, 2} {
+		dst := filepath.Join(t.TempDir(), "regrouped.aneb")
+		if err := testmodel.Regroup(src, dst, group); err != nil {
+			t.Fatal(err)
+		}
+		m, err := runtime.Open(dst)
+		if err == nil {
+			m.Close()
+			t.Fatalf("group %d: opened without error", group)
+		}
+		for _, want := range []string{dst, "group_size", strconv.Itoa(group), "expected 32, 64 or 128"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("group %d: error %q does not mention %q", group, err, want)
+			}
+		}
 	}
 }

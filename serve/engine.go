@@ -170,18 +170,16 @@ func (e *engine) admit() {
 	e.in = nil
 	e.mu.Unlock()
 	for _, j := range in {
-		gen, err := j.sess.NewGenerator(j.prompt, j.opts)
+		n, err := e.start(j)
 		if err != nil {
-			e.finish(j, nil, err)
+			var res *runtime.Result
+			if j.gen != nil {
+				res = j.gen.Result()
+			}
+			e.finish(j, res, err)
 			continue
 		}
-		j.gen = gen
-		n, err := j.sess.Reuse(j.prompt)
-		if err != nil {
-			e.finish(j, gen.Result(), err)
-			continue
-		}
-		gen.Result().Reused = n
+		j.gen.Result().Reused = n
 		j.next = j.prompt[n:]
 		e.running = append(e.running, j)
 	}
@@ -232,7 +230,7 @@ func (e *engine) pass() {
 		<-e.wake // every generation waits for its grammar: sleep until a mask (or a request) comes
 		return
 	}
-	runErr := e.sb.Run()
+	runErr := e.run()
 	if seqs > 0 {
 		e.passes.Add(1)
 		e.passSeqs.Add(uint64(seqs))
@@ -263,7 +261,7 @@ func (e *engine) pickReady() {
 			continue
 		}
 		j.waiting = false
-		id, more, err := j.gen.Next()
+		id, more, err := e.next(j)
 		if err == nil {
 			err = j.seq.err
 		}
@@ -294,7 +292,7 @@ func (e *engine) retire(end func(j *job) (bool, error)) {
 	keep := e.running[:0]
 	for _, j := range e.running {
 		if stop, err := end(j); stop {
-			res, ferr := j.gen.Finish()
+			res, ferr := e.end(j)
 			e.finish(j, res, errors.Join(err, ferr))
 			continue
 		}

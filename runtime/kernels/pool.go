@@ -1,7 +1,9 @@
 package kernels
 
 import (
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +45,8 @@ type Pool struct {
 	// whoever claimed a chunk may read them.
 	claim    atomic.Uint64
 	finished atomic.Int64 // chunks of the current job done
+	// panicked is the first panic of a chunk of the current job, raised again by the caller.
+	panicked atomic.Pointer[workerPanic]
 
 	kind   jobKind
 	fn     func(lo, hi int)
@@ -226,9 +230,43 @@ func (p *Pool) work(seq uint64, slot int) {
 			continue
 		}
 		lo, hi := p.chunk(i)
-		p.do(slot, lo, hi)
-		p.finished.Add(1)
+		p.doChunk(slot, lo, hi)
 	}
+}
+
+// doChunk runs one chunk and counts it done, even when it panics: the panic is kept for the
+// caller (runTail raises it again on its own goroutine, once every chunk is done), since on a
+// worker's goroutine nothing could recover it and the whole process would die.
+func (p *Pool) doChunk(slot, lo, hi int) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.panicked.CompareAndSwap(nil, &workerPanic{value: r, stack: debug.Stack()})
+		}
+		p.finished.Add(1)
+	}()
+	p.do(slot, lo, hi)
+}
+
+// workerPanic is a panic of one chunk of a call: its value and the stack it was raised on.
+type workerPanic struct {
+	value any
+	stack []byte
+}
+
+// PanicError is what a pooled call panics with on the caller's goroutine when one of its chunks
+// panicked: the chunk's panic value and stack, whichever goroutine ran it. A caller that
+// recovers panics (a server answering one request with an error) gets the original stack with it.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("%v", e.Value) }
+
+// Unwrap returns the panic value when it is an error.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
 }
 
 // do runs the current job on items [lo, hi) in slot.
@@ -307,6 +345,9 @@ func (p *Pool) runTail(n, grain, tail int) {
 	}
 	// Drop references so the pool does not keep buffers alive.
 	p.fn, p.slotFn, p.y, p.x, p.w16, p.w32 = nil, nil, nil, nil, nil, nil
+	if wp := p.panicked.Swap(nil); wp != nil {
+		panic(&PanicError{Value: wp.value, Stack: wp.stack})
+	}
 }
 
 // Parallel calls fn(lo, hi) on disjoint ranges covering [0, n), each at most

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -238,5 +239,62 @@ func TestPoolParallelSlots(t *testing.T) {
 			}
 		}
 		p.Close()
+	}
+}
+
+// TestPoolPanicReachesCaller panics in a chunk a worker runs: the panic must come out of the
+// call on the caller's goroutine, where it can be recovered, after every chunk is done, and the
+// pool must work afterwards. Raised on the worker's goroutine, it would kill the process.
+func TestPoolPanicReachesCaller(t *testing.T) {
+	p := NewPool(4)
+	defer p.Close()
+	// A worker that starts after a call began sits that call out: wait until workers take part.
+	var workerRan atomic.Bool
+	for deadline := time.Now().Add(5 * time.Second); !workerRan.Load() && time.Now().Before(deadline); {
+		p.ParallelSlots(8, 1, func(slot, lo, hi int) {
+			if slot != 0 {
+				workerRan.Store(true)
+			}
+			time.Sleep(time.Millisecond)
+		})
+	}
+	workerRan.Store(false)
+	var done atomic.Int32
+	fn := func(slot, lo, hi int) {
+		defer done.Add(int32(hi - lo))
+		if slot != 0 {
+			workerRan.Store(true)
+			panic("a worker's chunk failed")
+		}
+		// Hold the caller back until a worker has taken a chunk, so the panic is a worker's.
+		for deadline := time.Now().Add(5 * time.Second); !workerRan.Load() && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	got := func() (r any) {
+		defer func() { r = recover() }()
+		p.ParallelSlots(64, 1, fn)
+		return nil
+	}()
+	if !workerRan.Load() {
+		t.Fatal("no worker took a chunk in 5 s")
+	}
+	pe, ok := got.(*PanicError)
+	if !ok || pe.Value != "a worker's chunk failed" || !strings.Contains(string(pe.Stack), "TestPoolPanicReachesCaller") {
+		t.Fatalf("the call panicked with %#v; want a *PanicError with the worker's value and stack", got)
+	}
+	if n := done.Load(); n != 64 {
+		t.Errorf("the call returned after %d of 64 items", n)
+	}
+	hits := make([]atomic.Int32, 100)
+	p.Parallel(100, 3, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			hits[i].Add(1)
+		}
+	})
+	for i := range hits {
+		if hits[i].Load() != 1 {
+			t.Fatalf("after the panic, item %d ran %d times", i, hits[i].Load())
+		}
 	}
 }

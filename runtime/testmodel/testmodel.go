@@ -12,8 +12,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -221,6 +223,12 @@ func Cleanup() {
 // Rewrite copies the bundle at src to dst with its manifest changed by edit: the way tests make
 // damaged or foreign bundles that pack would never write.
 func Rewrite(src, dst string, edit func(m *format.Manifest)) error {
+	return RewriteAdding(src, dst, nil, edit)
+}
+
+// RewriteAdding is Rewrite that also appends the tensor sections of add (name -> bytes), which
+// the edited manifest may point at: the way tests give a hostile bundle consistent sizes.
+func RewriteAdding(src, dst string, add map[string][]byte, edit func(m *format.Manifest)) error {
 	b, err := format.Open(src)
 	if err != nil {
 		return err
@@ -246,6 +254,12 @@ func Rewrite(src, dst string, edit func(m *format.Manifest)) error {
 			_, err = w.Add(s.Kind, s.Name, data)
 		}
 		if err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(add)) {
+		if _, err := w.Add(format.KindTensors, name, add[name]); err != nil {
 			w.Abort()
 			return err
 		}
