@@ -31,7 +31,7 @@ var floors = []struct {
 		"bench/internal/gguf", "bench/loadgen",
 	}},
 	{"helpers on helpers, and the terminal", []string{
-		"internal/fileutil", "internal/transfer", "internal/cli",
+		"internal/fileutil", "internal/transfer", "internal/cli", "internal/sysmem",
 	}},
 	{"leaves: one job each, on helpers only", []string{
 		"arch", "dtype", "half", "blobfile", "format", "tokenizer", "hub", "store", "serve/grammar",

@@ -62,6 +62,9 @@ func (d *Decoder) NewBatch(rows, seqs int) (Batch, error) {
 	if rows <= 0 || seqs <= 0 || seqs > rows {
 		return nil, fmt.Errorf("%s: a batch of %d rows for %d sequences: expected 1 <= sequences <= rows", d.name, rows, seqs)
 	}
+	if err := d.checkBatchMemory(rows, seqs); err != nil {
+		return nil, err
+	}
 	ws, err := d.newWorkspace(rows)
 	if err != nil {
 		return nil, err

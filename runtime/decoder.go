@@ -193,12 +193,16 @@ func (d *Decoder) Model() *Model { return d.m }
 // NewState allocates a KV cache of maxTokens positions for the attention layers, the fixed-size
 // recurrent state of the Gated DeltaNet layers, the activations of one batch and the backend's
 // projector. The cache is allocated, not touched: the operating system provides its pages as
-// positions are first written, so a large context costs address space, not memory, until it is
-// used.
+// positions are first written. Everything is first sized against the memory the process can
+// still take (memory.go): a context it has no room for is refused with the sizes, not met with
+// a fatal "out of memory".
 func (d *Decoder) NewState(maxTokens int) (State, error) {
 	c := d.cfg
 	if maxTokens <= 0 || maxTokens > c.MaxPositionEmbeddings {
 		return nil, fmt.Errorf("context of %d tokens: expected 1 to %d (the model's max_position_embeddings)", maxTokens, c.MaxPositionEmbeddings)
+	}
+	if err := d.checkStateMemory(maxTokens); err != nil {
+		return nil, err
 	}
 	batch := min(d.batch, maxTokens)
 	ws, err := d.newWorkspace(batch)

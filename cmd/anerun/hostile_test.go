@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -26,4 +31,66 @@ func TestQ4GroupRefused(t *testing.T) {
 			t.Errorf("anerun %q: exit %d, stderr:\n%s\nwant a failure naming the bundle and group_size", args, r.code, r.stderr)
 		}
 	}
+}
+
+// bombConfig is a model of a few MB whose KV cache is huge: one KV head of head_dim 16384 caches
+// 128 KiB a token in each of its 16 layers, 8 GiB at the default context of 4096 tokens.
+const bombConfig = `{"architectures":["Qwen2ForCausalLM"],"hidden_size":2,"intermediate_size":2,
+"num_hidden_layers":16,"num_attention_heads":1,"num_key_value_heads":1,"head_dim":16384,
+"vocab_size":151936,"max_position_embeddings":8388608,"rms_norm_eps":1e-06,"rope_theta":10000.0,
+"tie_word_embeddings":true}`
+
+// TestKVCacheBomb runs anerun, and anerun serve, on that model under a 4 GiB address-space limit
+// (ulimit -v), and once without a limit at a context of 2^23 tokens (16 TiB): each used to die
+// with "fatal error: runtime: out of memory" and a goroutine dump. Now each refuses at start,
+// naming the sizes and the --ctx that fits; and that context works.
+func TestKVCacheBomb(t *testing.T) {
+	path, err := testmodel.Build([]byte(bombConfig), 5, "kv-bomb", "f16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited := func(args ...string) []string {
+		return append([]string{"sh", "-c", `ulimit -v 4194304 && exec "$0" "$@"`, anerunBin}, args...)
+	}
+	fitRe := regexp.MustCompile(`lower --ctx to (\d+) tokens or fewer`)
+	for _, cmd := range [][]string{
+		limited(path, "--raw", "Hello", "--max-tokens", "2", "--threads", "1"),
+		limited("serve", path, "--addr", "127.0.0.1:0", "--threads", "1"),
+		{anerunBin, path, "--raw", "Hello", "--max-tokens", "2", "--threads", "1", "--ctx", "8388608"},
+	} {
+		r := runCmd(t, cmd...)
+		if r.code == 0 || !strings.Contains(r.stderr, "for its KV cache (16 attention layers of 1 KV heads × head_dim 16384") || !fitRe.MatchString(r.stderr) {
+			t.Fatalf("%q: exit %d, stderr:\n%s\nwant a refusal naming the cache's size and the --ctx that fits", cmd, r.code, r.stderr)
+		}
+		if cmd[0] == "sh" && !strings.Contains(r.stderr, "RLIMIT_AS (ulimit -v)") {
+			t.Errorf("%q: the error does not name the limit:\n%s", cmd, r.stderr)
+		}
+	}
+	r := runCmd(t, limited(path, "--raw", "Hello", "--max-tokens", "2", "--threads", "1", "--ctx", "256")...)
+	if r.code != 0 {
+		t.Fatalf("a context of 256 tokens under the limit: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+// runCmd runs a command (anerun, or a shell that runs it), failing the test if it crashed.
+func runCmd(t *testing.T, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("%q: %v", args, err)
+	}
+	if strings.Contains(r.stderr, "fatal error") || strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "goroutine ") {
+		t.Fatalf("%q crashed:\n%s", args, r.stderr)
+	}
+	return r
 }
