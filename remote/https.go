@@ -27,7 +27,7 @@ func (o *Options) pullHTTPS(ctx context.Context, r Ref) (*Pulled, error) {
 	}
 	hc := o.httpClient()
 	src := &source{url: r.URL, label: r.URL, do: hc.Do}
-	size, validator, err := probeHTTPS(ctx, hc, r.URL)
+	size, sizeFrom, validator, err := probeHTTPS(ctx, hc, r.URL)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,7 @@ func (o *Options) pullHTTPS(ctx context.Context, r Ref) (*Pulled, error) {
 		ref:      r,
 		src:      src,
 		size:     size,
-		units:    transfer.Chunks(size, o.chunkSize()),
+		sizeFrom: sizeFrom,
 		id:       fmt.Sprintf("https %s %d %s", r.URL, size, validator),
 		want:     want,
 		transfer: "https",
@@ -44,47 +44,47 @@ func (o *Options) pullHTTPS(ctx context.Context, r Ref) (*Pulled, error) {
 }
 
 // probeHTTPS learns a file's size and validator with HEAD, or with a one-byte ranged GET
-// where HEAD is not allowed.
-func probeHTTPS(ctx context.Context, hc *http.Client, url string) (size int64, validator string, err error) {
+// where HEAD is not allowed; from names the header the size came from.
+func probeHTTPS(ctx context.Context, hc *http.Client, url string) (size int64, from, validator string, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, url, nil)
 	if err != nil {
-		return 0, "", err
+		return 0, "", "", err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, "", fmt.Errorf("%s: %w", url, err)
+		return 0, "", "", fmt.Errorf("%s: %w", url, err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusOK && resp.ContentLength >= 0 {
-		return resp.ContentLength, validatorOf(resp.Header), nil
+		return resp.ContentLength, "the HTTP Content-Length", validatorOf(resp.Header), nil
 	}
 	if resp.StatusCode != http.StatusMethodNotAllowed && resp.StatusCode != http.StatusOK {
-		return 0, "", &statusError{code: resp.StatusCode, msg: fmt.Sprintf("%s: HTTP %s", url, resp.Status)}
+		return 0, "", "", &statusError{code: resp.StatusCode, msg: fmt.Sprintf("%s: HTTP %s", url, resp.Status)}
 	}
 	req, err = http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return 0, "", err
+		return 0, "", "", err
 	}
 	req.Header.Set("Range", "bytes=0-0")
 	resp, err = hc.Do(req)
 	if err != nil {
-		return 0, "", fmt.Errorf("%s: %w", url, err)
+		return 0, "", "", fmt.Errorf("%s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 1))
 	switch resp.StatusCode {
 	case http.StatusPartialContent:
 		if _, _, total, ok := transfer.ParseContentRange(resp.Header.Get("Content-Range")); ok && total >= 0 {
-			return total, validatorOf(resp.Header), nil
+			return total, "the HTTP Content-Range", validatorOf(resp.Header), nil
 		}
 	case http.StatusOK:
 		if resp.ContentLength >= 0 {
-			return resp.ContentLength, validatorOf(resp.Header), nil
+			return resp.ContentLength, "the HTTP Content-Length", validatorOf(resp.Header), nil
 		}
 	default:
-		return 0, "", &statusError{code: resp.StatusCode, msg: fmt.Sprintf("%s: HTTP %s", url, resp.Status)}
+		return 0, "", "", &statusError{code: resp.StatusCode, msg: fmt.Sprintf("%s: HTTP %s", url, resp.Status)}
 	}
-	return 0, "", fmt.Errorf("%s: the server does not say how large the file is (no Content-Length, no Content-Range)", url)
+	return 0, "", "", fmt.Errorf("%s: the server does not say how large the file is (no Content-Length, no Content-Range)", url)
 }
 
 // validatorOf picks what If-Range can carry: a strong ETag, else Last-Modified.

@@ -21,7 +21,6 @@ import (
 	"oras.land/oras-go/v2/registry/remote/errcode"
 
 	"github.com/anepack/anepack/internal/bytesize"
-	"github.com/anepack/anepack/internal/transfer"
 	"github.com/anepack/anepack/store"
 )
 
@@ -189,7 +188,7 @@ func (o *Options) pullOCI(ctx context.Context, r Ref) (*Pulled, error) {
 			return auth.AppendRepositoryScope(ctx, rr, auth.ActionPull)
 		},
 	}
-	spec := fetchSpec{ref: r, src: src, size: cfg.Size, want: cfg.Digest,
+	spec := fetchSpec{ref: r, src: src, size: cfg.Size, sizeFrom: "config " + m.Config.Digest.String() + " field size", want: cfg.Digest,
 		id: "oci " + layer.Digest.String(), transfer: "oci"}
 	if layer.MediaType == LayerMediaTypeZstdFrames {
 		if err := cfg.Compression.check(cfg.Size, layer.Size); err != nil {
@@ -203,7 +202,6 @@ func (o *Options) pullOCI(ctx context.Context, r Ref) (*Pulled, error) {
 		if layer.Digest.String() != cfg.Digest || layer.Size != cfg.Size {
 			return nil, fmt.Errorf("%s: the plain layer %s (%d bytes) is not the bundle %s (%d bytes) its config names", r, layer.Digest, layer.Size, cfg.Digest, cfg.Size)
 		}
-		spec.units = transfer.Chunks(cfg.Size, o.chunkSize())
 	}
 	p, err := o.fetch(ctx, spec)
 	if err != nil {

@@ -79,10 +79,14 @@ func PullRef(ctx context.Context, r Ref, opts Options) (*Pulled, error) {
 
 // fetchSpec is one blob to download into the store.
 type fetchSpec struct {
-	ref   Ref
-	src   *source
-	size  int64            // bundle size
-	units []*transfer.Unit // plain chunks or frames
+	ref  Ref
+	src  *source
+	size int64 // bundle size, as the server claims it
+	// sizeFrom names where size came from ("Content-Length", "config field size"), for messages.
+	sizeFrom string
+	// units are the frames of a compressed layer; nil for a plain one, which fetch cuts into
+	// chunks once the size has been checked.
+	units []*transfer.Unit
 	// id identifies the source bytes and layout, for resuming.
 	id string
 	// want is the expected bundle digest; empty when unknown (then the bundle's own
@@ -145,8 +149,14 @@ func (o *Options) fetch(ctx context.Context, spec fetchSpec) (*Pulled, error) {
 	if spec.want != "" && st.Has(spec.want) {
 		return o.cached(ctx, spec.ref, spec.want, spec.transfer) // the other process finished
 	}
-	spec.src.stall = stall.Policy{Window: o.stallTimeout(), MinRate: o.MinRate}
 	label := spec.ref.String()
+	if err := o.checkClaim(label, spec.sizeFrom, spec.size, part.Path); err != nil {
+		return nil, err
+	}
+	if spec.units == nil {
+		spec.units = o.chunks(spec.size)
+	}
+	spec.src.stall = stall.Policy{Window: o.stallTimeout(), MinRate: o.MinRate}
 	prog := o.progress(label, spec.size)
 	defer prog.Finish()
 	var written int64
