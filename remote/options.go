@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/anepack/anepack/hub"
+	"github.com/anepack/anepack/internal/stall"
 	"github.com/anepack/anepack/internal/transfer"
 	"github.com/anepack/anepack/store"
 )
@@ -72,7 +73,9 @@ type Options struct {
 	// Backoff is the first retry delay, doubled each time up to 16× (default 500 ms).
 	Backoff time.Duration
 	// StallTimeout aborts, and then resumes, a transfer that received nothing for this
-	// long, or less than MinRate bytes a second over this long. Default DefaultStallTimeout.
+	// long, or less than MinRate bytes a second over this long; a request (a probe, a
+	// registry's manifest) whose response headers take longer fails as stalled. Default
+	// DefaultStallTimeout.
 	StallTimeout time.Duration
 	// MinRate is the slowest transfer, in bytes a second averaged over StallTimeout, that
 	// counts as progress: a server trickling a byte a second is treated as stalled. Default
@@ -90,6 +93,8 @@ type Options struct {
 
 	// sleep replaces the backoff wait in tests.
 	sleep func(ctx context.Context, d time.Duration) error
+	// watched is HTTPClient behind the stall watchdog (httpClient).
+	watched *http.Client
 }
 
 func (o *Options) jobs() int {
@@ -159,17 +164,28 @@ func (o *Options) store() (*store.Store, error) {
 	return s, nil
 }
 
+// httpClient returns HTTPClient (or the default one) with its GET and HEAD requests held to
+// the stall policy (watchdog).
 func (o *Options) httpClient() *http.Client {
-	if o.HTTPClient != nil {
-		return o.HTTPClient
+	if o.watched != nil {
+		return o.watched
 	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = o.jobs() + 2
-	t.DisableCompression = true // sizes and digests are of the raw bytes
-	t.ReadBufferSize = 256 << 10
-	t.WriteBufferSize = 256 << 10
-	o.HTTPClient = &http.Client{Transport: t}
-	return o.HTTPClient
+	if o.HTTPClient == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = o.jobs() + 2
+		t.DisableCompression = true // sizes and digests are of the raw bytes
+		t.ReadBufferSize = 256 << 10
+		t.WriteBufferSize = 256 << 10
+		o.HTTPClient = &http.Client{Transport: t}
+	}
+	base := o.HTTPClient.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c := *o.HTTPClient
+	c.Transport = &watchdog{base: base, policy: stall.Policy{Window: o.stallTimeout(), MinRate: o.MinRate}}
+	o.watched = &c
+	return o.watched
 }
 
 // progress starts a display, or a silent one.

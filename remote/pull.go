@@ -12,7 +12,6 @@ import (
 
 	"github.com/anepack/anepack/format"
 	"github.com/anepack/anepack/internal/bytesize"
-	"github.com/anepack/anepack/internal/stall"
 	"github.com/anepack/anepack/internal/transfer"
 	"github.com/anepack/anepack/store"
 )
@@ -156,7 +155,6 @@ func (o *Options) fetch(ctx context.Context, spec fetchSpec) (*Pulled, error) {
 	if spec.units == nil {
 		spec.units = o.chunks(spec.size)
 	}
-	spec.src.stall = stall.Policy{Window: o.stallTimeout(), MinRate: o.MinRate}
 	prog := o.progress(label, spec.size)
 	defer prog.Finish()
 	var written int64

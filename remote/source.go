@@ -31,8 +31,6 @@ type source struct {
 	// validator is an ETag or Last-Modified sent as If-Range, so that a changed file is
 	// sent whole (200) instead of a mismatched range.
 	validator string
-	// stall is what a body must bring once the headers are in.
-	stall stall.Policy
 }
 
 // statusError is an unexpected HTTP status.
@@ -55,7 +53,8 @@ func (s *source) Get(ctx context.Context, off, end int64) (io.ReadCloser, bool, 
 		}
 		return nil, false, err
 	}
-	return stall.Body(body, stall.Start(s.stall, cancel), cancel, nil), partial, nil
+	// The client's watchdog watches the headers and the body for stalls.
+	return releaseBody{body, cancel}, partial, nil
 }
 
 // get sends the request and reads the status: partial reports 206, otherwise (200) the body
