@@ -162,7 +162,7 @@ type Tensor struct {
 	Shape []int // row-major; [out, in] for linear weights
 	Role  Role
 	Layer int // decoder layer index, or -1 for tensors outside the layers
-	// Group names the fused kernel whose weight blob holds this linear weight (e.g. GroupQKV);
+	// Group names the fused group whose weight blob holds this linear weight (e.g. GroupQKV);
 	// empty for tensors that are not linear weights of a layer.
 	Group string
 	// PlusOne marks a norm weight the forward pass uses as (1 + w): stored values are near 0.

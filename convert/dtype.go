@@ -106,7 +106,7 @@ func f32Bytes(s []float32) []byte {
 
 // WriteTensorTransposed writes the transpose of the 2-D tensor r ([rows, cols] in the
 // checkpoint, e.g. GPT-2's Conv1D weights stored [in, out]) converted to target: [cols, rows]
-// row-major, the [out, in] layout the kernels and ANE blobs read. It converts the whole tensor
+// row-major, the [out, in] layout the CPU kernels and ANE blobs read. It converts the whole tensor
 // once into memory (its size at the target precision) and writes it column by column.
 func (c *Converter) WriteTensorTransposed(w io.Writer, r *TensorRef, target dtype.DType) error {
 	if len(r.Shape) != 2 {
