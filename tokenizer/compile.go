@@ -15,7 +15,7 @@ import (
 // and returns the compiled tables (format in tables.go), plus the Info that describes them. It
 // refuses, with an error naming the file, field and value, every construct it does not implement
 // exactly: model types other than BPE, normalizers other than NFC (or Gemma's " " -> "▁"),
-// pre-tokenizers other than the Qwen2 / Qwen3.5 / Llama 3 Split regex or GPT-2 ByteLevel,
+// pre-tokenizers other than the Qwen2 / Qwen3.5 / Llama 3 / o200k Split regex or GPT-2 ByteLevel,
 // decoders other than ByteLevel (or Gemma's Replace + ByteFallback + Fuse), and so on.
 // The result is verified by loading it before it is returned.
 func Compile(tokenizerJSON, tokenizerConfigJSON []byte) ([]byte, *Info, error) {
@@ -28,6 +28,10 @@ type CompileOptions struct {
 	// file (chat_template.jinja, which newer transformers versions write instead of the
 	// tokenizer_config.json key). As when transformers loads such a repository, it takes
 	// precedence over a "default" template in tokenizer_config.json.
+	//
+	// A tokenizer whose special tokens are the harmony control tokens (gpt-oss) and that has no
+	// template from either file gets the built-in harmony template ([HarmonyChatTemplate]) as
+	// its default; Info reports it as BuiltinChatTemplate "harmony".
 	ChatTemplate string
 }
 
@@ -51,6 +55,9 @@ func CompileWith(tokenizerJSON, tokenizerConfigJSON []byte, opts CompileOptions)
 			}
 		}
 		s.templates = kept
+	}
+	if len(s.templates) == 0 && hasHarmonyTokens(s.added) {
+		s.templates = []namedText{{"default", harmonyTemplate}}
 	}
 	blob, err := writeTables(&s.spec)
 	if err != nil {

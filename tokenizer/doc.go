@@ -50,4 +50,7 @@
 // tokenizer/internal/jinja) configured like transformers' ImmutableSandboxedEnvironment with
 // trim_blocks and lstrip_blocks, HF's `tojson` (json.dumps with ensure_ascii=False), and the
 // `raise_exception` and `strftime_now` globals. JSON objects keep their key order ([Object]).
+// A gpt-oss tokenizer (its special tokens are the harmony control tokens) that comes without a
+// template gets the built-in harmony template ([HarmonyChatTemplate]), which renders what the
+// model repository's chat_template.jinja renders.
 package tokenizer

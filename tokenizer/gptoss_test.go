@@ -65,7 +65,7 @@ func TestGptOssHarmonySpecials(t *testing.T) {
 	}
 	in := tk.Info()
 	if in.PreTokenizer != "o200k" || in.Normalizer != "none" || !in.IgnoreMerges || in.VocabSize != 200019 ||
-		in.ModelVocabSize != 199998 || tk.BOS() != 199998 || tk.EOS() != 200002 || tk.PAD() != 199999 || in.HasChatTemplate {
+		in.ModelVocabSize != 199998 || tk.BOS() != 199998 || tk.EOS() != 200002 || tk.PAD() != 199999 || in.BuiltinChatTemplate != "harmony" {
 		t.Errorf("Info = %+v", in)
 	}
 }

@@ -200,7 +200,10 @@ type Info struct {
 	PAD             *TokenRef `json:"pad,omitempty"`
 	UNK             *TokenRef `json:"unk,omitempty"`
 	HasChatTemplate bool      `json:"has_chat_template"`
-	ChatTemplates   []string  `json:"chat_templates,omitempty"` // template names ("default", "tool_use", ...)
+	// BuiltinChatTemplate names the template anepack supplied because the checkpoint had none
+	// ("harmony" for a gpt-oss tokenizer); empty when the template is the checkpoint's.
+	BuiltinChatTemplate string   `json:"builtin_chat_template,omitempty"`
+	ChatTemplates       []string `json:"chat_templates,omitempty"` // template names ("default", "tool_use", ...)
 	// ChatTemplateErrors maps the name of each template this renderer cannot parse to the
 	// reason (encoding still works; ApplyChatTemplate with that template fails).
 	ChatTemplateErrors map[string]string `json:"chat_template_errors,omitempty"`
@@ -266,5 +269,8 @@ func (tk *Tokenizer) Info() Info {
 		}
 	}
 	in.HasChatTemplate = len(t.templates) > 0
+	if len(t.templates) == 1 && t.templates[0].text == harmonyTemplate {
+		in.BuiltinChatTemplate = "harmony"
+	}
 	return in
 }

@@ -114,6 +114,9 @@ func tokenizerLines(raw json.RawMessage) []string {
 			chat = "chat templates: " + strings.Join(names, ", ")
 		}
 	}
+	if v := str("builtin_chat_template"); v != "" {
+		chat += " (anepack's built-in " + v + " template: the checkpoint has none)"
+	}
 	lines = append(lines, chat)
 	// The compiled tables.
 	var tables []string
