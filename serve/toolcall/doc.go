@@ -9,7 +9,8 @@
 //
 // [Parser] turns generated text, fed piece by piece as it streams, into content text and
 // complete calls; a call that does not parse (bad JSON, no name, a missing closing tag) comes
-// back as the text the model wrote, never as an error. [Constrain] builds the grammar that
+// back as the text the model wrote, never as an error. [HarmonyParser] reads gpt-oss's harmony
+// answers the same way and also separates the reasoning (the analysis channel) from the content. [Constrain] builds the grammar that
 // forces a model to answer with calls in its family's form (tool_choice "required" or a named
 // function), arguments matching each function's parameter schema.
 package toolcall

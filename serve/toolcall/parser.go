@@ -17,10 +17,13 @@ type Call struct {
 	Pieces []string
 }
 
-// Event is one piece of parsed output: content text, or (Call not nil) a complete call.
+// Event is one piece of parsed output: content text, reasoning text (harmony's analysis
+// channel; only [HarmonyParser] reports it), or (Call not nil) a complete call. One of the three
+// is set.
 type Event struct {
-	Text string
-	Call *Call
+	Text      string
+	Reasoning string
+	Call      *Call
 }
 
 // Parser splits generated text into content and tool calls as it arrives. Content that may be
@@ -98,7 +101,7 @@ func addText(ev []Event, s string) []Event {
 	if s == "" {
 		return ev
 	}
-	if n := len(ev); n > 0 && ev[n-1].Call == nil {
+	if n := len(ev); n > 0 && ev[n-1].Call == nil && ev[n-1].Reasoning == "" {
 		ev[n-1].Text += s
 		return ev
 	}
