@@ -3,9 +3,18 @@
 // completions one after the other (greedy, ignore_eos, exactly -max-tokens each) and the
 // generator reports the total generated tokens per second over the run's wall time, time to
 // first token (p50, p99), inter-token time (p50, p99), what failed and, with -pid, the server's
-// resident memory before and after. It runs for at most -duration and reports what finished.
+// resident memory before, at most and after. It stops sending after -duration, lets the
+// requests in flight finish (for at most a minute more) and reports them.
+//
+// With -disconnect F a fraction F of the streams is dropped by the client after a random number
+// of tokens, as clients that go away do; they count as disconnected, not failed. With
+// -hostile-every D the generator also sends, every D and without waiting for the answers, one
+// chat request of those in hostile.go (constrained outputs built to be expensive, parameter
+// combinations that broke the output) and reports how they were answered; a 5xx to one of
+// them fails the run like a failed stream.
 //
 //	go run ./bench/loadgen -url http://127.0.0.1:8000/v1 -model M -clients 8 -requests 32
+//	go run ./bench/loadgen -clients 64 -requests 1000000 -duration 60s -disconnect 0.25 -hostile-every 1s
 package main
 
 import (
@@ -15,6 +24,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"slices"
@@ -35,9 +45,16 @@ func main() {
 	duration := flag.Duration("duration", 60*time.Second, "stop sending after this long")
 	pid := flag.Int("pid", 0, "the server's process id, to report its resident memory")
 	jsonOut := flag.Bool("json", false, "print one JSON line")
+	disconnect := flag.Float64("disconnect", 0, "fraction of streams (0 to 1) dropped by the client after a random number of tokens")
+	hostileEvery := flag.Duration("hostile-every", 0, "send one hostile constrained request this often (0: none)")
+	seed := flag.Uint64("seed", 1, "seed of the disconnect choices")
 	flag.Parse()
 	if *clients <= 0 || *requests <= 0 || *maxTokens <= 0 {
 		fmt.Fprintln(os.Stderr, "loadgen: -clients, -requests and -max-tokens must be positive")
+		os.Exit(2)
+	}
+	if *disconnect < 0 || *disconnect > 1 || *hostileEvery < 0 {
+		fmt.Fprintln(os.Stderr, "loadgen: -disconnect must be in [0, 1] and -hostile-every not negative")
 		os.Exit(2)
 	}
 
@@ -50,45 +67,80 @@ func main() {
 		*model = m
 	}
 	rssBefore := rss(*pid)
-	ctx, cancel := context.WithTimeout(context.Background(), *duration)
+	// sending ends after -duration; the requests in flight then have a minute to finish.
+	sending, stopSending := context.WithTimeout(context.Background(), *duration)
+	defer stopSending()
+	inFlight, cancel := context.WithTimeout(context.Background(), *duration+time.Minute)
 	defer cancel()
+	rssMax := newRSSWatch(*pid)
 	var (
 		mu      sync.Mutex
 		results []result
 		next    int
+		rng     = rand.New(rand.NewPCG(*seed, 0))
 	)
-	take := func() int {
+	// take returns the next request's index and after how many tokens its client drops it
+	// (0: never); -1 once all are sent.
+	take := func() (int, int) {
 		mu.Lock()
 		defer mu.Unlock()
-		if next >= *requests || ctx.Err() != nil {
-			return -1
+		if next >= *requests || sending.Err() != nil {
+			return -1, 0
 		}
 		next++
-		return next - 1
+		drop := 0
+		if rng.Float64() < *disconnect {
+			drop = 1 + rng.IntN(*maxTokens)
+		}
+		return next - 1, drop
 	}
 	start := time.Now()
+	var hostile hostileStats
 	var wg sync.WaitGroup
+	if *hostileEvery > 0 {
+		cases := hostileCases(*model, *maxTokens)
+		wg.Go(func() {
+			tick := time.NewTicker(*hostileEvery)
+			defer tick.Stop()
+			var sent sync.WaitGroup
+			for k := 0; ; k++ {
+				select {
+				case <-sending.Done():
+					sent.Wait()
+					return
+				case <-tick.C:
+				}
+				c := cases[k%len(cases)]
+				sent.Go(func() { hostile.send(inFlight, *url, c) })
+			}
+		})
+	}
 	for range *clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := take(); i >= 0; i = take() {
-				r := stream(ctx, *url, *model, prompt(i, *promptWords), *maxTokens)
+		wg.Go(func() {
+			for i, drop := take(); i >= 0; i, drop = take() {
+				r := stream(inFlight, *url, *model, prompt(i, *promptWords), *maxTokens, drop)
 				mu.Lock()
 				results = append(results, r)
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	wall := time.Since(start)
 	rssAfter := rss(*pid)
 
-	var tokens, failed, fiveXX int
+	var tokens, failed, fiveXX, dropped int
 	var ttft, itl []float64
 	var errs []string
 	for _, r := range results {
 		tokens += r.tokens
+		if r.dropped {
+			dropped++
+			if r.tokens > 0 {
+				ttft = append(ttft, r.ttft.Seconds()*1000)
+			}
+			continue
+		}
 		if r.err != "" {
 			failed++
 			if r.status >= 500 {
@@ -109,7 +161,15 @@ func main() {
 		"itl_ms_p50": round(pct(itl, 50)), "itl_ms_p99": round(pct(itl, 99)),
 	}
 	if *pid > 0 {
-		out["rss_before_mib"], out["rss_after_mib"] = rssBefore>>20, rssAfter>>20
+		out["rss_before_mib"], out["rss_max_mib"], out["rss_after_mib"] = rssBefore>>20, rssMax()>>20, rssAfter>>20
+	}
+	if *disconnect > 0 {
+		out["disconnected"] = dropped
+	}
+	if *hostileEvery > 0 {
+		hostile.report(out)
+		fiveXX += hostile.serverEr
+		failed += hostile.serverEr + hostile.transport
 	}
 	if len(errs) > 0 {
 		out["errors"] = errs
@@ -137,16 +197,20 @@ var requestSeq atomic.Int64
 
 // result is one request's outcome.
 type result struct {
-	tokens int
-	ttft   time.Duration
-	itl    []float64 // ms between consecutive content events
-	status int
-	err    string
+	tokens  int
+	ttft    time.Duration
+	itl     []float64 // ms between consecutive content events
+	status  int
+	err     string
+	dropped bool // the client went away on purpose (-disconnect)
 }
 
 // stream sends one streamed completion and times its events. A token is counted per content
-// event (servers send one per token; usage, where sent, corrects the count).
-func stream(ctx context.Context, url, model, prompt string, maxTokens int) result {
+// event (servers send one per token; usage, where sent, corrects the count). With drop > 0 the
+// client closes the connection after drop content events.
+func stream(ctx context.Context, url, model, prompt string, maxTokens, drop int) result {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	body, _ := json.Marshal(map[string]any{"model": model, "prompt": prompt, "max_tokens": maxTokens,
 		"temperature": 0, "ignore_eos": true, "stream": true, "stream_options": map[string]any{"include_usage": true}})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(url, "/")+"/completions", bytes.NewReader(body))
@@ -211,6 +275,10 @@ func stream(ctx context.Context, url, model, prompt string, maxTokens int) resul
 		}
 		last = now
 		r.tokens++
+		if r.tokens == drop {
+			r.dropped = true
+			return r // the deferred cancel closes the connection mid-stream
+		}
 	}
 	if err := sc.Err(); err != nil {
 		r.err = err.Error()
@@ -259,6 +327,23 @@ func pct(v []float64, p float64) float64 {
 	slices.Sort(s)
 	k := int(float64(len(s))*p/100+0.5) - 1
 	return s[min(max(k, 0), len(s)-1)]
+}
+
+// newRSSWatch samples a process's resident set size every 100 ms until the program ends and
+// returns a function that reports the largest seen so far (0 without a pid).
+func newRSSWatch(pid int) func() int64 {
+	var most atomic.Int64
+	if pid > 0 {
+		go func() {
+			for {
+				if v := rss(pid); v > most.Load() {
+					most.Store(v)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
+	}
+	return most.Load
 }
 
 // rss returns a process's resident set size in bytes (Linux), 0 when unknown.
