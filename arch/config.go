@@ -45,6 +45,9 @@ type Config struct {
 	LinearValueHeadDim  int `json:"linear_value_head_dim,omitempty"`
 	LinearNumKeyHeads   int `json:"linear_num_key_heads,omitempty"`
 	LinearNumValueHeads int `json:"linear_num_value_heads,omitempty"`
+	// NoRopeLayers, when set, has one entry per layer: 1 where the layer rotates q and k, 0
+	// where it attends without positions (SmolLM3's NoPE layers). Empty: every layer rotates.
+	NoRopeLayers []int `json:"no_rope_layers,omitempty"`
 	// SlidingWindow is how many positions (the current one included) a sliding layer attends to.
 	SlidingWindow int `json:"sliding_window,omitempty"`
 	// RopeLocalTheta is the RoPE base of the sliding layers (Gemma 3's rope_local_base_freq).
@@ -98,6 +101,15 @@ func (c *Config) QProjDim() int {
 	return c.QDim()
 }
 
+// QKNormDims returns the widths of the q and k norms: head_dim, or where the family norms
+// whole projections (Family.QKNormWhole) QDim and KVDim.
+func (c *Config) QKNormDims() [2]int {
+	if f := families[c.Architecture]; f != nil && f.QKNormWhole {
+		return [2]int{c.QDim(), c.KVDim()}
+	}
+	return [2]int{c.HeadDim, c.HeadDim}
+}
+
 // LinearConvDim returns the channels of a Gated DeltaNet's convolution: q | k | v.
 func (c *Config) LinearConvDim() int {
 	return 2*c.LinearNumKeyHeads*c.LinearKeyHeadDim + c.LinearValueDim()
@@ -116,6 +128,11 @@ const (
 // Sliding reports whether layer attends to a sliding window of SlidingWindow positions.
 func (c *Config) Sliding(layer int) bool {
 	return layer >= 0 && layer < len(c.LayerTypes) && c.LayerTypes[layer] == SlidingAttention
+}
+
+// RopeLayer reports whether layer rotates q and k (see NoRopeLayers).
+func (c *Config) RopeLayer(layer int) bool {
+	return layer < 0 || layer >= len(c.NoRopeLayers) || c.NoRopeLayers[layer] != 0
 }
 
 // LinearLayer reports whether layer is a linear-attention (Gated DeltaNet) layer.
@@ -297,6 +314,9 @@ func Validate(c *Config) error {
 	if err := checkLayerTypes(fam, c); err != nil {
 		return err
 	}
+	if err := checkNoRopeLayers(c); err != nil {
+		return err
+	}
 	if err := checkLinearAttention(c); err != nil {
 		return err
 	}
@@ -336,6 +356,22 @@ func checkLayerTypes(fam *Family, c *Config) error {
 		return &ConfigError{Field: "sliding_window", Msg: fmt.Sprintf("%d; sliding layers need a positive window", c.SlidingWindow)}
 	case sliding && !(c.RopeLocalTheta > 0):
 		return &ConfigError{Field: "rope_local_base_freq", Msg: fmt.Sprintf("%v; expected a positive number", c.RopeLocalTheta)}
+	}
+	return nil
+}
+
+// checkNoRopeLayers checks no_rope_layers: one 0 or 1 per layer.
+func checkNoRopeLayers(c *Config) error {
+	if len(c.NoRopeLayers) == 0 {
+		return nil
+	}
+	if len(c.NoRopeLayers) != c.NumHiddenLayers {
+		return &ConfigError{Field: "no_rope_layers", Msg: fmt.Sprintf("lists %d layers; num_hidden_layers is %d", len(c.NoRopeLayers), c.NumHiddenLayers)}
+	}
+	for i, v := range c.NoRopeLayers {
+		if v != 0 && v != 1 {
+			return &ConfigError{Field: "no_rope_layers", Msg: fmt.Sprintf("layer %d is %d; expected 1 (RoPE) or 0 (no RoPE)", i, v)}
+		}
 	}
 	return nil
 }

@@ -167,7 +167,7 @@ func TestConfigErrors(t *testing.T) {
 		{q(`"num_hidden_layers":24`, `"num_hidden_layers":10000000`), `field "num_hidden_layers": 10000000 is outside [1, 4096]`},
 		{q(`"num_key_value_heads":2`, `"num_key_value_heads":3`), `field "num_key_value_heads": 3 must divide`},
 		{q(`"num_attention_heads":14`, `"num_attention_heads":5`), `field "num_attention_heads"`},
-		{q(`["Qwen2ForCausalLM"]`, `["MambaForCausalLM"]`), `"MambaForCausalLM" is not supported; supported: GPT2LMHeadModel, Gemma3ForCausalLM, LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen3_5ForCausalLM, Qwen3_5ForConditionalGeneration`},
+		{q(`["Qwen2ForCausalLM"]`, `["MambaForCausalLM"]`), `"MambaForCausalLM" is not supported; supported: GPT2LMHeadModel, Gemma3ForCausalLM, LlamaForCausalLM, MistralForCausalLM, Olmo2ForCausalLM, Olmo3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen3_5ForCausalLM, Qwen3_5ForConditionalGeneration, SmolLM3ForCausalLM`},
 		{q(`"architectures":["Qwen2ForCausalLM"],`, ""), `field "architectures": missing`},
 		{q(`"hidden_act":"silu"`, `"hidden_act":"gelu"`), `field "hidden_act": "gelu" is not supported`},
 		{q(`"rope_scaling":null`, `"rope_scaling":{"type":"yarn","factor":4}`), `field "rope_scaling.rope_type": "yarn" is not supported for Qwen2ForCausalLM`},

@@ -12,6 +12,10 @@ var families = map[string]*Family{
 	gemma3.Architecture:   gemma3,
 	qwen35.Architecture:   qwen35,
 	qwen3MoE.Architecture: qwen3MoE,
+	mistral.Architecture:  mistral,
+	smollm3.Architecture:  smollm3,
+	olmo2.Architecture:    olmo2,
+	olmo3.Architecture:    olmo3,
 	// The Hub's Qwen3.5 checkpoints: the same language model, nested in a multimodal one.
 	qwen35VL.Architecture: qwen35VL,
 }

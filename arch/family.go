@@ -10,7 +10,7 @@ import (
 //
 //	x = Embed[token]                                  (+ PosEmbed[pos] for learned positions)
 //	per layer:
-//	  h = AttnNorm(x)
+//	  h = AttnNorm(x)                                 (h = x with PostNormsOnly, and so for MLPNorm)
 //	  q, k, v = Q·h, K·h, V·h                        (+ biases; one fused group, GroupQKV)
 //	  q, k = QNorm(q), KNorm(k) per head              (when QKNorm)
 //	  q, k = RoPE(q), RoPE(k)                         (the config's scaling and rotary share)
@@ -34,9 +34,16 @@ type Family struct {
 	Norm NormKind
 	// QKNorm adds a per-head norm of q and k before RoPE (QNorm and KNorm, [head_dim] each).
 	QKNorm bool
+	// QKNormWhole makes QKNorm's norms span the whole q and k projections (QNorm
+	// [heads·head_dim], KNorm [kv_heads·head_dim]) instead of each head (OLMo 2 and 3).
+	QKNormWhole bool
 	// PostNorms adds norms on the attention and MLP outputs before the residual adds
 	// (PostAttnNorm, PostMLPNorm).
 	PostNorms bool
+	// PostNormsOnly removes the norms before attention and the MLP (AttnNorm, MLPNorm): the
+	// blocks read the residual stream itself, and PostNorms' norms are the layer's only ones
+	// (OLMo 2 and 3).
+	PostNormsOnly bool
 	// MLP is the feed-forward block's shape.
 	MLP MLPKind
 	// Positions is how positions enter the model.

@@ -213,6 +213,12 @@ func (f *Family) Has(c *Config, s Slot) bool {
 		return false
 	}
 	switch s {
+	case InputNorm, InputNormBias, MLPNorm, MLPNormBias:
+		if f.PostNormsOnly {
+			return false
+		}
+	}
+	switch s {
 	case LMHead:
 		return !c.TieWordEmbeddings
 	case PosEmbed:
@@ -321,8 +327,10 @@ func Shape(c *Config, s Slot) []int {
 		return []int{qRows}
 	case KBias, VBias:
 		return []int{kv}
-	case QNorm, KNorm:
-		return []int{c.HeadDim}
+	case QNorm:
+		return []int{c.QKNormDims()[0]}
+	case KNorm:
+		return []int{c.QKNormDims()[1]}
 	case OProj:
 		return []int{h, q}
 	case GateProj, UpProj:

@@ -32,6 +32,9 @@ func (d *Decoder) attention(l int, ws *workspace, segs []segment, rows int) erro
 		if L.sliding && s.ropeLocal != nil {
 			rope = s.ropeLocal
 		}
+		if L.noRope {
+			rope = nil
+		}
 		pr := &ws.prep
 		pr.L, pr.row, pr.pos, pr.capacity, pr.rope = L, sg.row, pos, capacity, rope
 		pr.keys, pr.values, pr.keys16, pr.values16 = nil, nil, nil, nil
@@ -71,8 +74,8 @@ func splitGates(row, gate []float32, heads, hd int) {
 }
 
 // tokenPrep is attention's work on each new token of a segment before attention proper: the
-// output gates out of q (gated attention), q and k norms per head (when the family has them),
-// RoPE at the token's position (the sliding layers' own tables where they have them), then k
+// output gates out of q (gated attention), q and k norms (when the family has them), RoPE at
+// the token's position (not on a layer without RoPE) (the sliding layers' own tables where they have them), then k
 // and v into the cache: cache[l][kvHead][slot of pos+i][hd], rounded to fp16 for CacheF16.
 // Tokens are independent (a pass holds at most a ring's spare capacity, so no two share a
 // slot), so a prefill splits them over the pool.
@@ -102,8 +105,9 @@ func (p *tokenPrep) run(lo, hi int) {
 		}
 		q, k, v := row[:qd], row[qRows:qRows+kvd], row[qRows+kvd:]
 		if L.qNorm != nil {
-			d.normRows(q, q, norm{w: L.qNorm}, heads, hd)
-			d.normRows(k, k, norm{w: L.kNorm}, kvHeads, hd)
+			// Per head ([head_dim] weights), or over the whole projection (OLMo's [q], [k]).
+			d.normRows(q, q, norm{w: L.qNorm}, qd/len(L.qNorm), len(L.qNorm))
+			d.normRows(k, k, norm{w: L.kNorm}, kvd/len(L.kNorm), len(L.kNorm))
 		}
 		if p.rope != nil {
 			cos, sin := p.rope.At(p.pos + i)

@@ -66,6 +66,7 @@ type Decoder struct {
 	norm     arch.NormKind
 	eps      float32   // the norms' epsilon
 	rotary   bool      // RoPE (else learned position embeddings)
+	prenorm  bool      // norms before attention and the MLP (else the blocks read x itself: OLMo)
 	invFreq  []float32 // RoPE frequencies of the full-attention layers
 	local    []float32 // and of the sliding-window layers (nil when there are none)
 	scale    float32   // attention score scale
@@ -87,6 +88,7 @@ type decoderLayer struct {
 	inputNorm, postAttnNorm, mlpNorm, postMLPNorm norm
 	qNorm, kNorm                                  []float32
 	sliding                                       bool
+	noRope                                        bool // attends without RoPE (SmolLM3's NoPE layers)
 	// linear, when set, makes the layer's token mixer a Gated DeltaNet (deltanet.go) instead
 	// of attention.
 	linear *deltaNetLayer
@@ -103,7 +105,7 @@ func NewDecoder(m *Model, proj Projections, opts DecoderOptions) (*Decoder, erro
 	c, fam := m.Config, m.Family
 	d := &Decoder{name: opts.Name, m: m, cfg: c, proj: proj, pool: opts.Pool, batch: opts.Batch, cache: opts.Cache, wrap: opts.WrapError,
 		gQKV: -1, gO: -1, gLinIn: -1, gLinOut: -1, gMLP: -1, gated: fam.AttnOutputGate,
-		norm: fam.Norm, eps: float32(c.RMSNormEps), rotary: fam.Positions == arch.RotaryPositions,
+		norm: fam.Norm, eps: float32(c.RMSNormEps), rotary: fam.Positions == arch.RotaryPositions, prenorm: !fam.PostNormsOnly,
 		// HF's scaling (head_dim**-0.5, or Gemma's query_pre_attn_scalar**-0.5), applied to
 		// the float32 scores as a float32 scalar.
 		scale: float32(c.AttentionScale()), window: c.SlidingWindow}
@@ -173,6 +175,7 @@ func NewDecoder(m *Model, proj Projections, opts DecoderOptions) (*Decoder, erro
 			L.linear, err = newDeltaNetLayer(m, l, linear)
 			linear++
 		}
+		L.noRope = !c.RopeLayer(l)
 		if L.sliding = c.Sliding(l); L.sliding && d.local == nil {
 			// Sliding layers rotate with their own base and the default frequencies.
 			d.local = kernels.DefaultInvFreq(c.RopeLocalTheta, c.RotaryDim())

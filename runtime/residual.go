@@ -4,7 +4,8 @@ import "github.com/anepack/anepack/runtime/kernels"
 
 // residualStep is the row-wise work between two blocks of a layer, fused so that each row is
 // read once: tmp = post-norm(tmp) (Gemma's post-attention and post-MLP norms, where the family
-// has them), x += tmp (the residual), xn = next-norm(x) (the next block's input norm). Rows are
+// has them), x += tmp (the residual), xn = next-norm(x) (the next block's input norm; x itself
+// in a family without pre-norms). Rows are
 // independent, so a prefill splits them over the pool. On one thread these steps are about 1.5%
 // of a 128-token prefill; run on one goroutine while the pool's other threads waited, they were
 // most of the serial work that kept 16-thread prefill waiting (commit 91b8e80).
@@ -54,6 +55,8 @@ func (st *residualStep) run(lo, hi int) {
 		}
 		if st.next.w != nil {
 			d.normRow(st.xn[r*w:(r+1)*w], x, st.next)
+		} else if !d.prenorm {
+			copy(st.xn[r*w:(r+1)*w], x) // the next block reads x itself (OLMo)
 		}
 	}
 }

@@ -41,7 +41,8 @@ func loadGolden(t *testing.T, name string) golden {
 // TestMatchesGoldenDigests writes each golden model's checkpoint and checks that every tensor's
 // BF16 bytes hash to the digest Hugging Face's reference generator produced.
 func TestMatchesGoldenDigests(t *testing.T) {
-	for _, file := range []string{"model-qwen2-tiny.json", "model-qwen2-tiny-untied.json", "model-qwen3-tiny.json", "model-llama3-tiny.json", "model-gpt2-tiny.json", "model-gemma3-tiny.json", "model-qwen3.5-tiny.json", "model-qwen3moe-tiny.json"} {
+	for _, file := range []string{"model-qwen2-tiny.json", "model-qwen2-tiny-untied.json", "model-qwen3-tiny.json", "model-llama3-tiny.json", "model-gpt2-tiny.json", "model-gemma3-tiny.json", "model-qwen3.5-tiny.json", "model-qwen3moe-tiny.json",
+		"model-mistral-tiny.json", "model-smollm3-tiny.json", "model-olmo3-tiny.json"} {
 		t.Run(file, func(t *testing.T) {
 			g := loadGolden(t, file)
 			dir := t.TempDir()
