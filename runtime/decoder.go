@@ -17,6 +17,11 @@ type Projector interface {
 	// [n, In] row-major and y [n, Out]: the members' outputs side by side with their biases
 	// added, or the MLP block's output.
 	Group(layer, g int, x []float32, n int, y []float32) error
+	// Experts computes the routed experts of layer's sparse MLP block, group g (the family's
+	// experts group), for n tokens: x is [n, In] and y [n, Out], y[t] = Σ_j Weight[t·K+j] ·
+	// expert Expert[t·K+j]'s MLP of x[t]. It reads only the chosen experts' weights, each
+	// once for all the tokens that chose it (r's by-expert order).
+	Experts(layer, g int, x []float32, n int, r *Routes, y []float32) error
 	// LMHead writes the logits [n, vocab] of the final-normed hidden states x [n, hidden].
 	LMHead(x []float32, n int, logits []float32) error
 }
@@ -60,6 +65,7 @@ type Decoder struct {
 	gLinIn   int
 	gLinOut  int
 	gMLP     int
+	gExperts int
 	qkvOut   int  // the attn_qkv group's width: q_proj's rows (with the gates) + k + v
 	linInOut int  // the linear_attn_in group's width: qkv + z + b + a
 	gated    bool // attention's output gate (q_proj interleaves each head's query and gate)
@@ -92,6 +98,9 @@ type decoderLayer struct {
 	// linear, when set, makes the layer's token mixer a Gated DeltaNet (deltanet.go) instead
 	// of attention.
 	linear *deltaNetLayer
+	// router, when set, makes the layer's MLP the sparse block of experts (experts.go): the
+	// router's weight [experts, hidden], float32.
+	router []float32
 }
 
 // NewDecoder prepares the forward pass of m over proj.
@@ -104,7 +113,7 @@ func NewDecoder(m *Model, proj Projections, opts DecoderOptions) (*Decoder, erro
 	}
 	c, fam := m.Config, m.Family
 	d := &Decoder{name: opts.Name, m: m, cfg: c, proj: proj, pool: opts.Pool, batch: opts.Batch, cache: opts.Cache, wrap: opts.WrapError,
-		gQKV: -1, gO: -1, gLinIn: -1, gLinOut: -1, gMLP: -1, gated: fam.AttnOutputGate,
+		gQKV: -1, gO: -1, gLinIn: -1, gLinOut: -1, gMLP: -1, gExperts: -1, gated: fam.AttnOutputGate,
 		norm: fam.Norm, eps: float32(c.RMSNormEps), rotary: fam.Positions == arch.RotaryPositions, prenorm: !fam.PostNormsOnly,
 		// HF's scaling (head_dim**-0.5, or Gemma's query_pre_attn_scalar**-0.5), applied to
 		// the float32 scores as a float32 scalar.
@@ -127,16 +136,24 @@ func NewDecoder(m *Model, proj Projections, opts DecoderOptions) (*Decoder, erro
 			d.gLinOut = i
 		case arch.GroupMLP:
 			d.gMLP = i
+		case arch.GroupExperts:
+			d.gExperts = i
 		}
 	}
 	for l := 0; l < c.NumHiddenLayers; l++ {
-		need := [2]int{d.gQKV, d.gO}
+		need := [3]int{d.gQKV, d.gO, d.gMLP}
 		if c.LinearLayer(l) {
-			need = [2]int{d.gLinIn, d.gLinOut}
+			need[0], need[1] = d.gLinIn, d.gLinOut
 		}
-		if need[0] < 0 || need[1] < 0 || d.gMLP < 0 {
-			return nil, fmt.Errorf("%s: layer %d lacks its token mixer's groups or the %s group", m.Name, l, arch.GroupMLP)
+		if c.SparseLayer(l) {
+			need[2] = d.gExperts
 		}
+		if need[0] < 0 || need[1] < 0 || need[2] < 0 {
+			return nil, fmt.Errorf("%s: layer %d lacks its token mixer's groups or its MLP's", m.Name, l)
+		}
+	}
+	if err := checkExperts(m); err != nil {
+		return nil, err
 	}
 	if fam.Norm != arch.RMSNorm && fam.Norm != arch.RMSNormPlusOne && fam.Norm != arch.LayerNorm {
 		return nil, fmt.Errorf("%s: norm kind %d is not implemented", m.Name, fam.Norm)
@@ -176,6 +193,9 @@ func NewDecoder(m *Model, proj Projections, opts DecoderOptions) (*Decoder, erro
 			linear++
 		}
 		L.noRope = !c.RopeLayer(l)
+		if c.SparseLayer(l) {
+			L.router = vec(arch.Router, l)
+		}
 		if L.sliding = c.Sliding(l); L.sliding && d.local == nil {
 			// Sliding layers rotate with their own base and the default frequencies.
 			d.local = kernels.DefaultInvFreq(c.RopeLocalTheta, c.RotaryDim())

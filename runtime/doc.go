@@ -14,7 +14,10 @@
 // per-head q/k norms, RoPE with default or llama3-scaled frequencies and partial rotation,
 // causal grouped-query attention over the KV cache, an optional output gate) or, on the layers
 // layer_types names linear_attention, a Gated DeltaNet (deltanet.go: a causal convolution and a
-// per-head recurrent state of fixed size, with snapshots to resume from, recurrent.go). A
+// per-head recurrent state of fixed size, with snapshots to resume from, recurrent.go). The MLP
+// is dense or, on the sparse layers of a mixture of experts, the experts a router picks for each
+// token (experts.go: the decoder routes each token in float32, the backend runs each chosen
+// expert once for all the tokens of a pass that chose it, [Routes]). A
 // backend supplies only the linear layers, as [Projections]: runtime/cpu runs them as float32
 // GEMV/GEMM over the bundle's weights (each storage type, the quantized activations and the AMX
 // split of the input are its own), runtime/ane as the bundle's ANE programs (on the Neural

@@ -25,16 +25,18 @@ type segment struct {
 type workspace struct {
 	proj Projector
 	rows int
-	x    []float32    // [rows, hidden] the residual stream
-	xn   []float32    // [rows, hidden] a norm's output
-	tmp  []float32    // [rows, hidden] a block's output before it joins the residual
-	qkv  []float32    // [rows, attn_qkv's width] q (| gates) | k | v of each token, RoPE applied in place
-	gate []float32    // [rows, q] the attention output gates, when the family has them
-	att  []float32    // [rows, q] attention output
-	lin  []float32    // [rows, linear_attn_in's width] the Gated DeltaNet's input projections
-	linO []float32    // [rows, value heads · value dim] the Gated DeltaNet heads' outputs
-	step residualStep // the residual adds and norms between blocks
-	prep tokenPrep    // attention's per-token work before attention proper
+	x    []float32 // [rows, hidden] the residual stream
+	xn   []float32 // [rows, hidden] a norm's output
+	tmp  []float32 // [rows, hidden] a block's output before it joins the residual
+	qkv  []float32 // [rows, attn_qkv's width] q (| gates) | k | v of each token, RoPE applied in place
+	gate []float32 // [rows, q] the attention output gates, when the family has them
+	att  []float32 // [rows, q] attention output
+	lin  []float32 // [rows, linear_attn_in's width] the Gated DeltaNet's input projections
+	linO []float32 // [rows, value heads · value dim] the Gated DeltaNet heads' outputs
+	// router routes the tokens of a sparse MLP block (nil without sparse layers).
+	router *router
+	step   residualStep // the residual adds and norms between blocks
+	prep   tokenPrep    // attention's per-token work before attention proper
 }
 
 // newWorkspace allocates the activations of rows tokens and a projector for them.
@@ -59,6 +61,9 @@ func (d *Decoder) newWorkspace(rows int) (*workspace, error) {
 	if d.gLinIn >= 0 {
 		ws.lin = make([]float32, rows*d.linInOut)
 		ws.linO = make([]float32, rows*c.LinearValueDim())
+	}
+	if d.gExperts >= 0 {
+		ws.router = d.newRouter(rows)
 	}
 	return ws, nil
 }
@@ -112,8 +117,13 @@ func (d *Decoder) layersForward(ws *workspace, segs []segment, rows int) error {
 		}
 		// x += post-attention norm?(tmp); xn = MLP norm(x)
 		d.residual(ws, rows, L.postAttnNorm, true, L.mlpNorm)
-		// MLP block: tmp = mlp(xn)
-		if err := ws.proj.Group(l, d.gMLP, xn, rows, tmp); err != nil {
+		// MLP block: tmp = mlp(xn), or on a sparse layer the experts each token's router picks
+		if L.router != nil {
+			err = d.experts(l, ws, rows)
+		} else {
+			err = ws.proj.Group(l, d.gMLP, xn, rows, tmp)
+		}
+		if err != nil {
 			return err
 		}
 		// x += post-MLP norm?(tmp); xn = the next layer's input norm(x) (the last layer's

@@ -152,7 +152,7 @@ func New(m *runtime.Model, opts Options) (*Backend, error) {
 	}
 	c := m.Config
 	if opts.LinearInOn == LinearInCPU {
-		ps.onCPU = map[string]bool{arch.GroupLinearIn: true}
+		ps.onCPU[arch.GroupLinearIn] = true
 	}
 	b := &Backend{name: opts.Eval, opts: opts, m: m, ps: ps, counter: &countingBackend{Backend: eval}}
 	b.layerSeqs, b.lmSeqs = ps.plan(budget, opts.DecodeOn == DecodeANE)

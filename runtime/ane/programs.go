@@ -20,7 +20,7 @@ var ErrNoPrograms = errors.New("the bundle has no ANE programs")
 type programSet struct {
 	groups   []string        // the program kinds of the family's groups (arch.Family.Groups), by index
 	perLayer [][]string      // the program kinds each decoder layer has, in the order they run
-	onCPU    map[string]bool // kinds that run on the CPU instead (Options.LinearInOn): never loaded
+	onCPU    map[string]bool // kinds that run on the CPU instead (Options.LinearInOn, the experts): never loaded
 	programs []format.Program
 	texts    map[string][]byte // the MIL sections the programs name, by name
 	layerSeq []int             // buckets every layer group has, ascending
@@ -52,15 +52,20 @@ func readPrograms(m *runtime.Model) (*programSet, error) {
 	c := m.Config
 	hidden := c.HiddenSize
 	channels := map[string][2]int{}
-	ps := &programSet{lmLayer: -1}
+	// A sparse layer's experts have no program (milgen.Programs): they run on the CPU.
+	ps := &programSet{lmLayer: -1, onCPU: map[string]bool{arch.GroupExperts: true}}
 	for _, g := range m.Family.Groups(c) {
-		channels[g.Name] = [2]int{g.In, g.Out}
+		if g.Name != arch.GroupExperts {
+			channels[g.Name] = [2]int{g.In, g.Out}
+		}
 		ps.groups = append(ps.groups, g.Name)
 	}
 	for l := 0; l < c.NumHiddenLayers; l++ {
 		var names []string
 		for _, g := range m.Family.LayerGroups(c, l) {
-			names = append(names, g.Name)
+			if g.Name != arch.GroupExperts {
+				names = append(names, g.Name)
+			}
 		}
 		ps.perLayer = append(ps.perLayer, names)
 	}
@@ -123,7 +128,13 @@ func readPrograms(m *runtime.Model) (*programSet, error) {
 			lmRows[rec.Chunk] = out.Shape[1]
 			ps.lmLayer = rec.Layer
 		default:
-			return nil, fmt.Errorf("%s: field kind is %q; expected %s or %s", where, rec.Kind, strings.Join(ps.groups, ", "), arch.GroupLMHead)
+			var kinds []string // the groups with programs
+			for _, g := range ps.groups {
+				if _, ok := channels[g]; ok {
+					kinds = append(kinds, g)
+				}
+			}
+			return nil, fmt.Errorf("%s: field kind is %q; expected %s or %s", where, rec.Kind, strings.Join(kinds, ", "), arch.GroupLMHead)
 		}
 		key := fmt.Sprintf("%s/%d/%d", rec.Kind, rec.Layer, rec.Chunk)
 		seqs[key] = append(seqs[key], rec.Seq)

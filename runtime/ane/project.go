@@ -21,7 +21,7 @@ const lmPiece = format.DecodeSeq
 type projections struct {
 	d       *dispatch.Dispatcher
 	groups  []string // the program kind of each of the family's groups, by index
-	onCPU   []bool   // groups that always run on the CPU (Options.LinearInOn), by index
+	onCPU   []bool   // groups that always run on the CPU (Options.LinearInOn, and the experts), by index
 	lmRows  []int
 	lmLayer int
 	vocab   int
@@ -62,6 +62,12 @@ func (pr *projector) Group(layer, g int, x []float32, n int, y []float32) error 
 		return pr.cpu.Group(layer, g, x, n, y)
 	}
 	return pr.p.d.Run(pr.p.groups[g], layer, 0, x, n, y)
+}
+
+// Experts runs a sparse layer's routed experts on the CPU: a token reads only the rows of the
+// experts its router chose, which no static program can (the experts group is always onCPU).
+func (pr *projector) Experts(layer, g int, x []float32, n int, r *runtime.Routes, y []float32) error {
+	return pr.cpu.Experts(layer, g, x, n, r, y)
 }
 
 // LMHead runs every chunk's program into tmp ([positions, rows of the chunk]) and copies its

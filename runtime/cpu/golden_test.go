@@ -133,12 +133,29 @@ func TestGoldenTeacherForcing(t *testing.T) {
 // TestGoldenTeacherForcingF16Cache is TestGoldenTeacherForcing (f16 weights) with an fp16 KV
 // cache, within a tolerance for the cache's rounding: fp16 keeps 11 bits, so each cached
 // value moves by up to 2^-12 of itself; the logits moved by up to 3.5e-3 (llama3-tiny).
+//
+// A mixture of experts is not continuous in its input: where a router's k-th and (k+1)-th
+// probabilities are closer than the rounding moves them, the token takes another expert. On
+// qwen3moe-tiny's 700-token prompt 4 of the 1400 routings are within 1e-4 of a tie (27 within
+// 1e-3), and the fp16 cache moved one step's logits by 2.3e-2; no tolerance for rounding
+// bounds that, so that prompt is left out for the models with experts (the f32 cache matches
+// Hugging Face on it within 4e-6: TestGoldenTeacherForcing).
 func TestGoldenTeacherForcingF16Cache(t *testing.T) {
 	for _, name := range testmodel.Models {
 		t.Run(name, func(t *testing.T) {
-			teacherForcing(t, name, "f16", Options{Threads: 2, Cache: runtime.CacheF16}, f16CacheTol)
+			keep := func(testmodel.Case) bool { return true }
+			if hasExperts(t, name) {
+				keep = func(c testmodel.Case) bool { return len(c.PromptIDs) < 700 }
+			}
+			teacherForcingCases(t, name, "f16", Options{Threads: 2, Cache: runtime.CacheF16}, f16CacheTol, keep)
 		})
 	}
+}
+
+// hasExperts reports whether golden model name has sparse layers (a mixture of experts).
+func hasExperts(t *testing.T, name string) bool {
+	m, _ := open(t, name, "f16")
+	return m.Config.NumExperts > 0
 }
 
 // TestGoldenTeacherForcingAMX is TestGoldenTeacherForcing with every fp16 prefill product on
@@ -146,8 +163,8 @@ func TestGoldenTeacherForcingF16Cache(t *testing.T) {
 // tokens: the split into bfloat16 parts must keep HF's logits.
 func TestGoldenTeacherForcingAMX(t *testing.T) {
 	// One model per kind of layer: biased QKV and SwiGLU, GPT-2's plain GELU MLP with biases
-	// everywhere, Gemma's GeGLU, Qwen3.5's Gated DeltaNet.
-	for _, name := range []string{"qwen2-tiny", "gpt2-tiny", "gemma3-tiny", "qwen3.5-tiny"} {
+	// everywhere, Gemma's GeGLU, Qwen3.5's Gated DeltaNet, Qwen3-MoE's experts.
+	for _, name := range []string{"qwen2-tiny", "gpt2-tiny", "gemma3-tiny", "qwen3.5-tiny", "qwen3moe-tiny"} {
 		t.Run(name, func(t *testing.T) {
 			teacherForcing(t, name, "f16", Options{Threads: 2, amxFor: func(n int) bool { return n > 1 }}, logitTol)
 		})
@@ -158,11 +175,22 @@ func TestGoldenTeacherForcingAMX(t *testing.T) {
 // tol in place of logitTol (and 2·tol in place of gapTol).
 func teacherForcing(t *testing.T, name, dtype string, opts Options, tol float64) {
 	t.Helper()
+	teacherForcingCases(t, name, dtype, opts, tol, func(testmodel.Case) bool { return true })
+}
+
+// teacherForcingCases is teacherForcing on the golden cases keep accepts.
+func teacherForcingCases(t *testing.T, name, dtype string, opts Options, tol float64, keep func(testmodel.Case) bool) {
+	t.Helper()
 	g := testmodel.LoadGolden(t, name)
 	m, b := openWith(t, name, dtype, opts)
 	vocab := m.Config.VocabSize
 	worst := 0.0
+	ran := 0
 	for _, c := range g.Cases {
+		if !keep(c) {
+			continue
+		}
+		ran++
 		st, err := b.NewState(len(c.PromptIDs) + len(c.GeneratedIDs))
 		if err != nil {
 			t.Fatal(err)
@@ -203,6 +231,9 @@ func teacherForcing(t *testing.T, name, dtype string, opts Options, tol float64)
 			}
 		}
 		st.Close()
+	}
+	if ran == 0 {
+		t.Fatalf("no case of %s kept; the test would check nothing", name)
 	}
 	t.Logf("largest logit difference from HF: %.2e", worst)
 }

@@ -14,22 +14,26 @@ import (
 // cores. The CPU backend uses them for everything; the ANE backend for decoding on the CPU.
 // They implement runtime.Projections.
 type Projections struct {
-	pool   *kernels.Pool
-	groups [][]group // [layer][index in the family's Groups]
-	head   []weight
-	vocab  int
-	inter  int                           // widest MLP intermediate, for the projector's scratch
-	gated  func(dst, gate, up []float32) // a gated MLP's act(gate)*up
-	act    func(dst, x []float32)        // a plain MLP's activation, in place
-	amxFor func(n int) bool              // whether a product of n tokens of fp16 or q8 weights runs on AMX; nil: never
+	pool    *kernels.Pool
+	groups  [][]group // [layer][index in the family's Groups]
+	head    []weight
+	vocab   int
+	inter   int // widest MLP (or expert) intermediate, for the projector's scratch
+	hidden  int
+	experts bool                          // some layer is sparse: projectors need the experts' scratch
+	gated   func(dst, gate, up []float32) // a gated MLP's act(gate)*up
+	act     func(dst, x []float32)        // a plain MLP's activation, in place
+	amxFor  func(n int) bool              // whether a product of n tokens of fp16 or q8 weights runs on AMX; nil: never
 }
 
 // group is one fused group of one layer; w is nil where the layer does not run the group (the
-// attention groups of a Gated DeltaNet layer, and the reverse).
+// attention groups of a Gated DeltaNet layer, and the reverse). The experts group of a sparse
+// layer has x instead.
 type group struct {
 	arch.Group
 	w []*weight   // the members
 	b [][]float32 // each member's bias, nil where it has none
+	x *experts
 }
 
 // hasAMXWeights reports whether any projection is stored in a format the AMX products take
@@ -37,6 +41,9 @@ type group struct {
 func (p *Projections) hasAMXWeights() bool {
 	for _, layer := range p.groups {
 		for _, g := range layer {
+			if g.x != nil && (g.x.gate[0].DType == dtype.F16 || g.x.gate[0].DType == dtype.Q8) {
+				return true
+			}
 			for _, w := range g.w {
 				if w.DType == dtype.F16 || w.DType == dtype.Q8 {
 					return true
@@ -50,7 +57,7 @@ func (p *Projections) hasAMXWeights() bool {
 // NewProjections resolves m's linear weights and biases for the CPU.
 func NewProjections(m *runtime.Model, pool *kernels.Pool) (*Projections, error) {
 	c, fam := m.Config, m.Family
-	p := &Projections{pool: pool, groups: make([][]group, c.NumHiddenLayers), vocab: c.VocabSize, amxFor: kernels.UseAMX}
+	p := &Projections{pool: pool, groups: make([][]group, c.NumHiddenLayers), vocab: c.VocabSize, hidden: c.HiddenSize, amxFor: kernels.UseAMX}
 	switch c.HiddenAct {
 	case arch.ActSiLU:
 		p.gated = kernels.SwiGLU
@@ -66,6 +73,16 @@ func NewProjections(m *runtime.Model, pool *kernels.Pool) (*Projections, error) 
 		for _, g := range fam.Groups(c) {
 			G := group{Group: g}
 			if !fam.LayerHasGroup(c, l, g) {
+				p.groups[l] = append(p.groups[l], G)
+				continue
+			}
+			if g.Name == arch.GroupExperts {
+				var err error
+				if G.x, err = newExperts(m, l); err != nil {
+					return nil, err
+				}
+				p.inter = max(p.inter, c.MoEIntermediateSize)
+				p.experts = true
 				p.groups[l] = append(p.groups[l], G)
 				continue
 			}
@@ -98,14 +115,19 @@ func NewProjections(m *runtime.Model, pool *kernels.Pool) (*Projections, error) 
 
 // NewProjector returns the projections of one sequence, with scratch for batch tokens.
 func (p *Projections) NewProjector(batch int) (runtime.Projector, error) {
-	return &projector{p: p, run: newRunner(p.pool, batch, p.amxFor), mlp: make([]float32, batch*p.inter)}, nil
+	pr := &projector{p: p, run: newRunner(p.pool, batch, p.amxFor), mlp: make([]float32, batch*p.inter)}
+	if p.experts {
+		pr.xe, pr.ye = make([]float32, batch*p.hidden), make([]float32, batch*p.hidden)
+	}
+	return pr, nil
 }
 
 // projector runs Projections for one sequence: its runner holds the per-thread scratch.
 type projector struct {
-	p   *Projections
-	run *runner
-	mlp []float32 // [batch, intermediate] act(gate)*up
+	p      *Projections
+	run    *runner
+	mlp    []float32 // [batch, intermediate] act(gate)*up
+	xe, ye []float32 // [batch, hidden] one expert's tokens, gathered, and its outputs
 }
 
 // Group implements runtime.Projector: a concatenating group is one job over its members'

@@ -100,18 +100,19 @@ func (l *weight) mul(y, x []float32, n, r0, r1 int) {
 	}
 }
 
-// weightParts returns the 2-D tensor in slot s (of layer) as one weight per part.
+// weightParts returns the 2-D tensor in slot s (of layer) as one weight per part; a stacked
+// expert weight [experts, out, in] is one of experts·out rows.
 func weightParts(m *runtime.Model, s arch.Slot, layer int) ([]weight, error) {
 	t, err := m.TensorOf(s, layer)
 	if err != nil {
 		return nil, err
 	}
-	if len(t.Shape) != 2 {
-		return nil, fmt.Errorf("%s: tensor %q has shape %v; expected 2 dimensions", m.Name, t.Name, t.Shape)
+	if dims := 2 + btoi(s.Role() == arch.RoleExperts); len(t.Shape) != dims {
+		return nil, fmt.Errorf("%s: tensor %q has shape %v; expected %d dimensions", m.Name, t.Name, t.Shape, dims)
 	}
 	out := make([]weight, len(t.Parts))
 	for i, p := range t.Parts {
-		l := weight{DType: t.DType, Rows: p.Rows, Cols: t.Shape[1], Group: t.Group}
+		l := weight{DType: t.DType, Rows: p.Rows, Cols: t.Cols(), Group: t.Group}
 		switch t.DType {
 		case dtype.F16:
 			l.f16 = p.F16()
@@ -127,6 +128,32 @@ func weightParts(m *runtime.Model, s arch.Slot, layer int) ([]weight, error) {
 		out[i] = l
 	}
 	return out, nil
+}
+
+// btoi is 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// rows returns a view of rows [r0, r1) of the weight (one expert's share of a stacked one).
+func (l *weight) rows(r0, r1 int) weight {
+	c := l.Cols
+	v := weight{DType: l.DType, Rows: r1 - r0, Cols: c, Group: l.Group}
+	switch l.DType {
+	case dtype.F16:
+		v.f16 = l.f16[r0*c : r1*c]
+	case dtype.Q8:
+		v.q8, v.scale = l.q8[r0*c:r1*c], l.scale[r0:r1]
+	case dtype.Q4:
+		g := c / l.Group
+		v.q4, v.scale, v.offset = l.q4[r0*c/2:r1*c/2], l.scale[r0*g:r1*g], l.offset[r0*g:r1*g]
+	default:
+		v.f32 = l.f32[r0*c : r1*c]
+	}
+	return v
 }
 
 // oneWeight returns the one-part linear weight in slot s of layer.

@@ -50,7 +50,7 @@ type Case struct {
 
 // Models are the golden reference files, by model name.
 var Models = []string{"qwen2-tiny", "qwen2-tiny-untied", "qwen3-tiny", "llama3-tiny", "gpt2-tiny", "gemma3-tiny", "qwen3.5-tiny",
-	"mistral-tiny", "smollm3-tiny", "olmo3-tiny"}
+	"mistral-tiny", "smollm3-tiny", "olmo3-tiny", "qwen3moe-tiny"}
 
 // Root returns the repository root (the directory holding go.mod), found from the working
 // directory, which `go test` sets to the package's directory.
