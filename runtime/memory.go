@@ -59,6 +59,11 @@ func (d *Decoder) workspaceFloats(rows int) int64 {
 	if d.gLinIn >= 0 {
 		per += int64(d.linInOut) + int64(c.LinearValueDim()) + 2*int64(c.LinearConvDim())
 	}
+	if d.gExperts >= 0 {
+		// The router's logits and routes; the experts' gathered rows and outputs, and their
+		// intermediate activations where wider than the dense MLP's.
+		per += int64(c.NumExperts) + 3*int64(c.NumExpertsPerTok) + 2*int64(c.HiddenSize) + int64(max(0, c.MoEIntermediateSize-c.IntermediateSize))
+	}
 	return int64(rows) * per
 }
 
