@@ -208,6 +208,10 @@ func weightRecords(w RecordSpec, dt dtype.DType, gsize int) ([]RecordSpec, error
 	if !dt.Quantized() {
 		return []RecordSpec{w}, nil
 	}
+	if dt == dtype.MXFP4 {
+		// Its E8M0 scales have no MIL op: mxfp4 weights stay in the CPU's tensor sections.
+		return nil, fmt.Errorf("an mxfp4 weight has no ANE blob form (no MIL op reads E8M0 scales); the CPU reads it")
+	}
 	out, in := w.Shape[0], w.Shape[1]
 	w.DType, w.Part, w.Quant = dt.Data(), PartData, dt
 	scale, offset := w, w

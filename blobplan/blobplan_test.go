@@ -163,3 +163,13 @@ func TestExpertRecords(t *testing.T) {
 		t.Errorf("blobs %s", got)
 	}
 }
+
+// TestMXFP4HasNoBlob: an mxfp4 weight is refused rather than planned as a q4-like blob (its
+// E8M0 scales have no MIL op), naming the weight.
+func TestMXFP4HasNoBlob(t *testing.T) {
+	cfg := parseConfig(t, smallConfigJSON)
+	_, err := GroupRecords(cfg, arch.GroupQKV, 0, dtype.MXFP4)
+	if err == nil || !strings.Contains(err.Error(), "mxfp4") || !strings.Contains(err.Error(), "q_proj") {
+		t.Fatalf("GroupRecords with mxfp4: %v", err)
+	}
+}

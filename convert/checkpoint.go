@@ -169,6 +169,15 @@ func (c *Checkpoint) Check(cfg *arch.Config) (unused []string, err error) {
 			}
 		}
 		if r == nil {
+			// Stored in the MXFP4 format (gpt-oss's experts): X_blocks and X_scales.
+			if parts, ok, err := c.checkMXFP4(t); err != nil {
+				return nil, err
+			} else if ok {
+				for _, n := range parts {
+					used[c.nameOf(n)] = true
+				}
+				continue
+			}
 			return nil, fmt.Errorf("%s: tensor %s is missing; %s with this config.json needs it (shape %v)", c.Dir, t.Name, cfg.Architecture, t.CheckpointShape())
 		}
 		used[name] = true

@@ -32,9 +32,19 @@ const (
 	// 6-bit codes, sixteen int8 sub-block scales, fp16 d (w = d·scale·(q − 32); 6.5625 bits
 	// per weight).
 	Q6K
-	// U8 is uint8: the raw bytes of a Q4K or Q6K weight's blob record.
+	// U8 is uint8: the raw bytes of a Q4K or Q6K weight's blob record, and of an MXFP4
+	// weight's scales.
 	U8
+	// MXFP4 is a quantized weight in the OCP microscaling format gpt-oss checkpoints store their
+	// experts in: U4 codes [rows, cols], each an FP4 E2M1 number (a sign bit and three bits of
+	// magnitude: 0, 0.5, 1, 1.5, 2, 3, 4 or 6), two per byte with the even element in the low
+	// nibble, and a U8 scale per row and block of MXBlock inputs, an E8M0 power of two 2^(e−127)
+	// (w = fp4(q)·2^(e−127); package quant has the details).
+	MXFP4
 )
+
+// MXBlock is the number of inputs that share one scale of an MXFP4 weight.
+const MXBlock = 32
 
 // SuperBlock is the number of inputs of one super-block of the Q4K and Q6K types: a row of
 // such a weight is a whole number of them.
@@ -51,18 +61,19 @@ type info struct {
 }
 
 var table = [...]info{
-	F32:  {name: "f32", safetensors: "F32", mil: "fp32", blob: 2, bits: 32},
-	F16:  {name: "f16", safetensors: "F16", mil: "fp16", blob: 1, bits: 16},
-	BF16: {name: "bf16", safetensors: "BF16", mil: "bf16", blob: 5, bits: 16},
-	I8:   {name: "i8", safetensors: "I8", mil: "int8", blob: 4, bits: 8},
-	U4:   {name: "u4", mil: "uint4", blob: 11, bits: 4},
-	I32:  {name: "i32", safetensors: "I32", mil: "int32", blob: 14, bits: 32},
-	U32:  {name: "u32", safetensors: "U32", mil: "uint32", blob: 15, bits: 32},
-	Q8:   {name: "q8", bits: 8},
-	Q4:   {name: "q4", bits: 4},
-	Q4K:  {name: "q4k", bits: 4, block: 144},
-	Q6K:  {name: "q6k", bits: 6, block: 210},
-	U8:   {name: "u8", mil: "uint8", blob: 3, bits: 8},
+	F32:   {name: "f32", safetensors: "F32", mil: "fp32", blob: 2, bits: 32},
+	F16:   {name: "f16", safetensors: "F16", mil: "fp16", blob: 1, bits: 16},
+	BF16:  {name: "bf16", safetensors: "BF16", mil: "bf16", blob: 5, bits: 16},
+	I8:    {name: "i8", safetensors: "I8", mil: "int8", blob: 4, bits: 8},
+	U4:    {name: "u4", mil: "uint4", blob: 11, bits: 4},
+	I32:   {name: "i32", safetensors: "I32", mil: "int32", blob: 14, bits: 32},
+	U32:   {name: "u32", safetensors: "U32", mil: "uint32", blob: 15, bits: 32},
+	Q8:    {name: "q8", bits: 8},
+	Q4:    {name: "q4", bits: 4},
+	Q4K:   {name: "q4k", bits: 4, block: 144},
+	Q6K:   {name: "q6k", bits: 6, block: 210},
+	U8:    {name: "u8", safetensors: "U8", mil: "uint8", blob: 3, bits: 8},
+	MXFP4: {name: "mxfp4", bits: 4},
 }
 
 func (d DType) row() (info, bool) {
@@ -145,17 +156,17 @@ func (d DType) SuperBlocks() bool { return d.BlockBytes() > 0 }
 // IsFloat reports whether d is a floating-point type.
 func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 }
 
-// Quantized reports whether d is a quantized weight type: integer codes plus scales, planar
-// (Q8, Q4: the scales are records of their own) or in super-blocks (Q4K, Q6K).
-func (d DType) Quantized() bool { return d == Q8 || d == Q4 || d.SuperBlocks() }
+// Quantized reports whether d is a quantized weight type: codes plus scales, planar (Q8, Q4,
+// MXFP4: the scales are records of their own) or in super-blocks (Q4K, Q6K).
+func (d DType) Quantized() bool { return d == Q8 || d == Q4 || d == MXFP4 || d.SuperBlocks() }
 
-// Data returns the element type of a quantized weight's data record (I8 for Q8, U4 for Q4,
-// U8 for the super-block types), else d.
+// Data returns the element type of a quantized weight's data record (I8 for Q8, U4 for Q4 and
+// MXFP4, U8 for the super-block types), else d.
 func (d DType) Data() DType {
 	switch d {
 	case Q8:
 		return I8
-	case Q4:
+	case Q4, MXFP4:
 		return U4
 	case Q4K, Q6K:
 		return U8

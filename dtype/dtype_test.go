@@ -109,3 +109,18 @@ func TestSuperBlockTypes(t *testing.T) {
 		t.Error("planar types and u8")
 	}
 }
+
+// TestMXFP4: planar 4-bit codes (the bytes of a checkpoint's _blocks tensor) with a scale record
+// of their own; no MIL op reads it.
+func TestMXFP4(t *testing.T) {
+	d, err := Parse("mxfp4")
+	if err != nil || d != MXFP4 || !d.Quantized() || d.SuperBlocks() || d.Data() != U4 || d.Bits() != 4 || d.Size() != 0 {
+		t.Fatalf("mxfp4: %v %v", d, err)
+	}
+	if u, ok := FromSafetensors("U8"); !ok || u != U8 {
+		t.Errorf("FromSafetensors(U8) = %v, %v: MXFP4 checkpoints store codes and scales as U8", u, ok)
+	}
+	if d.Bytes(2*MXBlock) != MXBlock || d.MIL() != "" || d.BlobCode() != 0 || d.Safetensors() != "" {
+		t.Errorf("mxfp4: Bytes(64) = %d, MIL %q, blob %d", d.Bytes(2*MXBlock), d.MIL(), d.BlobCode())
+	}
+}

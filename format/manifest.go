@@ -44,9 +44,10 @@ type Tensor struct {
 	// Transposed says the checkpoint stored this weight [in, out] (GPT-2's Conv1D) and the
 	// bundle holds its transpose, in Shape's [out, in] layout.
 	Transposed bool `json:"transposed,omitempty"`
-	// A quantized weight (DType "q8" or "q4") keeps its codes in Parts and its fp16 scales (and,
-	// for q4, offsets) in Scales and Offsets, one part per part of Parts, with the same rows:
-	// q8 has a scale per row; q4 a scale and an offset per row and group of GroupSize inputs.
+	// A quantized weight (DType "q8", "q4" or "mxfp4") keeps its codes in Parts and its scales
+	// (and, for q4, offsets) in Scales and Offsets, one part per part of Parts, with the same
+	// rows: q8 has an fp16 scale per row; q4 an fp16 scale and offset per row and group of
+	// GroupSize inputs; mxfp4 an E8M0 byte per row and block of 32 inputs, and no offsets.
 	Scales    []TensorPart `json:"scales,omitempty"`
 	Offsets   []TensorPart `json:"offsets,omitempty"`
 	GroupSize int          `json:"group_size,omitempty"`

@@ -4,7 +4,8 @@
 // Apple Neural Engine, so their layouts follow the MIL conventions. The
 // super-block formats q4k and q6k keep each block's scales beside its codes, as
 // llama.cpp's K-quants do: finer scales for fewer bits, read by the CPU only (no
-// MIL op reads them).
+// MIL op reads them). mxfp4 is read from checkpoints as they store it, not produced
+// here, and likewise only by the CPU.
 //
 // # q8: int8, per output channel, symmetric
 //
@@ -76,6 +77,21 @@
 //
 // Rows that are not a whole number of super-blocks cannot be stored in either type; the q4k
 // recipe stores them as q4 or q8 (package blobplan).
+//
+// # mxfp4: the OCP microscaling FP4 format, as gpt-oss checkpoints store it
+//
+// A [rows, cols] matrix (cols a multiple of 32) is
+//
+//	codes  uint4 [rows, cols], two per byte, the even element in the low nibble
+//	scales uint8 [rows, cols/32]            w[r,c] = FP4[q[r,c]] · 2^(e[r,c/32] − 127)
+//
+// the bytes of a checkpoint's `X_blocks` ([..., rows, cols/32, 16]) and `X_scales`
+// ([..., rows, cols/32]) tensors as they are: nothing is expanded, which is what makes
+// gpt-oss-20b's experts 4.25 bits a weight. A code is FP4 E2M1: bit 3 the sign, bits 0-2 the
+// magnitude 0, 0.5, 1, 1.5, 2, 3, 4 or 6 (FP4). A scale is E8M0, a bare exponent; code 255
+// is NaN in the OCP format, and CheckMXFP4 refuses it. The value of a weight is that product
+// in float32, which is exact (a subnormal for the smallest scales, ±Inf past the largest
+// float32), so every reader computes the same weights (DequantizeRowMXFP4).
 //
 // # Quantizers
 //

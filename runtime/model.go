@@ -46,7 +46,8 @@ type Tensor struct {
 	// Parts hold the tensor's rows in order; most tensors have one part, the LM head (or the
 	// tied embedding) one per ANE-sized chunk of rows. A quantized tensor's parts hold its
 	// codes, and each part has its Scale (and, for q4, Offset) bytes: fp16 values, one per row
-	// (q8) or per row and group of Group inputs (q4).
+	// (q8) or per row and group of Group inputs (q4), or E8M0 bytes, one per row and block of
+	// Group = 32 inputs (mxfp4).
 	Parts []TensorPart
 	Group int
 }
@@ -55,7 +56,7 @@ type Tensor struct {
 type TensorPart struct {
 	Rows          int
 	Data          []byte // Rows * row size bytes, aligned to the element size
-	Scale, Offset []byte // a quantized part's fp16 scales and offsets
+	Scale, Offset []byte // a quantized part's fp16 scales and offsets, or mxfp4's E8M0 scales
 }
 
 // F16 returns the part's elements as fp16 bit patterns, without copying.
@@ -291,7 +292,8 @@ func (m *Model) resolve(spec arch.Tensor, mt *format.Tensor) (*Tensor, error) {
 	// A stacked expert weight [experts, out, in] is a matrix of experts·out rows.
 	specRows, cols := spec.Matrix()
 	rowBytes := dt.Bytes(int64(cols))
-	var sideCols int // fp16 scales (and offsets) per row of a quantized tensor
+	var sideCols int                   // scales (and offsets) per row of a quantized tensor
+	sideSize, group := 2, mt.GroupSize // bytes per scale: fp16, or an E8M0 byte (mxfp4)
 	switch dt {
 	case dtype.Q8:
 		sideCols = 1
@@ -302,6 +304,11 @@ func (m *Model) resolve(spec arch.Tensor, mt *format.Tensor) (*Tensor, error) {
 			return nil, fmt.Errorf("%s: group_size %d; expected 32, 64 or 128 dividing its %d columns", where, mt.GroupSize, cols)
 		}
 		sideCols = cols / mt.GroupSize
+	case dtype.MXFP4:
+		if cols%dtype.MXBlock != 0 {
+			return nil, fmt.Errorf("%s: an mxfp4 tensor of %d columns; expected a multiple of %d", where, cols, dtype.MXBlock)
+		}
+		sideCols, sideSize, group = cols/dtype.MXBlock, 1, dtype.MXBlock
 	}
 	if len(mt.Parts) == 0 || len(mt.Parts) > specRows {
 		return nil, fmt.Errorf("%s: has %d parts; expected 1 to %d", where, len(mt.Parts), specRows)
@@ -313,7 +320,7 @@ func (m *Model) resolve(spec arch.Tensor, mt *format.Tensor) (*Tensor, error) {
 	if len(mt.Scales) != wantSide || (dt == dtype.Q4) != (len(mt.Offsets) == wantSide && wantSide > 0) {
 		return nil, fmt.Errorf("%s: %d scale and %d offset parts for %d parts of a %s tensor", where, len(mt.Scales), len(mt.Offsets), len(mt.Parts), dt)
 	}
-	t := &Tensor{Name: mt.Name, DType: dt, Shape: mt.Shape, Parts: make([]TensorPart, len(mt.Parts)), Group: mt.GroupSize}
+	t := &Tensor{Name: mt.Name, DType: dt, Shape: mt.Shape, Parts: make([]TensorPart, len(mt.Parts)), Group: group}
 	rows := 0
 	for i, p := range mt.Parts {
 		pw := fmt.Sprintf("%s part %d", where, i)
@@ -326,11 +333,11 @@ func (m *Model) resolve(spec arch.Tensor, mt *format.Tensor) (*Tensor, error) {
 		}
 		t.Parts[i] = TensorPart{Rows: p.Rows, Data: data}
 		if dt.Quantized() {
-			side := int64(p.Rows) * int64(sideCols) * 2
+			side := int64(p.Rows) * int64(sideCols) * int64(sideSize)
 			if mt.Scales[i].Rows != p.Rows {
 				return nil, fmt.Errorf("%s scales: %d rows; the part has %d", pw, mt.Scales[i].Rows, p.Rows)
 			}
-			if t.Parts[i].Scale, err = m.partBytes(pw+" scales", mt.Scales[i], side, 2); err != nil {
+			if t.Parts[i].Scale, err = m.partBytes(pw+" scales", mt.Scales[i], side, sideSize); err != nil {
 				return nil, err
 			}
 			if dt == dtype.Q4 {

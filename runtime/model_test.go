@@ -174,3 +174,59 @@ func TestOpenRejectsQ4Group(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenMXFP4 views a weight as mxfp4: its codes are 4 bits a weight like int4's, its scales
+// one E8M0 byte per row and block of 32 inputs, and no offsets. An int4 bundle's q_proj (64 x
+// 64, so 128 scale bytes) relabelled that way opens with those views; scale parts of another
+// size, or offsets, are refused naming the tensor and the size expected.
+func TestOpenMXFP4(t *testing.T) {
+	src := testmodel.Bundle(t, "qwen2-tiny", "int4")
+	q0 := "model.layers.0.self_attn.q_proj.weight"
+	relabel := func(m *format.Manifest) {
+		w := m.FindTensor(q0)
+		w.DType, w.GroupSize, w.Offsets = "mxfp4", 0, nil
+		w.Scales[0].Size = 128
+	}
+	dst := filepath.Join(t.TempDir(), "mxfp4.aneb")
+	if err := testmodel.Rewrite(src, dst, relabel); err != nil {
+		t.Fatal(err)
+	}
+	m, err := runtime.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := m.Tensor(q0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.DType != dtype.MXFP4 || w.Group != 32 || len(w.Parts) != 1 || len(w.Parts[0].Data) != 64*64/2 ||
+		len(w.Parts[0].Scale) != 64*64/32 || w.Parts[0].Offset != nil {
+		t.Errorf("view: %v group %d, %d parts, %d code and %d scale bytes", w.DType, w.Group, len(w.Parts), len(w.Parts[0].Data), len(w.Parts[0].Scale))
+	}
+	m.Close()
+	for _, tc := range []struct {
+		name string
+		edit func(m *format.Manifest)
+		want string
+	}{
+		{"fp16-sized scales", func(m *format.Manifest) { relabel(m); m.FindTensor(q0).Scales[0].Size = 256 }, "scales: 256 bytes; expected 128 for 64 rows"},
+		{"offsets", func(m *format.Manifest) {
+			offsets := m.FindTensor(q0).Offsets
+			relabel(m)
+			m.FindTensor(q0).Offsets = offsets
+		}, "1 scale and 1 offset parts for 1 parts of a mxfp4 tensor"},
+	} {
+		bad := filepath.Join(t.TempDir(), "bad.aneb")
+		if err := testmodel.Rewrite(src, bad, tc.edit); err != nil {
+			t.Fatal(err)
+		}
+		m, err := runtime.Open(bad)
+		if err == nil {
+			m.Close()
+			t.Fatalf("%s: opened without error", tc.name)
+		}
+		if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), q0) {
+			t.Errorf("%s: error %q does not mention %q and the tensor", tc.name, err, tc.want)
+		}
+	}
+}

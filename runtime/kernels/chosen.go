@@ -35,5 +35,6 @@ func Kernels() []Kernel {
 		{"matmul q8, batched (float activations)", q8f},
 		{fmt.Sprintf("matmul q8, %d+ tokens (prefill)", amxMinTokens), q8Prefill},
 		{"matmul q4, batched (float activations)", q4f},
+		{"matvec mxfp4 (decode), its dequantization for the matmul", mxfp4Impl()},
 	}
 }

@@ -31,6 +31,10 @@
 //     GEMM (gemm_arm64.s, written out by internal/gen/neon.go), Dot, Axpy,
 //     and Softmax's exp and max, Scale, SwiGLU, GELU and GeGLU
 //     (vecops_arm64.s, the AVX2 kernels' exp step for step);
+//   - mxfp4 weights (mxfp4.go): a GEMV and a dequantization on AVX-512, AVX2 (internal/gen,
+//     `-set mxfp4`) and NEON (mxfp4_arm64.s) that look each 32-column block's weights up in a
+//     table of its 16 values; the batched product dequantizes panels of rows for the float32
+//     GEMM;
 //   - other CPUs, and any build with -tags noasm: the Go twins only.
 //
 // Kernels names the choice for each operation (anerun doctor prints it).

@@ -29,8 +29,12 @@ var neonStubs = flag.String("neon-stubs", "", "write the Go declarations and tab
 
 func main() {
 	flag.Parse()
-	if *kernelSet == "q16" {
+	switch *kernelSet {
+	case "q16":
 		q16Main()
+		return
+	case "mxfp4":
+		mxfp4Main()
 		return
 	}
 	ConstraintExpr("!noasm")

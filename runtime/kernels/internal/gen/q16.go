@@ -48,7 +48,7 @@ import (
 )
 
 var (
-	kernelSet   = flag.String("set", "", `"q16": write only the q8 x int16-activation kernels (see q16.go)`)
+	kernelSet   = flag.String("set", "", `"q16": write only the q8 x int16-activation kernels (see q16.go); "mxfp4": only the mxfp4 kernels (see mxfp4.go)`)
 	q16TilesOut = flag.String("q16tiles", "", "with -set q16, write the Go tables of the amd64 kernels to this file")
 	neonGoOut   = flag.String("neongo", "", "with -set q16, write the Go declarations and tables of the arm64 kernels to this file")
 )
