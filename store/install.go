@@ -70,7 +70,7 @@ func (s *Store) InstallHashed(ctx context.Context, tmp string, e Entry) (path st
 		return "", err
 	}
 	defer unlock()
-	if err := os.Rename(tmp, dst); err != nil {
+	if err := renameInto(tmp, dst); err != nil {
 		return "", diskErr(fmt.Errorf("store: installing %s: %w", dst, err), s.dir)
 	}
 	fileutil.SyncDir(s.blobDir())
@@ -80,6 +80,20 @@ func (s *Store) InstallHashed(ctx context.Context, tmp string, e Entry) (path st
 		}
 	}
 	return dst, nil
+}
+
+// renameInto renames tmp onto dst and makes sure tmp is gone. When both are hard links of one
+// file (a bundle imported again from the file the store already links), rename(2) succeeds
+// and does nothing: tmp would stay in the work area, an extra link that keeps the bundle's
+// bytes on disk after the blob is removed.
+func renameInto(tmp, dst string) error {
+	if err := os.Rename(tmp, dst); err != nil {
+		return err
+	}
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // InstallFrom brings a file from outside the store (e.g. a verified file in the Hugging Face
@@ -139,7 +153,7 @@ func (s *Store) installLinked(ctx context.Context, tmp string, e Entry) (string,
 		return "", err
 	}
 	defer unlock()
-	if err := os.Rename(tmp, dst); err != nil {
+	if err := renameInto(tmp, dst); err != nil {
 		os.Remove(tmp)
 		return "", diskErr(fmt.Errorf("store: installing %s: %w", dst, err), s.dir)
 	}

@@ -157,7 +157,7 @@ func (s *Store) writeRef(e Entry) error {
 	}
 	var r Removed
 	if err := s.removeBlob(old.Digest, &r); err == nil && len(r.Blobs) > 0 {
-		s.logf("%s now names %s; deleted %s, which nothing else names (%d bytes freed)", e.Reference, e.Digest, old.Digest, r.Freed)
+		s.logf("%s now names %s; deleted %s, which nothing else names (%d bytes freed, %d kept by another link)", e.Reference, e.Digest, old.Digest, r.Freed, r.Kept)
 	}
 	return nil
 }

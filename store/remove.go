@@ -24,7 +24,9 @@ var hookBeforeBlobRemoval func()
 type Removed struct {
 	Refs  []Entry  // references removed
 	Blobs []string // digests of the blobs deleted
-	Freed int64    // bytes freed on disk
+	// Freed is the bytes given back to the disk. Kept is the bytes of deleted blobs that stay
+	// on disk because another hard link holds them: the file a bundle was imported from.
+	Freed, Kept int64
 }
 
 // minPrefix is the shortest digest prefix (hex digits) Remove accepts, so that a typo does
@@ -132,19 +134,47 @@ func (s *Store) removeBlob(digest string, r *Removed) error {
 	if err != nil {
 		return err
 	}
+	// Links to the blob in the work area are what an import used to leave behind (renameInto):
+	// they go with it, or its bytes would stay on disk.
+	left := int64(links(fi)) - 1 - int64(s.removeLinksIn(s.TempDir(), fi))
 	if err := os.Remove(p); err != nil {
 		return fmt.Errorf("store: removing %s: %w", p, err)
 	}
 	s.unstamp(digest)
 	fileutil.SyncDir(s.blobDir())
 	r.Blobs = append(r.Blobs, digest)
-	r.Freed += fi.Size()
+	if left <= 0 {
+		r.Freed += fi.Size()
+	} else {
+		r.Kept += fi.Size()
+	}
 	return nil
+}
+
+// removeLinksIn removes the files of dir that are hard links of the file fi describes, and
+// returns how many it removed.
+func (s *Store) removeLinksIn(dir string, fi os.FileInfo) uint64 {
+	if links(fi) < 2 {
+		return 0
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var n uint64
+	for _, d := range ents {
+		p := filepath.Join(dir, d.Name())
+		if o, err := os.Lstat(p); err == nil && os.SameFile(o, fi) && os.Remove(p) == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // RemoveTemp deletes what interrupted transfers left in the work area (partial downloads
 // kept for resuming, files of installs that were cut off), skipping anything a running
-// transfer holds. It returns the bytes freed.
+// transfer holds. It returns the bytes freed: a file that is also a link elsewhere (a blob, an
+// imported original) frees nothing.
 func (s *Store) RemoveTemp() (int64, error) {
 	ents, err := os.ReadDir(s.TempDir())
 	if err != nil {
@@ -180,7 +210,7 @@ func removeCounting(p string) int64 {
 	if err != nil {
 		return 0
 	}
-	if os.Remove(p) != nil {
+	if os.Remove(p) != nil || links(fi) > 1 {
 		return 0
 	}
 	return fi.Size()

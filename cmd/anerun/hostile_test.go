@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -93,4 +94,46 @@ func runCmd(t *testing.T, args ...string) result {
 		t.Fatalf("%q crashed:\n%s", args, r.stderr)
 	}
 	return r
+}
+
+// TestReimportAndRemove imports one bundle file twice and removes it: the second import used to
+// leave a tmp/import-* hard link in the store, and `anerun rm` reported "freed 36.6 MiB" while
+// the bytes stayed (that link, and the imported file itself, hold them). Now the work area is
+// left empty and rm says the bytes stay on disk; once the file is gone, rm frees them.
+func TestReimportAndRemove(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("ANEPACK_HOME", home)
+	data, err := os.ReadFile(bundle(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "tiny.aneb")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if r := anerun(t, "", "import", file, "--name", "tiny", "-q"); r.code != 0 {
+			t.Fatalf("import: exit %d: %s", r.code, r.stderr)
+		}
+	}
+	tmp, _ := os.ReadDir(filepath.Join(home, "tmp"))
+	for _, e := range tmp {
+		if strings.HasPrefix(e.Name(), "import-") {
+			t.Fatalf("importing the file again left %s in the store's work area", e.Name())
+		}
+	}
+	r := anerun(t, "", "rm", "tiny")
+	if r.code != 0 || strings.Contains(r.stdout, "freed") || !strings.Contains(r.stdout, "stays on disk: another hard link holds it") {
+		t.Fatalf("rm of an imported bundle whose file is still there: exit %d, stdout:\n%s", r.code, r.stdout)
+	}
+	if r := anerun(t, "", "import", file, "--name", "tiny", "-q"); r.code != 0 {
+		t.Fatalf("import: exit %d: %s", r.code, r.stderr)
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	r = anerun(t, "", "rm", "tiny")
+	if r.code != 0 || !strings.Contains(r.stdout, "freed ") || strings.Contains(r.stdout, "stays on disk") {
+		t.Fatalf("rm of a bundle the store alone holds: exit %d, stdout:\n%s", r.code, r.stdout)
+	}
 }

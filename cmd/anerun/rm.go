@@ -56,6 +56,9 @@ bundle and every name of it. --partial deletes what interrupted pulls left for r
 				if r.Freed > 0 {
 					fmt.Fprintf(out, "freed %s\n", bytesize.Format(r.Freed))
 				}
+				if r.Kept > 0 {
+					fmt.Fprintf(out, "%s stays on disk: another hard link holds it (the file it was imported from)\n", bytesize.Format(r.Kept))
+				}
 			}
 			if partial {
 				n, err := st.RemoveTemp()
