@@ -69,15 +69,18 @@ func inspectTable(b *format.Bundle, listTensors bool) error {
 	h := b.Header()
 	m := b.Manifest()
 	out := os.Stdout
-	fmt.Fprintf(out, "format      %s (producer %s)\n", h.Version(), m.Producer)
+	// Every name below is the bundle's maker's: q escapes what a terminal would act on.
+	q := cli.Printable
+	fmt.Fprintf(out, "format      %s (producer %s)\n", h.Version(), q(m.Producer))
 	fmt.Fprintf(out, "size        %s\n", bytesize.Format(int64(h.FileSize)))
 	fmt.Fprintf(out, "root digest %s\n", h.RootDigestString())
-	fmt.Fprintf(out, "model       %s (%s), %s weights, %.1fM parameters\n", m.Model.Name, m.Model.Architecture, m.Model.DType, float64(m.Model.Parameters)/1e6)
+	fmt.Fprintf(out, "model       %s (%s), %s weights, %.1fM parameters\n", q(m.Model.Name), q(m.Model.Architecture), q(m.Model.DType), float64(m.Model.Parameters)/1e6)
 	var cfg map[string]any
 	if json.Unmarshal(m.Model.Config, &cfg) == nil {
-		fmt.Fprintf(out, "shape       hidden %v, intermediate %v, layers %v, heads %v/%v kv, vocab %v, tied %v\n",
-			cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"], cfg["num_attention_heads"],
-			cfg["num_key_value_heads"], cfg["vocab_size"], cfg["tie_word_embeddings"])
+		v := func(k string) string { return q(fmt.Sprint(cfg[k])) }
+		fmt.Fprintf(out, "shape       hidden %s, intermediate %s, layers %s, heads %s/%s kv, vocab %s, tied %s\n",
+			v("hidden_size"), v("intermediate_size"), v("num_hidden_layers"), v("num_attention_heads"),
+			v("num_key_value_heads"), v("vocab_size"), v("tie_word_embeddings"))
 	}
 	if m.Tokenizer != nil {
 		writeLines(out, "tokenizer", tokenizerLines(m.Tokenizer.Info))
@@ -94,19 +97,19 @@ func inspectTable(b *format.Bundle, listTensors bool) error {
 			src += " (commit " + p.Commit + ")"
 		}
 	}
-	fmt.Fprintf(out, "source      %s\n", src)
+	fmt.Fprintf(out, "source      %s\n", q(src))
 	for _, f := range p.Files {
-		fmt.Fprintf(out, "            %-40s %10s  sha256:%s\n", f.Name, bytesize.Format(f.Size), f.SHA256)
+		fmt.Fprintf(out, "            %-40s %10s  sha256:%s\n", q(f.Name), bytesize.Format(f.Size), q(f.SHA256))
 	}
 	if c := m.Conversion; c != nil {
-		fmt.Fprintf(out, "conversion  from %s: %d overflow(s) to Inf, %d subnormal(s), %d underflow(s) to 0\n", c.SourceDType, c.Overflows, c.Subnormals, c.Underflows)
+		fmt.Fprintf(out, "conversion  from %s: %d overflow(s) to Inf, %d subnormal(s), %d underflow(s) to 0\n", q(c.SourceDType), c.Overflows, c.Subnormals, c.Underflows)
 	}
 	fmt.Fprintf(out, "programs    %d ANE program(s)\n", len(m.Programs))
 	fmt.Fprintf(out, "\nsections (%d):\n", len(b.Sections()))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kind\tname\toffset\tsize\tsha256\t")
 	for _, s := range b.Sections() {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t\n", s.Kind, s.Name, s.Offset, bytesize.Format(s.Length), s.DigestString()[:19])
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t\n", s.Kind, q(s.Name), s.Offset, bytesize.Format(s.Length), s.DigestString()[:19])
 	}
 	tw.Flush()
 	if listTensors {
@@ -116,9 +119,9 @@ func inspectTable(b *format.Bundle, listTensors bool) error {
 		for _, t := range m.Tensors {
 			var where []string
 			for _, p := range t.Parts {
-				where = append(where, fmt.Sprintf("%s+%d", p.Section, p.Offset))
+				where = append(where, fmt.Sprintf("%s+%d", q(p.Section), p.Offset))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\n", t.Name, t.DType, t.Shape, strings.Join(where, ", "))
+			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\n", q(t.Name), q(t.DType), t.Shape, strings.Join(where, ", "))
 		}
 		tw.Flush()
 	}

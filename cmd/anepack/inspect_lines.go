@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/anepack/anepack/format"
+	"github.com/anepack/anepack/internal/cli"
 )
 
 // writeLines prints a labelled block: the label on the first line, the others indented to
@@ -29,7 +30,7 @@ func writeLines(w io.Writer, label string, lines []string) {
 func tokenizerLines(raw json.RawMessage) []string {
 	var info map[string]any
 	if json.Unmarshal(raw, &info) != nil {
-		return []string{string(raw)}
+		return []string{cli.Printable(string(raw))}
 	}
 	used := map[string]bool{}
 	get := func(k string) (any, bool) {
@@ -140,7 +141,7 @@ func tokenizerLines(raw json.RawMessage) []string {
 	var rest []string
 	for k, v := range info {
 		if !used[k] {
-			rest = append(rest, k+" "+plain(v))
+			rest = append(rest, cli.Printable(k)+" "+plain(v))
 		}
 	}
 	sort.Strings(rest)
@@ -200,16 +201,17 @@ func generationLines(g format.Generation) []string {
 	return append(lines, strings.Join(sampling, ", "))
 }
 
-// plain renders a JSON value without quotes around strings and without exponents for numbers.
+// plain renders a JSON value without quotes around strings and without exponents for numbers,
+// its control characters escaped (a bundle's tokenizer summary is its maker's text).
 func plain(v any) string {
 	switch x := v.(type) {
 	case string:
-		return x
+		return cli.Printable(x)
 	case float64:
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	case nil:
 		return "none"
 	}
 	b, _ := json.Marshal(v)
-	return string(b)
+	return cli.Printable(string(b))
 }

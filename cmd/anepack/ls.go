@@ -53,7 +53,8 @@ stored (lfs or git). Files marked with * are the ones packing downloads. With --
 					storage = "lfs"
 				}
 				total += f.Size
-				fmt.Fprintf(tw, "%10s\t%s\t%s\t%s\n", bytesize.Format(f.Size), storage, mark, f.Path)
+				// A repo's file names are its owner's: escape what a terminal would act on.
+				fmt.Fprintf(tw, "%10s\t%s\t%s\t%s\n", bytesize.Format(f.Size), storage, mark, cli.Printable(f.Path))
 			}
 			tw.Flush()
 			fmt.Fprintf(out, "%d files, %s; * = %d files, %s that packing downloads\n",

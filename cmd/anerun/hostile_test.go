@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -135,5 +136,38 @@ func TestReimportAndRemove(t *testing.T) {
 	r = anerun(t, "", "rm", "tiny")
 	if r.code != 0 || !strings.Contains(r.stdout, "freed ") || strings.Contains(r.stdout, "stays on disk") {
 		t.Fatalf("rm of a bundle the store alone holds: exit %d, stdout:\n%s", r.code, r.stdout)
+	}
+}
+
+// TestTemplateErrorEscaped renders the chat template of a bundle whose template raises an
+// exception full of terminal control sequences (window title, clear screen, a carriage return
+// and a fake line): anerun used to print the message raw on stderr. Now it is escaped, and its
+// second line indented.
+func TestTemplateErrorEscaped(t *testing.T) {
+	files, err := testmodel.TokenizerFiles("qwen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(files["tokenizer_config.json"], &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg["chat_template"] = "{{ raise_exception(\"\x1b]0;pwned\x07\x1b[2J\ranerun: all is well\") }}"
+	if files["tokenizer_config.json"], err = json.Marshal(cfg); err != nil {
+		t.Fatal(err)
+	}
+	config, err := os.ReadFile(filepath.Join("..", "..", "configs", "qwen2-tiny.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := testmodel.BuildWith(config, 1, "escaping-template", "f16", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := anerun(t, `{"messages":[{"role":"user","content":"hi"}]}`, "template", path)
+	// (The template engine reads the carriage return as a newline, as jinja2 does.)
+	if r.code == 0 || strings.ContainsAny(r.stderr, "\x1b\x07\r") || strings.Contains(r.stderr, "\nanerun: all is well") ||
+		!strings.Contains(r.stderr, `\x1b]0;pwned\x07\x1b[2J`) {
+		t.Fatalf("exit %d, stderr %q; want the template's message with its control characters escaped", r.code, r.stderr)
 	}
 }

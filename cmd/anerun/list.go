@@ -54,7 +54,8 @@ again on next use.`,
 				if e.Missing {
 					size = "(missing)"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, dtypeOf(e), size, sourceOf(e), shortID(e.Digest), e.PulledAt.Local().Format("2006-01-02 15:04"))
+				// The dtype and source come from the bundles' manifests: escape them for the terminal.
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cli.Printable(name), cli.Printable(dtypeOf(e)), size, cli.Printable(sourceOf(e)), shortID(e.Digest), e.PulledAt.Local().Format("2006-01-02 15:04"))
 			}
 			return tw.Flush()
 		},

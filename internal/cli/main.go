@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -68,6 +69,10 @@ func ExitCode(tool string, err error, stderr io.Writer) int {
 	if Interrupted() {
 		code = ExitInterrupted
 	}
-	fmt.Fprintf(stderr, "%s: %v\n", tool, err)
+	// Errors quote what they were given (a template's own message among them): its control
+	// characters are escaped, and the lines after the first indented, so that none can pass
+	// for a line of the tool's own.
+	msg := strings.ReplaceAll(strings.TrimRight(PrintableLines(err.Error()), "\n"), "\n", "\n  ")
+	fmt.Fprintf(stderr, "%s: %s\n", tool, msg)
 	return code
 }
